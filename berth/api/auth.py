@@ -1,0 +1,28 @@
+"""Who is calling: the request context, from the token (noauth) or from the headers
+keystonemiddleware sets (X-User-Id, X-Project-Id, X-Roles), which win when present."""
+
+from __future__ import annotations
+
+from fastapi import Request
+
+from berth.api.routers.identity import parse_noauth_token
+from berth.common.context import RequestContext
+
+
+def context_from_request(request: Request) -> RequestContext:
+    headers = request.headers
+    token = headers.get("x-auth-token")
+    user, project, is_admin = parse_noauth_token(token)
+    roles = ["admin", "member", "reader"] if is_admin else ["member", "reader"]
+    if headers.get("x-user-id"):
+        user = headers["x-user-id"]
+    if headers.get("x-project-id"):
+        project = headers["x-project-id"]
+    if headers.get("x-roles") is not None:
+        roles = [r.strip() for r in headers["x-roles"].split(",") if r.strip()]
+        is_admin = "admin" in (r.lower() for r in roles)
+    return RequestContext(
+        user_id=user, project_id=project, roles=roles, is_admin=is_admin,
+        request_id=getattr(request.state, "request_id", None) or RequestContext().request_id,
+        auth_token=token, user_name=headers.get("x-user-name") or user,
+        project_name=headers.get("x-project-name") or project)

@@ -1,0 +1,145 @@
+"""What the API does for each container operation before it casts to (or calls) the
+node's agent: checks (state table, task in progress, host up), the row's API-side
+changes, the action record, then the RPC. Routers stay thin; the API never touches
+Docker."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from berth.api.microversions import APIVersion
+from berth.api.schemas.container import validate_create
+from berth.api.state import ApiState
+from berth.common import exceptions as exc
+from berth.common.context import RequestContext
+from berth.common.log import container_context
+from berth.compute import states
+from berth.compute.states import Status
+from berth.db import actions, containers
+from berth.db.models import Container
+from berth.image.reference import parse_image
+from berth.scheduler.base import RequestSpec
+
+LOG = logging.getLogger(__name__)
+
+
+def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
+           run: bool) -> Container:
+    fields = validate_create(body, version, ctx.is_admin, state.settings.create_limits)
+    extras = {k[1:]: fields.pop(k) for k in list(fields) if k.startswith("_")}
+    image = parse_image(str(fields["image"]), default_registry=state.settings.default_registry)
+    _check_name(state, ctx, fields.get("name"))
+    spec = RequestSpec(cpu=float(fields["cpu"]), memory_mib=int(fields["memory"]),
+                       runtime=fields.get("runtime"),
+                       availability_zone=extras.get("availability_zone"),
+                       requested_host=extras.get("requested_host"),
+                       hints=extras.get("hints") or {})
+    values: dict[str, Any] = dict(fields, project_id=ctx.project_id, user_id=ctx.user_id,
+                                  status=Status.CREATING.value)
+    try:
+        selection = state.scheduler.select_destination(spec)
+    except exc.NoValidHost as err:
+        # Zun's contract: still a 202, with the row in Error saying why.
+        row = containers.create(state.db, dict(values, status=Status.ERROR.value,
+                                               status_reason=err.msg))
+        actions.action_start(state.db, ctx, row.uuid, "create")
+        actions.action_finish(state.db, row.uuid, ctx.request_id, error=True)
+        LOG.warning("container %s not scheduled: %s", row.uuid, err.msg)
+        return row
+    if state.settings.enable_image_validation:
+        _check_image(state, ctx, selection.host, image.ref, fields.get("image_driver"))
+    row = containers.create(state.db, dict(values, host=selection.host))
+    with container_context(row.uuid):
+        actions.action_start(state.db, ctx, row.uuid, "create")
+        try:
+            state.compute.container_create(ctx, row, limits=dict(selection.limits),
+                                           requested_networks=extras.get("nets") or [],
+                                           requested_volumes={}, run=run)
+        except exc.BerthError as err:
+            row = containers.update_(state.db, row.uuid, {
+                "status": Status.ERROR.value,
+                "status_reason": f"Could not reach the compute agent of {selection.host}: "
+                                 f"{err.msg}"})
+            actions.action_finish(state.db, row.uuid, ctx.request_id, error=True)
+        LOG.info("create of %s accepted on host %s (run=%s)", image.ref, selection.host, run)
+    return row
+
+
+def _check_name(state: ApiState, ctx: RequestContext, name: str | None) -> None:
+    scope = state.settings.unique_container_name_scope
+    if not name or not scope:
+        return
+    project = ctx.project_id if scope == "project" else None
+    if containers.name_taken(state.db, name, project):
+        raise exc.ContainerAlreadyExists(field="name", value=name)
+
+
+def _check_image(state: ApiState, ctx: RequestContext, host: str, ref: str,
+                 driver: str | None) -> None:
+    found = state.compute.image_search(ctx, host, ref, driver or "docker", exact_match=True)
+    if not found:
+        raise exc.ImageNotFound(
+            f"Image {ref} could not be found: host {host} does not have it and its "
+            f"registry has no such repository or tag. Check the name and the tag.")
+
+
+def get(state: ApiState, ctx: RequestContext, ident: str) -> Container:
+    """Admins find any project's container; others only their own project's."""
+    return containers.get(state.db, ident, None if ctx.is_admin else ctx.project_id)
+
+
+def show(state: ApiState, ctx: RequestContext, ident: str) -> Container:
+    """The row, refreshed from Docker by its agent when the agent is up."""
+    row = get(state, ctx, ident)
+    if row.host and row.container_id and state.host_is_up(row.host):
+        try:
+            state.compute.container_show(ctx, row)
+            row = containers.get_by_uuid(state.db, row.uuid)
+        except exc.ContainerNotFound:
+            raise
+        except exc.BerthError as err:
+            LOG.warning("could not refresh container %s from its agent: %s", row.uuid, err.msg)
+    return row
+
+
+def _ready_for(row: Container, action: str) -> None:
+    states.check_action_allowed(action, row.status or "", row.uuid)
+    if row.task_state:
+        raise exc.TaskInProgress(uuid=row.uuid, task_state=row.task_state)
+
+
+def start(state: ApiState, ctx: RequestContext, ident: str) -> None:
+    row = get(state, ctx, ident)
+    _ready_for(row, "start")
+    state.compute.check_host(row)
+    actions.action_start(state.db, ctx, row.uuid, "start")
+    state.compute.container_start(ctx, row)
+
+
+def stop(state: ApiState, ctx: RequestContext, ident: str, timeout: int | None) -> None:
+    row = get(state, ctx, ident)
+    _ready_for(row, "stop")
+    state.compute.check_host(row)
+    actions.action_start(state.db, ctx, row.uuid, "stop")
+    state.compute.container_stop(ctx, row, timeout)
+
+
+def delete(state: ApiState, ctx: RequestContext, ident: str, force: bool, stop: bool) -> None:
+    row = get(state, ctx, ident)
+    if force and not stop and not ctx.is_admin:
+        raise exc.PolicyNotAuthorized(action="container:delete_force")
+    states.check_action_allowed(states.delete_action(force, stop), row.status or "", row.uuid)
+    if row.task_state and not force:
+        raise exc.TaskInProgress(uuid=row.uuid, task_state=row.task_state)
+    if not row.host:
+        LOG.info("container %s was never placed; removing its row", row.uuid)
+        containers.destroy(state.db, row.uuid)
+        return
+    state.compute.check_host(row)
+    if stop and row.status == Status.RUNNING:
+        actions.action_start(state.db, ctx, row.uuid, "stop")
+        state.compute.container_stop(ctx, row, 10)
+    row = containers.update_(state.db, row.uuid, {"status": Status.DELETING.value})
+    actions.action_start(state.db, ctx, row.uuid, "delete")
+    state.compute.container_delete(ctx, row, force)

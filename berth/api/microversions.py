@@ -1,0 +1,81 @@
+"""Microversion negotiation (api-v1.md §3).
+
+The client names a version with ``OpenStack-API-Version: container X.Y``; no header
+means the minimum, ``container latest`` the maximum. A malformed header, another
+service, or a version out of range is a 406.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import total_ordering
+
+from berth.common.exceptions import NotAcceptable
+
+SERVICE = "container"
+HEADER = "OpenStack-API-Version"
+MIN_HEADER = "OpenStack-API-Minimum-Version"
+MAX_HEADER = "OpenStack-API-Maximum-Version"
+
+
+@total_ordering
+@dataclass(frozen=True, slots=True)
+class APIVersion:
+    major: int
+    minor: int
+
+    @classmethod
+    def parse(cls, text: str) -> "APIVersion":
+        """``"1.20"`` -> APIVersion(1, 20); ValueError on anything else."""
+        major, sep, minor = text.strip().partition(".")
+        if not sep or not major.isdigit() or not minor.isdigit():
+            raise ValueError(f"invalid version string {text!r}")
+        return cls(int(major), int(minor))
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, APIVersion):
+            return NotImplemented
+        return (self.major, self.minor) < (other.major, other.minor)
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+    def at_least(self, text: str) -> bool:
+        return self >= APIVersion.parse(text)
+
+
+MIN_VERSION = APIVersion(1, 1)
+MAX_VERSION = APIVersion(1, 40)
+
+
+def negotiate(header: str | None) -> APIVersion:
+    """The version a request asks for, or :class:`NotAcceptable` (406)."""
+    if header is None or not header.strip():
+        return MIN_VERSION
+    # Several comma-separated entries may name other services; keep ours.
+    entries = [e.strip() for e in header.split(",") if e.strip()]
+    ours = [e for e in entries if e.split()[0].lower() == SERVICE] if entries else []
+    if not ours:
+        raise NotAcceptable(
+            f"Invalid {HEADER} header {header!r}: expected 'container X.Y' or 'container latest'."
+        )
+    parts = ours[0].split()
+    if len(parts) != 2:
+        raise NotAcceptable(
+            f"Invalid {HEADER} header {header!r}: expected 'container X.Y' or 'container latest'."
+        )
+    if parts[1].lower() == "latest":
+        return MAX_VERSION
+    try:
+        version = APIVersion.parse(parts[1])
+    except ValueError:
+        raise NotAcceptable(
+            f"Invalid {HEADER} header {header!r}: the version must look like 1.40."
+        ) from None
+    if not MIN_VERSION <= version <= MAX_VERSION:
+        raise NotAcceptable(
+            f"Version {version} was requested but the minor version is not supported by "
+            f"this API. Supported versions are {MIN_VERSION} to {MAX_VERSION}.",
+            title="Requested microversion is unsupported",
+        )
+    return version

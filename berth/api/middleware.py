@@ -1,0 +1,82 @@
+"""ASGI middleware for every request (plain ASGI, no per-request task overhead):
+
+* a request id (``req-<uuid>``) on ``request.state`` and in ``x-openstack-request-id``;
+* Zun's unversioned paths: any path whose first segment is not ``v1`` (nor one of
+  berth's own roots) is served as if it began with ``/v1``;
+* microversions under ``/v1``: the negotiated version on ``request.state`` and the
+  four version headers on the response; a bad header is a 406 in Zun's envelope.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from berth.api import microversions as mv
+from berth.api.errors import envelope
+from berth.common import exceptions as exc
+from berth.common.context import new_request_id
+
+_OWN_ROOTS = {"", "v1", "identity", "healthcheck", "docs", "openapi.json", "metrics"}
+_VERSION_HEADERS = [
+    (b"openstack-api-minimum-version", f"{mv.SERVICE} {mv.MIN_VERSION}".encode()),
+    (b"openstack-api-maximum-version", f"{mv.SERVICE} {mv.MAX_VERSION}".encode()),
+    (b"vary", mv.HEADER.encode()),
+]
+
+
+class BerthMiddleware:
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = new_request_id()
+        state = scope.setdefault("state", {})
+        state["request_id"] = request_id
+        path: str = scope["path"]
+        first = path.lstrip("/").split("/", 1)[0]
+        if first.endswith(".json") and first != "openapi.json":
+            first = first[:-5]
+        if first not in _OWN_ROOTS:
+            path = "/v1" + (path if path.startswith("/") else "/" + path)
+            scope["path"] = path
+            scope["raw_path"] = path.encode()
+        extra = [(b"x-openstack-request-id", request_id.encode())]
+        if path in ("/v1", "/v1.json") or path.startswith("/v1/"):
+            header = _header(scope, mv.HEADER)
+            try:
+                version = mv.negotiate(header)
+            except exc.NotAcceptable as err:
+                await _send_406(send, request_id, err)
+                return
+            state["api_version"] = version
+            extra += _VERSION_HEADERS + [
+                (b"openstack-api-version", f"{mv.SERVICE} {version}".encode())]
+
+        async def send_with_headers(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                message["headers"] = list(message["headers"]) + extra
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def _header(scope: dict, name: str) -> str | None:
+    wanted = name.lower().encode()
+    for key, value in scope.get("headers", []):
+        if key.lower() == wanted:
+            return value.decode("latin-1")
+    return None
+
+
+async def _send_406(send: Any, request_id: str, err: exc.NotAcceptable) -> None:
+    title = str(err.kwargs.get("title") or "Not Acceptable")
+    body = json.dumps(envelope(request_id, 406, "container.", title, err.msg)).encode()
+    await send({"type": "http.response.start", "status": 406, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+        (b"x-openstack-request-id", request_id.encode())]})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,1 @@
+"""HTTP routers of berth's API, one router per resource."""

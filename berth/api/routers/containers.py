@@ -1,0 +1,162 @@
+"""``/v1/containers``: create, list, show, delete, and the actions start and stop."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import JSONResponse
+
+from berth.api import compute_api
+from berth.api.auth import context_from_request
+from berth.api.links import base_url
+from berth.api.microversions import MIN_VERSION, APIVersion
+from berth.api.params import absent, merged, read_json_body
+from berth.api.schemas.container import parse_run_flag
+from berth.api.schemas.types import extended_bool, lenient_bool
+from berth.api.state import ApiState
+from berth.api.views import container_view
+from berth.common import exceptions as exc
+from berth.common.context import RequestContext
+from berth.db import containers
+
+router = APIRouter(prefix="/v1/containers")
+
+LIST_FILTERS = ("name", "image", "project_id", "user_id", "memory", "host", "task_state",
+                "status", "auto_remove")
+LIST_PARAMS = ("limit", "marker", "sort_key", "sort_dir", "all_projects")
+
+
+def api_state(request: Request) -> ApiState:
+    return request.app.state.berth
+
+
+def version_of(request: Request) -> APIVersion:
+    return getattr(request.state, "api_version", MIN_VERSION)
+
+
+Ctx = Depends(context_from_request)
+State = Depends(api_state)
+
+
+@router.post("", status_code=202)
+@router.post("/", status_code=202, include_in_schema=False)
+async def create(request: Request, ctx: RequestContext = Ctx, state: ApiState = State
+                 ) -> JSONResponse:
+    body = await read_json_body(request, required=True)
+    run = parse_run_flag(request.query_params.get("run"))
+    row = await _threaded(compute_api.create, state, ctx, body, version_of(request), run)
+    view = container_view(row, is_admin=ctx.is_admin, request=request)
+    return JSONResponse(view, status_code=202,
+                        headers={"Location": f"{base_url(request)}/v1/containers/{row.uuid}"})
+
+
+@router.get("")
+@router.get("/", include_in_schema=False)
+def list_containers(request: Request, ctx: RequestContext = Ctx, state: ApiState = State
+                    ) -> dict[str, Any]:
+    q = request.query_params
+    unknown = [k for k in q if k not in LIST_FILTERS + LIST_PARAMS]
+    if unknown:
+        raise exc.InvalidParameterValue(
+            err=f"Unknown parameters: {', '.join(sorted(unknown))}. Filter on "
+                f"{', '.join(LIST_FILTERS)}.")
+    all_projects = lenient_bool("all_projects", q["all_projects"]) \
+        if "all_projects" in q else False
+    if all_projects and not ctx.is_admin:
+        raise exc.PolicyNotAuthorized(action="container:get_all_all_projects")
+    if "host" in q and not ctx.is_admin:
+        raise exc.PolicyNotAuthorized(action="container:get_one:host")
+    limit = _limit(q.get("limit"), state.settings.max_limit)
+    sort_dir = q.get("sort_dir", "asc")
+    if sort_dir not in ("asc", "desc"):
+        raise exc.InvalidParameterValue(err=f"Invalid sort_dir {sort_dir!r}: use asc or desc.")
+    sort_key = q.get("sort_key", "id")
+    filters: dict[str, Any] = {k: q[k] for k in LIST_FILTERS if k in q}
+    if "auto_remove" in filters:
+        filters["auto_remove"] = lenient_bool("auto_remove", filters["auto_remove"])
+    project = None if all_projects else ctx.project_id
+    rows = containers.list_(state.db, project_id=project, filters=filters, limit=limit,
+                            marker=q.get("marker"), sort_key=sort_key, sort_dir=sort_dir)
+    items = [container_view(r, is_admin=ctx.is_admin) for r in rows]
+    next_url = None
+    if rows and len(rows) == limit:
+        carry = {k: q[k] for k in q if k not in ("limit", "marker", "sort_key", "sort_dir")}
+        carry.update(sort_key=sort_key, sort_dir=sort_dir, limit=str(limit),
+                     marker=rows[-1].uuid)
+        next_url = f"{base_url(request)}/v1/containers?{urlencode(carry)}"
+    return {"containers": items, "next": next_url}
+
+
+def _limit(value: str | None, max_limit: int) -> int:
+    if value is None:
+        return max_limit
+    if not value.lstrip("-").isdigit() or int(value) <= 0:
+        raise exc.InvalidParameterValue(
+            err=f"Invalid limit {value!r}: it must be a positive integer.")
+    return min(int(value), max_limit)
+
+
+def _all_projects_flag(ctx: RequestContext, value: str | None) -> None:
+    if value is not None and lenient_bool("all_projects", value) and not ctx.is_admin:
+        raise exc.PolicyNotAuthorized(action="container:get_one_all_projects")
+
+
+@router.get("/{ident}")
+def show(ident: str, request: Request, ctx: RequestContext = Ctx, state: ApiState = State
+         ) -> dict[str, Any]:
+    _all_projects_flag(ctx, request.query_params.get("all_projects"))
+    row = compute_api.show(state, ctx, ident)
+    return container_view(row, is_admin=ctx.is_admin, request=request)
+
+
+@router.delete("/{ident}", status_code=204)
+async def delete(ident: str, request: Request, ctx: RequestContext = Ctx,
+                 state: ApiState = State) -> Response:
+    params = await merged(request)
+    version = version_of(request)
+    force = _flag(params, "force")
+    stop = _flag(params, "stop")
+    if force and not version.at_least("1.7") and "force" in params:
+        raise exc.InvalidParamInVersion(param="force", req_version=str(version),
+                                        min_version="1.7")
+    if stop and not version.at_least("1.12"):
+        raise exc.InvalidParamInVersion(param="stop", req_version=str(version),
+                                        min_version="1.12")
+    if _flag(params, "all_projects") and not ctx.is_admin:
+        raise exc.PolicyNotAuthorized(action="container:delete_all_projects")
+    await _threaded(compute_api.delete, state, ctx, ident, force, stop)
+    return Response(status_code=204)
+
+
+def _flag(params: dict[str, Any], name: str) -> bool:
+    value = params.get(name)
+    return False if absent(value) else extended_bool(name, value)
+
+
+@router.post("/{ident}/start", status_code=202)
+def start(ident: str, ctx: RequestContext = Ctx, state: ApiState = State) -> None:
+    compute_api.start(state, ctx, ident)
+
+
+@router.post("/{ident}/stop", status_code=202)
+async def stop(ident: str, request: Request, ctx: RequestContext = Ctx,
+               state: ApiState = State) -> None:
+    params = await merged(request)
+    timeout = params.get("timeout")
+    if absent(timeout):
+        timeout = None
+    elif not str(timeout).isdigit():
+        raise exc.InvalidParameterValue(
+            err=f"Invalid input for field 'timeout'. Value: '{timeout}'. It must be a "
+                f"whole number of seconds (0 or more).")
+    await _threaded(compute_api.stop, state, ctx, ident,
+                    None if timeout is None else int(timeout))
+
+
+async def _threaded(fn, *args):  # type: ignore[no-untyped-def]
+    """Run blocking work (database, RPC) off the event loop."""
+    from starlette.concurrency import run_in_threadpool
+
+    return await run_in_threadpool(fn, *args)

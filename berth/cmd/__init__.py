@@ -1,0 +1,2 @@
+"""Entry points, one per process, containing only wiring: ``berth`` (serve, db),
+``berth-api``, ``berth-compute``."""

@@ -1,0 +1,52 @@
+"""``berth``: ``berth serve`` (everything on one machine), ``berth db upgrade``,
+``berth db version``. ``--config-file FILE`` works for every command."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from oslo_config import cfg
+
+from berth.common import log
+from berth.conf import CONF
+
+
+def _add_commands(subparsers) -> None:  # type: ignore[no-untyped-def]
+    subparsers.add_parser("serve", help="run API, scheduler and compute agent in one process")
+    db = subparsers.add_parser("db", help="database migrations")
+    db_sub = db.add_subparsers(dest="db_action")
+    db_sub.required = True
+    db_sub.add_parser("upgrade", help="apply every migration")
+    db_sub.add_parser("version", help="print the database's migration revision")
+
+
+_COMMAND = cfg.SubCommandOpt("command", title="commands", handler=_add_commands)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from berth.cmd import wiring
+
+    CONF.register_cli_opt(_COMMAND)
+    CONF.register_cli_opt(cfg.BoolOpt("debug", short="d", default=False,
+                                      help="log at DEBUG level"))
+    wiring.parse_config(argv if argv is not None else sys.argv[1:], CONF)
+    log.setup(debug=CONF.debug)
+    name = CONF.command.name
+    if name == "serve":
+        from berth.cmd import serve
+
+        return serve.run(CONF)
+    from berth.db import migrate
+
+    url = wiring.database_url(CONF)
+    if CONF.command.db_action == "upgrade":
+        migrate.upgrade(url)
+        print(f"database at revision {migrate.current_revision(url)}")
+        return 0
+    print(migrate.current_revision(url) or "empty")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""``berth serve``: API, scheduler and compute agent in one process, on the embedded
+defaults (SQLite under state_path, in-process RPC)."""
+
+from __future__ import annotations
+
+import logging
+
+import uvicorn
+from oslo_config import cfg
+
+from berth.api.app import create_app
+from berth.cmd import wiring
+
+LOG = logging.getLogger(__name__)
+
+
+def run(conf: cfg.ConfigOpts) -> int:
+    db = wiring.build_database(conf)
+    transport = wiring.build_transport(conf)
+    agent = wiring.build_agent(conf, db, transport)
+    try:
+        agent.start()
+    except Exception as err:  # noqa: BLE001 - report and exit
+        LOG.error("the compute agent could not start: %s. Is the Docker engine running "
+                  "and reachable at %s?", err, conf.docker.api_url)
+        return 1
+    state = wiring.build_api_state(conf, db, transport)
+    app = create_app(state, noauth=conf.api.auth_strategy == "noauth",
+                     public_endpoint=conf.api.public_endpoint)
+    address = wiring.api_listen_address(conf)
+    wiring.warn_if_exposed(conf, address)
+    LOG.info("berth serve: API on http://%s:%s/v1 (database %s, host %s)", address,
+             conf.api.port, db.url.split("@")[-1], conf.host)
+    server = uvicorn.Server(uvicorn.Config(app, host=address, port=conf.api.port,
+                                           log_config=None, access_log=False,
+                                           timeout_graceful_shutdown=5))
+    try:
+        server.run()
+    finally:
+        agent.stop()
+        transport.cleanup()
+        db.dispose()
+    return 0 if server.started else 1

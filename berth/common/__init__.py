@@ -1,0 +1,2 @@
+"""Small pieces every package shares: the request context, the exception tree,
+logging set-up with the container uuid on every line."""

@@ -1,0 +1,51 @@
+"""The request context: who is calling, and which request this is.
+
+It crosses the RPC boundary as a plain dict (``to_dict``/``from_dict``), so that the
+agent can record events against the same ``request_id`` as the API's action row.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import asdict, dataclass, field
+
+
+def new_request_id() -> str:
+    return f"req-{uuid.uuid4()}"
+
+
+@dataclass(slots=True)
+class RequestContext:
+    user_id: str | None = None
+    project_id: str | None = None
+    roles: list[str] = field(default_factory=list)
+    is_admin: bool = False
+    request_id: str = field(default_factory=new_request_id)
+    auth_token: str | None = None
+    user_name: str | None = None
+    project_name: str | None = None
+    all_projects: bool = False
+    timestamp: str = field(
+        default_factory=lambda: dt.datetime.now(dt.timezone.utc)
+        .replace(tzinfo=None).strftime("%Y-%m-%dT%H:%M:%S.%f"))
+
+    @classmethod
+    def admin(cls, request_id: str | None = None) -> "RequestContext":
+        """The agent's own context (periodic tasks, recovery): admin, all projects."""
+        return cls(user_id=None, project_id=None, roles=["admin"], is_admin=True,
+                   all_projects=True, request_id=request_id or new_request_id())
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object] | None) -> "RequestContext":
+        if not data:
+            return cls.admin()
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known)  # type: ignore[arg-type]
+
+    @property
+    def started(self) -> dt.datetime:
+        return dt.datetime.strptime(self.timestamp, "%Y-%m-%dT%H:%M:%S.%f")

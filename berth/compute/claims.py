@@ -1,0 +1,99 @@
+"""Resource claims on one node, under the node-wide ``compute_resources`` lock.
+
+berth derives a node's usage from its container rows instead of keeping a separate
+ledger: every row placed on the node (``host``) holds its cpu and memory until it is
+destroyed or reaches Error/Deleted. So there is nothing to leak: a failed create
+that sets Error has released its claim by that very write, and a crash between two
+steps leaves a row that start-up recovery resolves the same way. The lock makes
+"check that it fits, then record it" atomic against the other claims of the node.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+
+from berth.common import exceptions as exc
+from berth.db import containers, nodes
+from berth.db.engine import Database
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Capacity:
+    """What the node offers to containers (after reservations and allocation ratios)."""
+
+    cpus: float
+    memory_mib: int
+
+    @classmethod
+    def of(cls, cpus: int, mem_total_mib: int, reserved_cpus: int, reserved_mem_mib: int,
+           cpu_ratio: float, ram_ratio: float) -> "Capacity":
+        return cls(cpus=max(0, cpus - reserved_cpus) * cpu_ratio,
+                   memory_mib=int(max(0, mem_total_mib - reserved_mem_mib) * ram_ratio))
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    cpus: float
+    memory_mib: int
+
+
+def shortfall(capacity: Capacity, used: Usage, request: Usage) -> str | None:
+    """Why ``request`` does not fit next to ``used``; None when it fits."""
+    reasons = []
+    free_cpu = capacity.cpus - used.cpus
+    if request.cpus > free_cpu + 1e-9:
+        reasons.append(f"cpu: requested {request.cpus:g}, free {max(free_cpu, 0):g} "
+                       f"of {capacity.cpus:g}")
+    free_mem = capacity.memory_mib - used.memory_mib
+    if request.memory_mib > free_mem:
+        reasons.append(f"memory: requested {request.memory_mib} MiB, free "
+                       f"{max(free_mem, 0)} MiB of {capacity.memory_mib} MiB")
+    return "; ".join(reasons) or None
+
+
+def request_of(cpu: float | None, memory: str | int | None) -> Usage:
+    mem = int(memory) if memory is not None and str(memory).isdigit() else 0
+    return Usage(cpus=float(cpu or 0.0), memory_mib=mem)
+
+
+class ResourceTracker:
+    """The node's capacity and its ``compute_resources`` lock."""
+
+    def __init__(self, db: Database, host: str) -> None:
+        self._db = db
+        self._host = host
+        self._lock = threading.Lock()
+        self._capacity: Capacity | None = None
+
+    @property
+    def capacity(self) -> Capacity | None:
+        return self._capacity
+
+    def set_capacity(self, capacity: Capacity) -> None:
+        with self._lock:
+            self._capacity = capacity
+
+    def claim(self, uuid: str, cpu: float | None, memory: str | None) -> None:
+        """Check that the container fits next to everything else on the node, then
+        record it as placed here. ResourcesUnavailable when it does not fit."""
+        with self._lock:
+            if self._capacity is None:
+                raise exc.ResourcesUnavailable(
+                    reason="the node has not reported its resources yet")
+            used_cpu, used_mem, _ = containers.usage_on_host(self._db, self._host,
+                                                             exclude=[uuid])
+            why = shortfall(self._capacity, Usage(used_cpu, used_mem), request_of(cpu, memory))
+            if why:
+                raise exc.ResourcesUnavailable(reason=why)
+            containers.update_(self._db, uuid, {"host": self._host})
+        self.publish_usage()
+
+    def publish_usage(self) -> None:
+        """Write the node's current usage to its compute_node row (host-show, scheduler)."""
+        cpu, mem, count = containers.usage_on_host(self._db, self._host)
+        nodes.update_compute_node_usage(self._db, self._host, {
+            "cpu_used": cpu, "mem_used": mem, "running_containers": count})

@@ -1,0 +1,101 @@
+"""Pieces every flow uses: the task-state block, action events, refreshing a row
+from the engine, and failing a container with a reason."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from berth.common import exceptions as exc
+from berth.common.context import RequestContext
+from berth.compute.deps import AgentDeps
+from berth.compute.states import Status
+from berth.compute.status_mapping import map_state, should_apply
+from berth.db import actions, containers
+from berth.db.models import Container
+from berth.runtime.base import RuntimeContainer
+
+LOG = logging.getLogger(__name__)
+
+
+def now_utc() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+@contextmanager
+def recorded(deps: AgentDeps, ctx: RequestContext, uuid: str, event: str,
+             finish_action: bool = True) -> Iterator[None]:
+    """Record ``event`` (``compute__do_container_start`` ...) on the action of this
+    request: start, then Success or Error with the traceback; then finish the action.
+    The exception, if any, goes on."""
+    event_id = actions.event_start(deps.db, uuid, ctx.request_id, event)
+    try:
+        yield
+    except BaseException as err:
+        actions.event_finish(deps.db, event_id, error=True,
+                             traceback="".join(traceback.format_exception(err)))
+        if finish_action:
+            actions.action_finish(deps.db, uuid, ctx.request_id, error=True)
+        raise
+    actions.event_finish(deps.db, event_id, error=False)
+    if finish_action:
+        actions.action_finish(deps.db, uuid, ctx.request_id, error=False)
+
+
+@contextmanager
+def task(deps: AgentDeps, uuid: str, task_state: str, *, steal: bool = False
+         ) -> Iterator[Container]:
+    """Own the container's task for the block: set ``task_state`` only if none is set
+    (compare-and-swap; ``steal`` takes it over whatever it is), clear it at the end,
+    whatever happens. TaskInProgress when another task holds it."""
+    expected = containers.ANY if steal else None
+    row = containers.update_(deps.db, uuid, {"task_state": task_state},
+                             expected_task_state=expected)
+    try:
+        yield row
+    finally:
+        try:
+            containers.update_(deps.db, uuid, {"task_state": None},
+                               expected_task_state=task_state)
+        except exc.ContainerNotFound:
+            pass          # the flow removed the row (delete)
+        except exc.TaskInProgress:
+            LOG.warning("task %s was taken over by another actor", task_state)
+
+
+def fail(deps: AgentDeps, uuid: str, reason: str, **extra: Any) -> None:
+    """Mark the container Error with ``reason`` (what went wrong, what to do)."""
+    LOG.error("container failed: %s", reason)
+    try:
+        containers.update_(deps.db, uuid, {"status": Status.ERROR.value,
+                                           "status_reason": reason[:2000], **extra})
+    except exc.ContainerNotFound:
+        LOG.info("container row is gone; nothing to mark")
+
+
+def apply_runtime_state(deps: AgentDeps, row: Container, seen: RuntimeContainer,
+                        force: bool = False, extra: dict[str, Any] | None = None
+                        ) -> Container:
+    """Copy what the engine says into the row (model.md §3.1): status and detail
+    (unless a task runs and not ``force``), hostname when unset, ports, runtime."""
+    values: dict[str, Any] = dict(extra or {})
+    if should_apply(row.task_state, force):
+        mapped = map_state(seen.state, row.status or Status.CREATING, now_utc())
+        values.update(mapped.changes())
+    if row.hostname is None and seen.hostname:
+        values["hostname"] = seen.hostname[:63]
+    if list(seen.ports) != list(row.ports or []):
+        values["ports"] = list(seen.ports)
+    if seen.runtime and seen.runtime != row.runtime:
+        values["runtime"] = seen.runtime
+    changed = {k: v for k, v in values.items() if getattr(row, k) != v}
+    if not changed:
+        return row
+    if "status" in changed:
+        LOG.info("status %s -> %s (%s)", row.status, changed["status"],
+                 changed.get("status_detail") or values.get("status_detail") or "")
+    return containers.update_(deps.db, row.uuid, changed)

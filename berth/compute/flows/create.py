@@ -1,0 +1,196 @@
+"""container_create: turn a Creating row into a Docker container (seed steps 3-7).
+
+Steps, each with its undo on one ExitStack, so every failure path cleans up the same
+way::
+
+    claim resources ──► task container_creating ──► pull image ──► docker create
+         │ (the row's host; released by the Error write)        │ undo: docker rm -f
+         ▼                                                       ▼
+    inspect → Created ──► [run] task container_starting ──► docker start ──► Running
+
+A failure before or during ``docker create`` leaves no Docker container and sets
+Error (which releases the claim). A failed start keeps the Docker container (its
+logs say why) and sets Error; ``start`` may be retried from Error.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import ExitStack
+from typing import Any
+
+from berth.common import exceptions as exc
+from berth.common.context import RequestContext
+from berth.compute.deps import AgentDeps
+from berth.compute.flows import common
+from berth.compute.flows.lifecycle import start_in_runtime
+from berth.compute.states import Status, TaskState
+from berth.db import containers
+from berth.db.models import Container
+from berth.image.reference import normalize_pull_policy, parse_image, pull_decision
+from berth.runtime import base as rt
+
+LOG = logging.getLogger(__name__)
+
+
+def create_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
+                     limits: dict[str, Any] | None = None) -> None:
+    row = containers.find_by_uuid(deps.db, uuid)
+    if row is None:
+        LOG.info("container was deleted before its creation began; nothing to do")
+        return
+    if row.status != Status.CREATING:
+        LOG.warning("not creating: status is %s, not Creating", row.status)
+        return
+    LOG.info("creating container from image %s (run=%s)", row.image, run)
+    try:
+        with common.recorded(deps, ctx, uuid, "compute__do_container_create",
+                             finish_action=not run):
+            row = _create(deps, row)
+    except exc.BerthError:
+        if run:
+            _finish_create_action(deps, ctx, uuid, error=True)
+        return
+    if run:
+        try:
+            with common.recorded(deps, ctx, uuid, "compute__do_container_start"):
+                start_in_runtime(deps, row)
+        except exc.BerthError:
+            pass   # start_in_runtime recorded the failure on the row
+
+
+def _finish_create_action(deps: AgentDeps, ctx: RequestContext, uuid: str, error: bool) -> None:
+    from berth.db import actions
+
+    actions.action_finish(deps.db, uuid, ctx.request_id, error=error)
+
+
+def _create(deps: AgentDeps, row: Container) -> Container:
+    uuid = row.uuid
+    with ExitStack() as undo:
+        try:
+            deps.tracker.claim(uuid, row.cpu, row.memory)
+        except exc.ResourcesUnavailable as err:
+            common.fail(deps, uuid, f"ResourcesUnavailable: {err.msg}. Ask for less, or "
+                                    f"free resources on host {deps.host}.", host=None)
+            raise
+        undo.callback(deps.tracker.publish_usage)
+        try:
+            with common.task(deps, uuid, TaskState.CONTAINER_CREATING):
+                image = pull_image(deps, row)
+                spec = build_spec(deps, row, image)
+                container_id = deps.runtime.create(spec)
+                undo.callback(_remove_quietly, deps, container_id)
+                seen = deps.runtime.inspect(container_id)
+                row = containers.update_(deps.db, uuid, _created_values(row, image, container_id))
+                row = common.apply_runtime_state(deps, row, seen, force=True)
+        except exc.ImageNotFound as err:
+            common.fail(deps, uuid, err.msg)
+            raise
+        except rt.RuntimeDriverError as err:
+            common.fail(deps, uuid, f"Docker could not create the container: {err.msg}",
+                        host=None)
+            raise
+        except exc.ContainerNotFound:
+            LOG.info("container row was removed during creation; undoing")
+            raise
+        undo.pop_all()
+    deps.tracker.publish_usage()
+    LOG.info("created Docker container %s", row.container_id)
+    return row
+
+
+def _remove_quietly(deps: AgentDeps, container_id: str) -> None:
+    try:
+        deps.runtime.delete(container_id, force=True)
+    except rt.RuntimeDriverError as err:
+        LOG.warning("could not remove Docker container %s after a failed create: %s",
+                    container_id, err.msg)
+
+
+def pull_image(deps: AgentDeps, row: Container) -> tuple[rt.ImageRef, rt.ImageInfo]:
+    """Make the image present per the container's pull policy; return it."""
+    settings = deps.settings
+    image = parse_image(row.image or "", default_registry=settings.default_registry)
+    policy = normalize_pull_policy(row.image_pull_policy or settings.default_pull_policy)
+    try:
+        info: rt.ImageInfo | None = deps.runtime.inspect_image(image.ref)
+    except rt.RuntimeImageNotFound:
+        info = None
+    decision = pull_decision(policy, info is not None)
+    if decision == "use_local" and info is not None:
+        LOG.info("image %s is present locally (pull policy %s)", image.ref, policy)
+        return image, info
+    if decision == "fail":
+        raise exc.ImageNotFound(
+            f"Image {image.ref} is not present on host {deps.host} and the pull policy is "
+            f"{policy}: pull it first, or create the container with image_pull_policy "
+            f"ifnotpresent or always.")
+    LOG.info("pulling image %s (pull policy %s)", image.ref, policy)
+    try:
+        return image, deps.runtime.pull_image(image, auth=_auth_for(deps, image))
+    except rt.RuntimeImageNotFound as err:
+        raise exc.ImageNotFound(
+            f"Image {image.ref} could not be found in its registry ({err.msg}). Check the "
+            f"name and tag.") from err
+    except rt.RuntimeImagePullFailed as err:
+        if info is not None and policy == "always":
+            LOG.warning("pull of %s failed (%s); using the local copy", image.ref, err.msg)
+            return image, info
+        raise exc.ImageNotFound(
+            f"Image {image.ref} could not be pulled: {err.msg}. Check that the registry "
+            f"is reachable from host {deps.host}, or pull the image there and use "
+            f"image_pull_policy ifnotpresent.") from err
+
+
+def _auth_for(deps: AgentDeps, image: rt.ImageRef) -> rt.RegistryAuth | None:
+    s = deps.settings
+    if s.default_registry and s.default_registry_username and \
+            image.repo.startswith(s.default_registry + "/"):
+        return rt.RegistryAuth(s.default_registry_username, s.default_registry_password or "",
+                               s.default_registry)
+    return None
+
+
+def build_spec(deps: AgentDeps, row: Container, image: tuple[rt.ImageRef, rt.ImageInfo]
+               ) -> rt.ContainerSpec:
+    ref, info = image
+    command = row.command if row.command is not None else None
+    entrypoint = row.entrypoint if row.entrypoint is not None else None
+    restart = None
+    if row.restart_policy:
+        restart = {"Name": row.restart_policy.get("Name", "no"),
+                   "MaximumRetryCount": int(row.restart_policy.get("MaximumRetryCount") or 0)}
+    health = None
+    if row.healthcheck and row.healthcheck.get("test"):
+        hc = row.healthcheck
+        health = rt.HealthcheckSpec(test=str(hc["test"]), interval=int(hc.get("interval") or 0),
+                                    timeout=int(hc.get("timeout") or 0),
+                                    retries=int(hc.get("retries") or 0))
+    memory = int(row.memory) if row.memory and str(row.memory).isdigit() else None
+    return rt.ContainerSpec(
+        uuid=row.uuid, host=deps.host, image=ref.ref,
+        command=tuple(command) if command is not None else None,
+        entrypoint=tuple(entrypoint) if entrypoint is not None else None,
+        environment=dict(row.environment or {}), workdir=row.workdir,
+        labels={str(k): str(v) for k, v in (row.labels or {}).items()},
+        hostname=row.hostname, memory_mib=memory,
+        cpu_shares=int(1024 * row.cpu) if row.cpu else None,
+        restart_policy=restart, tty=bool(row.tty), interactive=bool(row.interactive),
+        auto_remove=bool(row.auto_remove), privileged=bool(row.privileged),
+        runtime=row.runtime or None, exposed_ports=tuple(sorted(row.exposed_ports or {})),
+        healthcheck=health, disk_gib=row.disk,
+    )
+
+
+def _created_values(row: Container, image: tuple[rt.ImageRef, rt.ImageInfo],
+                    container_id: str) -> dict[str, Any]:
+    _, info = image
+    values: dict[str, Any] = {"container_id": container_id, "image_driver": "docker",
+                              "status_reason": None}
+    # Zun saves the image's defaults on the record when the user gave none.
+    if row.command is None and info.cmd is not None:
+        values["command"] = list(info.cmd)
+    if row.entrypoint is None and info.entrypoint is not None:
+        values["entrypoint"] = list(info.entrypoint)
+    return values

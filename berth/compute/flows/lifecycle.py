@@ -1,0 +1,107 @@
+"""start, stop, and refreshing a container from the engine (show).
+
+Each action owns the container's task for its duration, records its event on the
+request's action, and ends with the row saying what the engine says.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from berth.common import exceptions as exc
+from berth.common.context import RequestContext
+from berth.compute.deps import AgentDeps
+from berth.compute.flows import common
+from berth.compute.states import Status, TaskState
+from berth.db import containers
+from berth.db.models import Container
+from berth.runtime import base as rt
+
+LOG = logging.getLogger(__name__)
+
+
+def vanished(deps: AgentDeps, row: Container) -> None:
+    """The engine has no such container: Deleted when it removed it itself
+    (auto_remove), else Error with a reason."""
+    if row.auto_remove:
+        LOG.info("Docker removed the container itself (auto_remove); marking Deleted")
+        containers.update_(deps.db, row.uuid, {"status": Status.DELETED.value,
+                                               "status_detail": None})
+    else:
+        common.fail(deps, row.uuid,
+                    f"No such container: {row.container_id} in docker. It was removed "
+                    f"outside berth; rebuild or delete it.")
+
+
+def _require_created(row: Container) -> str:
+    if not row.container_id:
+        raise exc.UncreatedContainer(uuid=row.uuid)
+    return row.container_id
+
+
+def start_in_runtime(deps: AgentDeps, row: Container) -> Container:
+    """docker start under task container_starting; Running and started_at on success."""
+    container_id = _require_created(row)
+    with common.task(deps, row.uuid, TaskState.CONTAINER_STARTING):
+        try:
+            deps.runtime.start(container_id)
+            seen = deps.runtime.inspect(container_id)
+        except rt.RuntimeNotFound as err:
+            vanished(deps, row)
+            raise exc.Conflict(err.msg) from err
+        except rt.RuntimeDriverError as err:
+            common.fail(deps, row.uuid, f"Docker could not start the container: {err.msg}")
+            raise
+        row = containers.update_(deps.db, row.uuid, {"started_at": common.now_utc()
+                                                     .replace(tzinfo=None),
+                                                     "status_reason": None})
+        row = common.apply_runtime_state(deps, row, seen, force=True)
+    LOG.info("started")
+    return row
+
+
+def start_container(deps: AgentDeps, ctx: RequestContext, uuid: str) -> None:
+    row = containers.find_by_uuid(deps.db, uuid)
+    if row is None:
+        return
+    try:
+        with common.recorded(deps, ctx, uuid, "compute__do_container_start"):
+            start_in_runtime(deps, row)
+    except exc.BerthError as err:
+        LOG.warning("start failed: %s", err.msg)
+
+
+def stop_container(deps: AgentDeps, ctx: RequestContext, uuid: str, timeout: int | None) -> None:
+    row = containers.find_by_uuid(deps.db, uuid)
+    if row is None:
+        return
+    try:
+        with common.recorded(deps, ctx, uuid, "compute__do_container_stop"):
+            container_id = _require_created(row)
+            with common.task(deps, uuid, TaskState.CONTAINER_STOPPING):
+                try:
+                    deps.runtime.stop(container_id, timeout)
+                    seen = deps.runtime.inspect(container_id)
+                except rt.RuntimeNotFound as err:
+                    vanished(deps, row)
+                    raise exc.Conflict(err.msg) from err
+                common.apply_runtime_state(deps, row, seen, force=True)
+        LOG.info("stopped")
+    except exc.BerthError as err:
+        # Zun leaves the status as it was when a stop fails; the action says Error.
+        LOG.warning("stop failed: %s", err.msg)
+
+
+def refresh(deps: AgentDeps, uuid: str) -> Container:
+    """container_show: re-read the engine and save what changed (not while a task
+    runs). A vanished container becomes Deleted or Error instead of raising."""
+    row = containers.get_by_uuid(deps.db, uuid)
+    if not row.container_id:
+        return row
+    try:
+        seen = deps.runtime.inspect(row.container_id)
+    except rt.RuntimeNotFound:
+        if row.task_state is None and row.status not in (Status.DELETED, Status.ERROR):
+            vanished(deps, row)
+        return containers.get_by_uuid(deps.db, uuid)
+    return common.apply_runtime_state(deps, row, seen)

@@ -1,0 +1,28 @@
+"""[api]: the REST API server."""
+
+from oslo_config import cfg
+
+GROUP = "api"
+
+OPTS = [
+    cfg.StrOpt("host_ip", default=None, sample_default="127.0.0.1 in noauth mode, else $my_ip",
+               help="Address the API listens on. Unset: 127.0.0.1 when auth_strategy is "
+                    "noauth (so that an unauthenticated API is not exposed), else my_ip."),
+    cfg.PortOpt("port", default=9517),
+    cfg.StrOpt("auth_strategy", default="noauth", choices=["noauth", "keystone"],
+               help="noauth: the token names the caller (user[:project]); keystone: "
+                    "keystonemiddleware validates tokens."),
+    cfg.IntOpt("max_limit", default=1000, help="Largest page a list returns."),
+    cfg.BoolOpt("enable_image_validation", default=True,
+                help="Check at create time that the image exists (locally or in its "
+                     "registry) and answer 400 when it does not. Zun's default is false; "
+                     "berth's is true so that a typo is a 4xx, not an Error later."),
+    cfg.IntOpt("workers", default=1, help="API worker processes (berth serve uses 1)."),
+    cfg.StrOpt("public_endpoint",
+               help="Public base URL of the API (e.g. https://cloud.example/container); "
+                    "links are built from the request when unset."),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(OPTS, group=GROUP)

@@ -1,0 +1,18 @@
+"""[database]: where berth keeps its records."""
+
+from oslo_config import cfg
+
+GROUP = "database"
+
+OPTS = [
+    cfg.StrOpt("connection", secret=True,
+               sample_default="sqlite:///$state_path/berth.sqlite",
+               help="SQLAlchemy URL. Unset: a SQLite file under state_path. For "
+                    "deployments: postgresql+psycopg://... or mysql+pymysql://..."),
+    cfg.IntOpt("max_pool_size", default=10),
+    cfg.BoolOpt("connection_debug", default=False, help="Log every SQL statement."),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(OPTS, group=GROUP)

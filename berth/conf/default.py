@@ -1,0 +1,63 @@
+"""[DEFAULT]: identity of this node, paths, timers and API-side defaults."""
+
+import os
+import socket
+
+from oslo_config import cfg
+
+GROUP = "DEFAULT"
+
+
+def _default_state_path() -> str:
+    if os.geteuid() == 0:
+        return "/var/lib/berth"
+    base = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    return os.path.join(base, "berth")
+
+
+OPTS = [
+    cfg.StrOpt("host", default=socket.gethostname(), sample_default="<hostname>",
+               help="Name of this node: the compute agent's RPC server name and the "
+                    "compute_node hostname."),
+    cfg.StrOpt("my_ip", default="127.0.0.1",
+               help="IP address of this node, used as the default for other host options."),
+    cfg.StrOpt("state_path", default=_default_state_path(),
+               sample_default="/var/lib/berth (root) or ~/.local/state/berth",
+               help="Where berth keeps its state: the SQLite database of the embedded "
+                    "default, volumes, caches."),
+    cfg.IntOpt("periodic_interval_max", default=60,
+               help="Longest time in seconds between two runs of a periodic task."),
+    cfg.IntOpt("service_down_time", default=180,
+               help="Seconds without a heartbeat after which a service counts as down."),
+    cfg.IntOpt("sync_container_state_interval", default=60,
+               help="Seconds between two runs of the safety-net state sync "
+                    "(0: periodic_interval_max, negative: disabled)."),
+    cfg.StrOpt("container_driver", default="docker"),
+    cfg.StrOpt("container_runtime", default="runc",
+               help="Default Docker runtime for containers that name none."),
+    cfg.IntOpt("default_memory", default=512, help="Memory (MiB) of a container that asks for none."),
+    cfg.FloatOpt("default_cpu", default=1.0, help="CPUs of a container that asks for none."),
+    cfg.IntOpt("default_disk", default=10, help="Disk (GiB) default when quotas are supported."),
+    cfg.IntOpt("minimum_memory", default=4),
+    cfg.IntOpt("maximum_memory", default=8192),
+    cfg.FloatOpt("minimum_cpus", default=0.1),
+    cfg.FloatOpt("maximum_cpus", default=16.0),
+    cfg.IntOpt("minimum_disk", default=1),
+    cfg.IntOpt("maximum_disk", default=160),
+    cfg.IntOpt("default_memory_swap", default=-1),
+    cfg.ListOpt("image_driver_list", default=["glance", "docker"]),
+    cfg.StrOpt("default_image_driver", default="docker"),
+    cfg.StrOpt("image_pull_policy", default="always",
+               choices=["always", "ifnotpresent", "never"], ignore_case=True,
+               help="Pull policy of a container that names none (Kubernetes' words)."),
+    cfg.StrOpt("default_availability_zone", default="nova"),
+    cfg.StrOpt("default_schedule_zone"),
+    cfg.StrOpt("transport_url", secret=True,
+               help="oslo.messaging URL (rabbit://user:pass@host:5672/vhost) through which "
+                    "the API and the compute agents talk. Unset: in-process dispatch, which "
+                    "only works when API and agent run in one process (berth serve)."),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(OPTS)

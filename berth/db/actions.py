@@ -1,0 +1,96 @@
+"""Queries on ``container_actions`` and ``container_actions_events``: the audit trail
+of what was asked of a container (by the API) and what the agent did about it."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import select
+
+from berth.common import exceptions as exc
+from berth.common.context import RequestContext
+from berth.db.engine import Database
+from berth.db.models import ContainerAction, ContainerActionEvent, utcnow
+
+
+def action_start(db: Database, ctx: RequestContext, container_uuid: str, action: str
+                 ) -> ContainerAction:
+    row = ContainerAction(action=action, container_uuid=container_uuid,
+                          request_id=ctx.request_id, user_id=ctx.user_id,
+                          project_id=ctx.project_id, start_time=ctx.started)
+    with db.writer() as s:
+        s.add(row)
+    return row
+
+
+def _find_action(s, container_uuid: str, request_id: str | None):  # type: ignore[no-untyped-def]
+    stmt = select(ContainerAction).where(ContainerAction.container_uuid == container_uuid)
+    if request_id:
+        row = s.scalars(stmt.where(ContainerAction.request_id == request_id)
+                        .order_by(ContainerAction.id.desc())).first()
+        if row is not None:
+            return row
+    # The agent's own work (recovery, periodic tasks) has no API request: attach its
+    # events to the newest action of the container, as Zun does.
+    return s.scalars(stmt.order_by(ContainerAction.id.desc())).first()
+
+
+def action_finish(db: Database, container_uuid: str, request_id: str | None,
+                  error: bool) -> None:
+    with db.writer() as s:
+        row = _find_action(s, container_uuid, request_id)
+        if row is not None:
+            row.finish_time = utcnow()
+            if error:
+                row.message = "Error"
+
+
+def event_start(db: Database, container_uuid: str, request_id: str | None, event: str
+                ) -> int | None:
+    with db.writer() as s:
+        action = _find_action(s, container_uuid, request_id)
+        if action is None:
+            return None
+        ev = ContainerActionEvent(event=event, action_id=action.id, start_time=utcnow())
+        s.add(ev)
+        s.flush()
+        return ev.id
+
+
+def event_finish(db: Database, event_id: int | None, error: bool, traceback: str | None = None
+                 ) -> None:
+    if event_id is None:
+        return
+    with db.writer() as s:
+        ev = s.get(ContainerActionEvent, event_id)
+        if ev is not None:
+            ev.finish_time = utcnow()
+            ev.result = "Error" if error else "Success"
+            ev.traceback = traceback
+
+
+def list_actions(db: Database, container_uuid: str) -> list[ContainerAction]:
+    with db.reader() as s:
+        return list(s.scalars(select(ContainerAction)
+                              .where(ContainerAction.container_uuid == container_uuid)
+                              .order_by(ContainerAction.start_time.desc(),
+                                        ContainerAction.id.desc())).all())
+
+
+def get_action(db: Database, container_uuid: str, request_id: str
+               ) -> tuple[ContainerAction, list[ContainerActionEvent]]:
+    with db.reader() as s:
+        action = s.scalars(select(ContainerAction).where(
+            ContainerAction.container_uuid == container_uuid,
+            ContainerAction.request_id == request_id)).first()
+        if action is None:
+            raise exc.ResourceNotFound(
+                resource=f"Action {request_id} of container {container_uuid}")
+        events = list(s.scalars(select(ContainerActionEvent)
+                                .where(ContainerActionEvent.action_id == action.id)
+                                .order_by(ContainerActionEvent.id)).all())
+    return action, events
+
+
+def format_time(value: dt.datetime | None) -> str | None:
+    return value.strftime("%Y-%m-%dT%H:%M:%S.%f") if value else None

@@ -1,0 +1,205 @@
+"""Queries on the ``container`` table.
+
+Writes that depend on the row's current state are compare-and-swap updates
+(``UPDATE ... WHERE uuid = :u AND task_state IS NULL``), as Nova's
+``save(expected_task_state=...)``: two actors can never both believe they own a
+container's task.
+"""
+
+from __future__ import annotations
+
+import uuid as uuidlib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from sqlalchemy import case, false, func, select, update
+from sqlalchemy.sql import Select
+
+from berth.common import exceptions as exc
+from berth.db.engine import Database
+from berth.db.models import Container, utcnow
+
+CONTAINER = 0
+
+#: Sentinel: "no expectation on this column".
+ANY = object()
+
+#: Rows in these statuses hold no resources on their host.
+NOT_HOLDING = ("Error", "Deleted")
+
+
+def is_uuid_like(value: str) -> bool:
+    try:
+        return str(uuidlib.UUID(value)) == value.lower()
+    except (ValueError, AttributeError, TypeError):
+        return False
+
+
+def create(db: Database, values: Mapping[str, Any]) -> Container:
+    row = Container(**values)
+    row.uuid = row.uuid or str(uuidlib.uuid4())
+    if row.container_type is None:
+        row.container_type = CONTAINER
+    with db.writer() as s:
+        s.add(row)
+    return row
+
+
+def _scoped(stmt: Select, project_id: str | None) -> Select:
+    return stmt if project_id is None else stmt.where(Container.project_id == project_id)
+
+
+def get(db: Database, ident: str, project_id: str | None = None,
+        container_type: int = CONTAINER) -> Container:
+    """Look up by uuid or name within ``project_id`` (None: all projects).
+    ContainerNotFound, or Conflict when a name matches several containers."""
+    with db.reader() as s:
+        base = _scoped(select(Container).where(Container.container_type == container_type),
+                       project_id)
+        if is_uuid_like(ident):
+            row = s.scalars(base.where(Container.uuid == ident.lower())).first()
+            if row is not None:
+                return row
+        rows = s.scalars(base.where(Container.name == ident).limit(2)).all()
+    if not rows:
+        raise exc.ContainerNotFound(container=ident)
+    if len(rows) > 1:
+        raise exc.Conflict(
+            f"Multiple containers exist with the name {ident}; use the uuid instead.")
+    return rows[0]
+
+
+def get_by_uuid(db: Database, uuid: str) -> Container:
+    with db.reader() as s:
+        row = s.scalars(select(Container).where(Container.uuid == uuid)).first()
+    if row is None:
+        raise exc.ContainerNotFound(container=uuid)
+    return row
+
+
+def find_by_uuid(db: Database, uuid: str) -> Container | None:
+    with db.reader() as s:
+        return s.scalars(select(Container).where(Container.uuid == uuid)).first()
+
+
+def name_taken(db: Database, name: str, project_id: str | None) -> bool:
+    """Case-insensitive, as Zun's unique_container_name_scope."""
+    with db.reader() as s:
+        stmt = _scoped(select(Container.id).where(func.lower(Container.name) == name.lower()),
+                       project_id)
+        return s.execute(stmt.limit(1)).first() is not None
+
+
+SORTABLE = frozenset(c.name for c in Container.__table__.columns)
+
+
+def list_(db: Database, *, project_id: str | None, filters: Mapping[str, Any],
+          limit: int, marker: str | None = None, sort_key: str = "id",
+          sort_dir: str = "asc", container_type: int = CONTAINER) -> list[Container]:
+    """One page of containers. ``marker`` is the uuid of the last row of the previous
+    page (ContainerNotFound if unknown); ``sort_key`` must be a column."""
+    if sort_key not in SORTABLE:
+        raise exc.InvalidParameterValue(
+            err=f"Invalid sort_key {sort_key!r}: use one of the container's fields "
+                f"(e.g. id, name, created_at, status).")
+    col = getattr(Container, sort_key)
+    # NULLs sort first ascending on every backend (PostgreSQL alone would put them
+    # last), so the page order and the marker arithmetic agree everywhere.
+    has_value = case((col.is_(None), 0), else_=1)
+    desc = sort_dir == "desc"
+    with db.reader() as s:
+        stmt = _scoped(select(Container).where(Container.container_type == container_type),
+                       project_id)
+        for key, value in filters.items():
+            stmt = stmt.where(getattr(Container, key) == value)
+        if marker is not None:
+            mrow = s.scalars(select(Container).where(Container.uuid == marker)).first()
+            if mrow is None:
+                raise exc.ContainerNotFound(container=marker)
+            stmt = stmt.where(_after(col, has_value, mrow, getattr(mrow, sort_key), desc))
+        keys = (has_value, col, Container.id)
+        stmt = stmt.order_by(*(k.desc() if desc else k.asc() for k in keys)).limit(limit)
+        return list(s.scalars(stmt).all())
+
+
+def _after(col, has_value, marker: Container, mval: Any, desc: bool):  # type: ignore[no-untyped-def]
+    """Rows strictly after ``marker`` in (has_value, col, id) order."""
+    mhas = 0 if mval is None else 1
+    if desc:
+        same_rank = (col == mval) if mval is not None else col.is_(None)
+        inner = (col < mval) if mval is not None else false()
+        return (has_value < mhas) | ((has_value == mhas) & (inner | (same_rank & (Container.id < marker.id))))
+    same_rank = (col == mval) if mval is not None else col.is_(None)
+    inner = (col > mval) if mval is not None else false()
+    return (has_value > mhas) | ((has_value == mhas) & (inner | (same_rank & (Container.id > marker.id))))
+
+
+def list_by_host(db: Database, host: str, container_type: int | None = CONTAINER
+                 ) -> list[Container]:
+    with db.reader() as s:
+        stmt = select(Container).where(Container.host == host)
+        if container_type is not None:
+            stmt = stmt.where(Container.container_type == container_type)
+        return list(s.scalars(stmt).all())
+
+
+def update_(db: Database, uuid: str, values: Mapping[str, Any], *,
+            expected_task_state: Any = ANY, expected_status: Any = ANY) -> Container:
+    """Update one row; with an expectation, only if the row still matches it.
+
+    ``expected_task_state`` / ``expected_status`` may be a value, None, or an iterable of
+    values. Raises ContainerNotFound when the row is gone, TaskInProgress when the
+    expectation no longer holds."""
+    values = dict(values)
+    values.setdefault("updated_at", utcnow())
+    with db.writer() as s:
+        stmt = update(Container).where(Container.uuid == uuid)
+        stmt = _expect(stmt, Container.task_state, expected_task_state)
+        stmt = _expect(stmt, Container.status, expected_status)
+        result = s.execute(stmt.values(**values).execution_options(synchronize_session=False))
+        if result.rowcount == 0:
+            row = s.scalars(select(Container).where(Container.uuid == uuid)).first()
+            if row is None:
+                raise exc.ContainerNotFound(container=uuid)
+            raise exc.TaskInProgress(uuid=uuid, task_state=row.task_state or row.status)
+        return s.scalars(select(Container).where(Container.uuid == uuid)).one()
+
+
+def _expect(stmt, column, expected):  # type: ignore[no-untyped-def]
+    if expected is ANY:
+        return stmt
+    if expected is None:
+        return stmt.where(column.is_(None))
+    if isinstance(expected, str):
+        return stmt.where(column == expected)
+    values = list(expected)
+    cond = column.in_([v for v in values if v is not None])
+    if None in values:
+        cond = cond | column.is_(None)
+    return stmt.where(cond)
+
+
+def destroy(db: Database, uuid: str) -> bool:
+    """Delete the row (its actions and events go with it). False if it was gone."""
+    with db.writer() as s:
+        row = s.scalars(select(Container).where(Container.uuid == uuid)).first()
+        if row is None:
+            return False
+        s.delete(row)
+        return True
+
+
+def usage_on_host(db: Database, host: str, exclude: Iterable[str] = ()) -> tuple[float, int, int]:
+    """(cpu, memory MiB, count) held by the containers on ``host``: every row placed
+    there except those in Error or Deleted, which hold nothing."""
+    excluded = list(exclude)
+    with db.reader() as s:
+        stmt = select(Container.cpu, Container.memory).where(
+            Container.host == host, Container.status.not_in(NOT_HOLDING),
+            Container.container_type.in_((0, 1)))
+        if excluded:
+            stmt = stmt.where(Container.uuid.not_in(excluded))
+        rows = s.execute(stmt).all()
+    cpu = sum(r.cpu or 0.0 for r in rows)
+    mem = sum(int(r.memory) for r in rows if r.memory and str(r.memory).isdigit())
+    return cpu, mem, len(rows)

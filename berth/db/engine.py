@@ -1,0 +1,88 @@
+"""The engine and its sessions.
+
+On SQLite (the embedded default) the file runs in WAL mode so that readers never wait
+for the writer; every transaction that writes starts with ``BEGIN IMMEDIATE`` so that
+two writers queue on the lock (``busy_timeout``) instead of failing with "database is
+locked" when a read transaction tries to upgrade. PostgreSQL and MariaDB need none of
+this: one engine serves both kinds of session there.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+LOG = logging.getLogger(__name__)
+
+
+def default_url(state_path: str) -> str:
+    return f"sqlite:///{os.path.join(state_path, 'berth.sqlite')}"
+
+
+def _sqlite_engine(url: str, immediate: bool, echo: bool) -> Engine:
+    path = make_url(url).database
+    if path and path != ":memory:":
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    engine = create_engine(
+        url, echo=echo, connect_args={"check_same_thread": False, "timeout": 30},
+        pool_size=20, max_overflow=20,
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record):  # type: ignore[no-untyped-def]
+        # Let SQLAlchemy, not the driver, issue BEGIN (pysqlite's own handling is lazy).
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA busy_timeout=30000")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn):  # type: ignore[no-untyped-def]
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+class Database:
+    """Owns the engine(s); hands out sessions. Thread-safe."""
+
+    def __init__(self, url: str, *, pool_size: int = 10, echo: bool = False) -> None:
+        self.url = url
+        self.is_sqlite = make_url(url).get_backend_name() == "sqlite"
+        if self.is_sqlite:
+            self.engine = _sqlite_engine(url, immediate=False, echo=echo)
+            self._write_engine = _sqlite_engine(url, immediate=True, echo=echo)
+        else:
+            self.engine = create_engine(
+                url, echo=echo, pool_size=pool_size, max_overflow=2 * pool_size,
+                pool_pre_ping=True, pool_recycle=3600,
+            )
+            self._write_engine = self.engine
+        self._reader = sessionmaker(self.engine, expire_on_commit=False)
+        self._writer = sessionmaker(self._write_engine, expire_on_commit=False)
+
+    @contextmanager
+    def reader(self) -> Iterator[Session]:
+        """A session for reads only; objects stay usable after it closes."""
+        with self._reader() as session:
+            yield session
+
+    @contextmanager
+    def writer(self) -> Iterator[Session]:
+        """A session whose transaction commits when the block ends (rolls back on error)."""
+        with self._writer() as session, session.begin():
+            yield session
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+        if self._write_engine is not self.engine:
+            self._write_engine.dispose()

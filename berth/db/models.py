@@ -1,0 +1,176 @@
+"""Tables. Names and columns follow Zun's records (model.md) so that the wire views
+and an operator's knowledge carry over; berth adds only what its fixes need."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+def utcnow() -> dt.datetime:
+    """Naive UTC, as Zun stores every timestamp."""
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class TimestampMixin:
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column(DateTime, onupdate=utcnow)
+
+
+class Container(TimestampMixin, Base):
+    """A container, a capsule or a capsule member (``container_type`` 0/1/2/3)."""
+
+    __tablename__ = "container"
+    __table_args__ = (
+        UniqueConstraint("uuid", name="uniq_container0uuid"),
+        Index("container_host_idx", "host"),
+        Index("container_project_idx", "project_id"),
+        Index("container_name_idx", "name"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    uuid: Mapped[str] = mapped_column(String(36), nullable=False)
+    container_id: Mapped[str | None] = mapped_column(String(255))
+    name: Mapped[str | None] = mapped_column(String(255))
+    project_id: Mapped[str | None] = mapped_column(String(255))
+    user_id: Mapped[str | None] = mapped_column(String(255))
+    image: Mapped[str | None] = mapped_column(String(255))
+    image_driver: Mapped[str | None] = mapped_column(String(255))
+    image_pull_policy: Mapped[str | None] = mapped_column(Text)
+    command: Mapped[Any] = mapped_column(JSON, nullable=True)
+    entrypoint: Mapped[Any] = mapped_column(JSON, nullable=True)
+    cpu: Mapped[float | None] = mapped_column(Float)
+    cpu_policy: Mapped[str | None] = mapped_column(String(255), default="shared")
+    cpuset: Mapped[Any] = mapped_column(JSON, nullable=True)
+    memory: Mapped[str | None] = mapped_column(String(255))
+    disk: Mapped[int | None] = mapped_column(Integer)
+    status: Mapped[str | None] = mapped_column(String(20))
+    status_reason: Mapped[str | None] = mapped_column(Text)
+    status_detail: Mapped[str | None] = mapped_column(String(50))
+    task_state: Mapped[str | None] = mapped_column(String(20))
+    environment: Mapped[Any] = mapped_column(JSON, nullable=True)
+    workdir: Mapped[str | None] = mapped_column(String(255))
+    ports: Mapped[Any] = mapped_column(JSON, nullable=True)
+    exposed_ports: Mapped[Any] = mapped_column(JSON, nullable=True)
+    hostname: Mapped[str | None] = mapped_column(String(63))
+    labels: Mapped[Any] = mapped_column(JSON, nullable=True)
+    annotations: Mapped[Any] = mapped_column(JSON, nullable=True)
+    addresses: Mapped[Any] = mapped_column(JSON, nullable=True)
+    security_groups: Mapped[Any] = mapped_column(JSON, nullable=True)
+    host: Mapped[str | None] = mapped_column(String(255))
+    restart_policy: Mapped[Any] = mapped_column(JSON, nullable=True)
+    interactive: Mapped[bool] = mapped_column(Boolean, default=False)
+    tty: Mapped[bool] = mapped_column(Boolean, default=False)
+    auto_remove: Mapped[bool] = mapped_column(Boolean, default=False)
+    auto_heal: Mapped[bool] = mapped_column(Boolean, default=False)
+    runtime: Mapped[str | None] = mapped_column(String(32))
+    privileged: Mapped[bool] = mapped_column(Boolean, default=False)
+    healthcheck: Mapped[Any] = mapped_column(JSON, nullable=True)
+    websocket_url: Mapped[str | None] = mapped_column(String(255))
+    websocket_token: Mapped[str | None] = mapped_column(String(255))
+    started_at: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    registry_id: Mapped[int | None] = mapped_column(Integer)
+    cni_metadata: Mapped[Any] = mapped_column(JSON, nullable=True)
+    capsule_id: Mapped[int | None] = mapped_column(
+        Integer, ForeignKey("container.id", ondelete="CASCADE"))
+    container_type: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+
+
+class ComputeNode(TimestampMixin, Base):
+    __tablename__ = "compute_node"
+    __table_args__ = (
+        UniqueConstraint("hostname", name="uniq_compute_node0hostname"),
+        UniqueConstraint("rp_uuid", name="uniq_compute_node0rp_uuid"),
+    )
+
+    uuid: Mapped[str] = mapped_column(String(36), primary_key=True)
+    rp_uuid: Mapped[str | None] = mapped_column(String(36))
+    hostname: Mapped[str] = mapped_column(String(255), nullable=False)
+    numa_topology: Mapped[Any] = mapped_column(JSON, nullable=True)
+    mem_total: Mapped[int] = mapped_column(Integer, default=0)
+    mem_free: Mapped[int] = mapped_column(Integer, default=0)
+    mem_available: Mapped[int] = mapped_column(Integer, default=0)
+    mem_used: Mapped[int] = mapped_column(Integer, default=0)
+    total_containers: Mapped[int] = mapped_column(Integer, default=0)
+    running_containers: Mapped[int] = mapped_column(Integer, default=0)
+    paused_containers: Mapped[int] = mapped_column(Integer, default=0)
+    stopped_containers: Mapped[int] = mapped_column(Integer, default=0)
+    cpus: Mapped[int] = mapped_column(Integer, default=0)
+    cpu_used: Mapped[float] = mapped_column(Float, default=0.0)
+    architecture: Mapped[str | None] = mapped_column(String(32))
+    os_type: Mapped[str | None] = mapped_column(String(32))
+    os: Mapped[str | None] = mapped_column(String(64))
+    kernel_version: Mapped[str | None] = mapped_column(String(128))
+    labels: Mapped[Any] = mapped_column(JSON, nullable=True)
+    disk_total: Mapped[int] = mapped_column(Integer, default=0)
+    disk_used: Mapped[int] = mapped_column(Integer, default=0)
+    disk_quota_supported: Mapped[bool] = mapped_column(Boolean, default=False)
+    runtimes: Mapped[Any] = mapped_column(JSON, nullable=True)
+    enable_cpu_pinning: Mapped[bool] = mapped_column(Boolean, default=False)
+    pci_stats: Mapped[str | None] = mapped_column(Text)
+
+
+class ZunService(TimestampMixin, Base):
+    __tablename__ = "zun_service"
+    __table_args__ = (UniqueConstraint("host", "binary", name="uniq_zun_service0host0binary"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    host: Mapped[str] = mapped_column(String(255), nullable=False)
+    binary: Mapped[str] = mapped_column(String(255), nullable=False)
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    disabled_reason: Mapped[str | None] = mapped_column(String(255))
+    last_seen_up: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    forced_down: Mapped[bool] = mapped_column(Boolean, default=False)
+    report_count: Mapped[int] = mapped_column(Integer, default=0)
+    availability_zone: Mapped[str | None] = mapped_column(String(255))
+
+
+class ContainerAction(TimestampMixin, Base):
+    __tablename__ = "container_actions"
+    __table_args__ = (
+        Index("container_uuid_idx", "container_uuid"),
+        Index("container_actions_req_idx", "container_uuid", "request_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    action: Mapped[str | None] = mapped_column(String(255))
+    container_uuid: Mapped[str] = mapped_column(
+        String(36), ForeignKey("container.uuid", ondelete="CASCADE"), nullable=False)
+    request_id: Mapped[str | None] = mapped_column(String(255))
+    user_id: Mapped[str | None] = mapped_column(String(255))
+    project_id: Mapped[str | None] = mapped_column(String(255))
+    start_time: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    finish_time: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    message: Mapped[str | None] = mapped_column(String(255))
+
+
+class ContainerActionEvent(TimestampMixin, Base):
+    __tablename__ = "container_actions_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    event: Mapped[str | None] = mapped_column(String(255))
+    action_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("container_actions.id", ondelete="CASCADE"), nullable=False)
+    start_time: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    finish_time: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    result: Mapped[str | None] = mapped_column(String(255))
+    traceback: Mapped[str | None] = mapped_column(Text)
+    details: Mapped[str | None] = mapped_column(Text)

@@ -1,0 +1,92 @@
+"""Queries on ``compute_node`` and ``zun_service``: what each node has, and whether
+its agent is alive."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid as uuidlib
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import select, update
+
+from berth.common import exceptions as exc
+from berth.db.engine import Database
+from berth.db.models import ComputeNode, ZunService, utcnow
+
+COMPUTE_BINARY = "zun-compute"
+
+
+def upsert_compute_node(db: Database, hostname: str, values: Mapping[str, Any]) -> ComputeNode:
+    with db.writer() as s:
+        row = s.scalars(select(ComputeNode).where(ComputeNode.hostname == hostname)).first()
+        if row is None:
+            node_uuid = str(uuidlib.uuid4())
+            row = ComputeNode(uuid=node_uuid, rp_uuid=node_uuid, hostname=hostname)
+            s.add(row)
+        for key, value in values.items():
+            setattr(row, key, value)
+        s.flush()
+        return row
+
+
+def update_compute_node_usage(db: Database, hostname: str, values: Mapping[str, Any]) -> None:
+    with db.writer() as s:
+        s.execute(update(ComputeNode).where(ComputeNode.hostname == hostname)
+                  .values(updated_at=utcnow(), **values))
+
+
+def get_compute_node(db: Database, ident: str) -> ComputeNode:
+    with db.reader() as s:
+        row = s.scalars(select(ComputeNode).where(
+            (ComputeNode.uuid == ident) | (ComputeNode.hostname == ident))).first()
+    if row is None:
+        raise exc.ComputeNodeNotFound(compute_node=ident)
+    return row
+
+
+def list_compute_nodes(db: Database) -> list[ComputeNode]:
+    with db.reader() as s:
+        return list(s.scalars(select(ComputeNode).order_by(ComputeNode.uuid)).all())
+
+
+def report_service_up(db: Database, host: str, binary: str,
+                      availability_zone: str | None) -> ZunService:
+    """The heartbeat: create the row if needed, count the report, stamp last_seen_up."""
+    now = utcnow()
+    with db.writer() as s:
+        row = s.scalars(select(ZunService).where(
+            ZunService.host == host, ZunService.binary == binary)).first()
+        if row is None:
+            row = ZunService(host=host, binary=binary, report_count=0,
+                             availability_zone=availability_zone)
+            s.add(row)
+        row.report_count = (row.report_count or 0) + 1
+        row.last_seen_up = now
+        if availability_zone and row.availability_zone != availability_zone:
+            row.availability_zone = availability_zone
+        s.flush()
+        return row
+
+
+def list_services(db: Database, binary: str | None = None) -> list[ZunService]:
+    with db.reader() as s:
+        stmt = select(ZunService).order_by(ZunService.id)
+        if binary:
+            stmt = stmt.where(ZunService.binary == binary)
+        return list(s.scalars(stmt).all())
+
+
+def service_is_up(service: ZunService, down_time: int, now: dt.datetime | None = None) -> bool:
+    """Up = not forced down and a heartbeat within ``down_time`` seconds."""
+    if service.forced_down:
+        return False
+    last = service.last_seen_up or service.updated_at or service.created_at
+    if last is None:
+        return False
+    now = now or utcnow()
+    return (now - last).total_seconds() <= down_time
+
+
+def up_compute_hosts(db: Database, down_time: int) -> set[str]:
+    return {s.host for s in list_services(db, COMPUTE_BINARY) if service_is_up(s, down_time)}

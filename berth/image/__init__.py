@@ -1,0 +1,1 @@
+"""Images: parsing references (``reference.py``) and deciding whether to pull them."""

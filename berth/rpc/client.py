@@ -1,0 +1,77 @@
+"""ComputeAPI: the API's handle on the compute agents, with Zun's method names.
+
+Every per-container method first checks that the container's host has a live agent
+(ContainerHostNotUp, a 409, otherwise): Zun skipped this for most casts, which were
+then silently lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from berth.common import exceptions as exc
+from berth.common.context import RequestContext
+from berth.compute.views import container_payload
+from berth.db.models import Container
+from berth.rpc.base import Transport
+
+
+class ComputeAPI:
+    def __init__(self, transport: Transport, host_is_up: Callable[[str], bool],
+                 call_timeout: float = 60) -> None:
+        self._transport = transport
+        self._host_is_up = host_is_up
+        self._timeout = call_timeout
+
+    def _host(self, container: Container) -> str:
+        if not container.host:
+            raise exc.Conflict(
+                f"Container {container.uuid} is not placed on any host yet "
+                f"(status {container.status}); no compute agent can act on it.")
+        if not self._host_is_up(container.host):
+            raise exc.ContainerHostNotUp(container=container.uuid, host=container.host)
+        return container.host
+
+    def _cast(self, ctx: RequestContext, container: Container, method: str, **kw: Any) -> None:
+        self._transport.cast(self._host(container), method, context=ctx.to_dict(),
+                             container=container_payload(container), **kw)
+
+    def _call(self, ctx: RequestContext, container: Container, method: str, **kw: Any) -> Any:
+        return self._transport.call(self._host(container), method, self._timeout,
+                                    context=ctx.to_dict(),
+                                    container=container_payload(container), **kw)
+
+    def check_host(self, container: Container) -> None:
+        self._host(container)
+
+    # casts
+    def container_create(self, ctx: RequestContext, container: Container, *, limits: dict,
+                         requested_networks: list, requested_volumes: dict, run: bool,
+                         pci_requests: list | None = None) -> None:
+        self._cast(ctx, container, "container_create", limits=limits,
+                   requested_networks=requested_networks, requested_volumes=requested_volumes,
+                   run=run, pci_requests=pci_requests)
+
+    def container_delete(self, ctx: RequestContext, container: Container, force: bool) -> None:
+        self._cast(ctx, container, "container_delete", force=force)
+
+    def container_start(self, ctx: RequestContext, container: Container) -> None:
+        self._cast(ctx, container, "container_start")
+
+    def container_stop(self, ctx: RequestContext, container: Container, timeout: int | None
+                       ) -> None:
+        self._cast(ctx, container, "container_stop", timeout=timeout)
+
+    # calls
+    def container_show(self, ctx: RequestContext, container: Container) -> dict[str, Any]:
+        return self._call(ctx, container, "container_show")
+
+    def image_search(self, ctx: RequestContext, host: str, image: str, image_driver_name: str,
+                     exact_match: bool, registry: dict | None = None) -> list[dict[str, Any]]:
+        if not self._host_is_up(host):
+            raise exc.NoValidHost(f"The compute agent of host {host} is down.")
+        return self._transport.call(host, "image_search", self._timeout,
+                                    context=ctx.to_dict(), image=image,
+                                    image_driver_name=image_driver_name,
+                                    exact_match=exact_match, registry=registry)

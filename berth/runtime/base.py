@@ -1,0 +1,310 @@
+"""The container runtime interface and the plain values that cross it.
+
+The compute agent talks to the container engine only through :class:`Runtime`.
+Signatures take and return the dataclasses below, never docker-SDK objects, ORM
+rows or wire dicts. ``berth.runtime.docker`` is the real implementation; the
+``docker`` package is imported nowhere else.
+
+Errors (all raised ``from`` the engine's own exception)::
+
+    RuntimeDriverError              the engine failed or answered something unexpected
+    ├── RuntimeNotFound             no such container (a 404 from the engine)
+    ├── RuntimeImageNotFound        no such image locally, or the registry has no such image
+    ├── RuntimeImagePullFailed      the pull failed for another reason (network, auth, ...)
+    ├── RuntimeConflict             the engine refused: not running, already paused, ...
+    ├── RuntimeInvalid              the engine rejected the parameters (a 400 from the engine)
+    └── RuntimeUnavailable          the engine cannot be reached at all
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from berth.common.exceptions import BerthError
+
+#: Label berth puts on every Docker container it creates; value = the container's uuid.
+LABEL_UUID = "berth.container.uuid"
+#: Label naming the berth host (agent) that owns the container.
+LABEL_HOST = "berth.host"
+#: Docker name prefix, kept from Zun so that operators' tooling still recognises them.
+NAME_PREFIX = "zun-"
+
+
+class RuntimeDriverError(BerthError):
+    message = "Container engine error: %(reason)s"
+
+
+class RuntimeNotFound(RuntimeDriverError):
+    message = "No such container: %(reason)s"
+
+
+class RuntimeImageNotFound(RuntimeDriverError):
+    message = "Image not found: %(reason)s"
+
+
+class RuntimeImagePullFailed(RuntimeDriverError):
+    message = "Error on pulling image: %(reason)s"
+
+
+class RuntimeConflict(RuntimeDriverError):
+    message = "Container engine refused: %(reason)s"
+
+
+class RuntimeInvalid(RuntimeDriverError):
+    message = "Container engine rejected the request: %(reason)s"
+
+
+class RuntimeUnavailable(RuntimeDriverError):
+    message = "Container engine unavailable: %(reason)s"
+
+
+@dataclass(frozen=True, slots=True)
+class ImageRef:
+    """A parsed image reference: ``repo`` includes any registry domain; ``tag`` never empty."""
+
+    repo: str
+    tag: str = "latest"
+    digest: str | None = None
+
+    @property
+    def ref(self) -> str:
+        """What to hand the engine: ``repo@digest`` when pinned, else ``repo:tag``."""
+        if self.digest:
+            return f"{self.repo}@{self.digest}"
+        return f"{self.repo}:{self.tag}"
+
+
+@dataclass(frozen=True, slots=True)
+class RegistryAuth:
+    username: str
+    password: str
+    registry: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ImageInfo:
+    id: str
+    repo_tags: tuple[str, ...]
+    size: int
+    cmd: tuple[str, ...] | None
+    entrypoint: tuple[str, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class PullProgress:
+    """One progress report of a pull, for logs: ``layers_done`` of ``layers_total``."""
+
+    image: str
+    status: str
+    layers_done: int
+    layers_total: int
+    bytes_done: int
+    bytes_total: int
+
+
+@dataclass(frozen=True, slots=True)
+class HealthcheckSpec:
+    test: str
+    interval: int = 0
+    timeout: int = 0
+    retries: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerSpec:
+    """Everything the engine needs to create one container (behaviours.md §2.1)."""
+
+    uuid: str
+    host: str
+    image: str                       # the reference to run, e.g. "local/busybox:latest"
+    command: tuple[str, ...] | None = None
+    entrypoint: tuple[str, ...] | None = None
+    environment: dict[str, str] = field(default_factory=dict)
+    workdir: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    hostname: str | None = None
+    memory_mib: int | None = None
+    cpu_shares: int | None = None
+    restart_policy: dict[str, object] | None = None   # {"Name": str, "MaximumRetryCount": int}
+    tty: bool = False
+    interactive: bool = False
+    auto_remove: bool = False
+    privileged: bool = False
+    runtime: str | None = None
+    exposed_ports: tuple[str, ...] = ()              # "80/tcp"
+    healthcheck: HealthcheckSpec | None = None
+    disk_gib: int | None = None
+    cpuset_cpus: str | None = None                  # "1,3"
+    cpuset_mems: str | None = None
+    network_mode: str | None = None                 # None = the engine's default bridge
+    binds: tuple[str, ...] = ()                     # "host_path:container_path[:ro]"
+
+    @property
+    def name(self) -> str:
+        return f"{NAME_PREFIX}{self.uuid}"
+
+
+class RunState(enum.StrEnum):
+    """The engine's own word for a container's state."""
+
+    CREATED = "created"
+    RUNNING = "running"
+    PAUSED = "paused"
+    RESTARTING = "restarting"
+    REMOVING = "removing"
+    EXITED = "exited"
+    DEAD = "dead"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerState:
+    """The engine's ``State`` object, typed. Times are aware UTC datetimes, or None
+    for the engine's zero time (never started / never finished)."""
+
+    status: RunState
+    running: bool = False
+    paused: bool = False
+    restarting: bool = False
+    dead: bool = False
+    oom_killed: bool = False
+    exit_code: int | None = None
+    error: str = ""
+    pid: int = 0
+    started_at: dt.datetime | None = None
+    finished_at: dt.datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeContainer:
+    """What inspect tells about one container."""
+
+    id: str
+    name: str
+    uuid: str | None                  # from LABEL_UUID, None for containers berth did not make
+    image: str
+    state: ContainerState | None      # None when the engine gave no state at all
+    hostname: str | None = None
+    ports: tuple[int, ...] = ()       # exposed ports (Config.ExposedPorts), as ints
+    runtime: str | None = None
+    command: tuple[str, ...] | None = None
+    entrypoint: tuple[str, ...] | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+class EventKind(enum.StrEnum):
+    STARTED = "started"
+    DIED = "died"            # exited, killed, OOM: the process is gone
+    PAUSED = "paused"
+    UNPAUSED = "unpaused"
+    REMOVED = "removed"
+    CHANGED = "changed"      # anything else worth a re-inspect (rename, update, health, ...)
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeEvent:
+    """One container event from the engine's event stream."""
+
+    container_id: str
+    uuid: str | None
+    kind: EventKind
+    action: str                # the engine's own action word ("die", "oom", ...)
+    at: dt.datetime            # when the engine says it happened (aware UTC)
+    at_nano: int               # the same, as the engine's timeNano (for resuming with since=)
+
+
+class RuntimeEventStream(Iterator[RuntimeEvent], Protocol):
+    """An open event stream: iterate it in one thread; ``close()`` may be called from
+    any other thread (safe twice) and makes a blocked iteration end."""
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class HostInfo:
+    """What the engine reports about the node (for the compute_node record)."""
+
+    cpus: int
+    mem_total_mib: int
+    architecture: str
+    os_type: str
+    os: str
+    kernel_version: str
+    labels: dict[str, str]
+    runtimes: tuple[str, ...]
+    total_containers: int
+    running_containers: int
+    paused_containers: int
+    stopped_containers: int
+    docker_root_dir: str
+    storage_driver: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExecResult:
+    output: str
+    exit_code: int | None
+
+
+class Runtime(Protocol):
+    """A container engine on one node.
+
+    Every method is thread-safe and may be called from several worker threads at once.
+    Idempotence is stated per method. Every engine failure is raised as a
+    :class:`RuntimeDriverError` subclass.
+    """
+
+    def ping(self) -> None:
+        """Return when the engine answers; :class:`RuntimeUnavailable` otherwise."""
+
+    def info(self) -> HostInfo:
+        """The node's resources and engine facts."""
+
+    def inspect_image(self, ref: str) -> ImageInfo:
+        """The local image ``ref`` (``repo:tag`` or id); :class:`RuntimeImageNotFound` if absent."""
+
+    def pull_image(
+        self,
+        image: ImageRef,
+        auth: RegistryAuth | None = None,
+        progress: Callable[[PullProgress], None] | None = None,
+    ) -> ImageInfo:
+        """Pull ``image`` and return the local image. ``progress`` is called now and then
+        (not for every chunk). :class:`RuntimeImageNotFound` when the registry has no such
+        repository or tag; :class:`RuntimeImagePullFailed` for anything else. Idempotent."""
+
+    def image_exists_in_registry(self, image: ImageRef, auth: RegistryAuth | None = None) -> bool | None:
+        """Ask the image's registry whether it has ``image`` without pulling it: True, False,
+        or None when the registry cannot be asked (unreachable, auth failure)."""
+
+    def create(self, spec: ContainerSpec) -> str:
+        """Create (do not start) the container; return the engine's id. The image must be
+        present. Not idempotent: a second call with the same uuid raises RuntimeConflict."""
+
+    def start(self, container_id: str) -> None:
+        """Start it. Starting a running container is a no-op."""
+
+    def stop(self, container_id: str, timeout: int | None = None) -> None:
+        """Stop it (SIGTERM, then SIGKILL after ``timeout`` s, engine default when None).
+        Stopping a stopped container is a no-op."""
+
+    def delete(self, container_id: str, force: bool = False) -> None:
+        """Remove it (``force`` kills it first). A missing container is a no-op."""
+
+    def inspect(self, container_id: str) -> RuntimeContainer:
+        """Inspect by id or name; :class:`RuntimeNotFound` when it does not exist."""
+
+    def list(self, host: str | None = None) -> list[RuntimeContainer]:
+        """All containers (running or not) berth created, optionally only ``host``'s."""
+
+    def events(self, since_nano: int | None = None) -> RuntimeEventStream:
+        """Follow the engine's event stream for berth's containers, from ``since_nano``
+        (inclusive: that event comes again) or from now. Opening raises
+        :class:`RuntimeUnavailable` when the engine cannot be reached. The iterator ends
+        (without raising) when the stream breaks or ``close()`` is called from another
+        thread; the caller relists and reconnects with ``since_nano`` = the last
+        event's ``at_nano``."""

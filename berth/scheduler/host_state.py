@@ -1,0 +1,63 @@
+"""Building HostStates from the database: compute_node (capacity), zun_service
+(liveness, zone) and the containers placed on each node (usage, counted live so
+that containers being created already count)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from berth.db import nodes
+from berth.db.containers import NOT_HOLDING
+from berth.db.engine import Database
+from berth.db.models import Container
+from berth.scheduler.base import HostState
+
+
+@dataclass(frozen=True, slots=True)
+class Ratios:
+    cpu: float = 16.0
+    ram: float = 1.5
+    reserved_cpus: int = 0
+    reserved_memory_mib: int = 512
+
+
+def _usage_by_host(db: Database) -> dict[str, tuple[float, int]]:
+    with db.reader() as s:
+        rows = s.execute(
+            select(Container.host, Container.cpu, Container.memory)
+            .where(Container.host.is_not(None), Container.status.not_in(NOT_HOLDING),
+                   Container.container_type.in_((0, 1)))).all()
+    usage: dict[str, tuple[float, int]] = {}
+    for host, cpu, memory in rows:
+        c, m = usage.get(host, (0.0, 0))
+        mem = int(memory) if memory and str(memory).isdigit() else 0
+        usage[host] = (c + (cpu or 0.0), m + mem)
+    return usage
+
+
+def load_host_states(db: Database, ratios: Ratios, down_time: int,
+                     default_zone: str) -> Sequence[HostState]:
+    services = {s.host: s for s in nodes.list_services(db, nodes.COMPUTE_BINARY)}
+    usage = _usage_by_host(db)
+    out = []
+    for node in nodes.list_compute_nodes(db):
+        svc = services.get(node.hostname)
+        cpu_used, mem_used = usage.get(node.hostname, (0.0, 0))
+        out.append(HostState(
+            hostname=node.hostname,
+            cpus=max(0, (node.cpus or 0) - ratios.reserved_cpus) * ratios.cpu,
+            memory_mib=int(max(0, (node.mem_total or 0) - ratios.reserved_memory_mib)
+                           * ratios.ram),
+            cpu_used=cpu_used, memory_used_mib=mem_used,
+            runtimes=tuple(node.runtimes or ("runc",)),
+            availability_zone=(svc.availability_zone if svc else None) or default_zone,
+            service_up=svc is not None and nodes.service_is_up(svc, down_time),
+            service_disabled=bool(svc and svc.disabled),
+            disabled_reason=svc.disabled_reason if svc else None,
+        ))
+    return out
+
+
