@@ -6,8 +6,28 @@ from fastapi import FastAPI
 
 from berth.api import errors
 from berth.api.middleware import BerthMiddleware
-from berth.api.routers import containers, identity, root
+from berth.api.routers import (
+    availability_zones,
+    console,
+    container_action_records,
+    container_actions,
+    container_inspection,
+    containers,
+    hosts,
+    identity,
+    images,
+    quotas,
+    registries,
+    root,
+    services,
+)
 from berth.api.state import ApiState
+
+# Order matters only where paths overlap: the fixed /v1/containers/{ident}/<action>
+# routes never clash with /v1/containers/{ident}.
+ROUTERS = (root, containers, container_actions, container_inspection, console,
+           container_action_records, images, hosts, services, availability_zones, quotas,
+           registries)
 
 
 def create_app(state: ApiState, *, noauth: bool = True,
@@ -18,9 +38,9 @@ def create_app(state: ApiState, *, noauth: bool = True,
     app.state.berth = state
     app.state.public_endpoint = public_endpoint
     errors.install(app)
-    app.include_router(root.router)
+    for module in ROUTERS:
+        app.include_router(module.router)
     if noauth:
         app.include_router(identity.router)
-    app.include_router(containers.router)
     app.add_middleware(BerthMiddleware)
     return app

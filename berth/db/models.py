@@ -92,6 +92,9 @@ class Container(TimestampMixin, Base):
     capsule_id: Mapped[int | None] = mapped_column(
         Integer, ForeignKey("container.id", ondelete="CASCADE"))
     container_type: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    #: When the current task_state must be over (berth: a lost cast cannot leave a
+    #: container busy forever; the owner's sync, or the API, fails it after this).
+    task_deadline: Mapped[dt.datetime | None] = mapped_column(DateTime)
 
 
 class ComputeNode(TimestampMixin, Base):
@@ -174,3 +177,86 @@ class ContainerActionEvent(TimestampMixin, Base):
     result: Mapped[str | None] = mapped_column(String(255))
     traceback: Mapped[str | None] = mapped_column(Text)
     details: Mapped[str | None] = mapped_column(Text)
+
+
+class ExecInstance(TimestampMixin, Base):
+    """An interactive exec session (console proxy)."""
+
+    __tablename__ = "exec_instance"
+    __table_args__ = (UniqueConstraint("container_id", "exec_id",
+                                       name="uniq_exec_instance0container_id_exec_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    container_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("container.id", ondelete="CASCADE"), nullable=False)
+    exec_id: Mapped[str] = mapped_column(String(255), nullable=False)
+    token: Mapped[str | None] = mapped_column(String(255))
+    url: Mapped[str | None] = mapped_column(String(255))
+
+
+class ConsoleToken(TimestampMixin, Base):
+    """A single-use, expiring console token (berth: Zun's never expire). Only a hash
+    of the token is stored."""
+
+    __tablename__ = "console_token"
+    __table_args__ = (UniqueConstraint("token_hash", name="uniq_console_token0hash"),
+                      Index("console_token_container_idx", "container_uuid"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    token_hash: Mapped[str] = mapped_column(String(128), nullable=False)
+    container_uuid: Mapped[str] = mapped_column(
+        String(36), ForeignKey("container.uuid", ondelete="CASCADE"), nullable=False)
+    exec_id: Mapped[str | None] = mapped_column(String(255))
+    kind: Mapped[str] = mapped_column(String(16), nullable=False)      # attach | exec
+    expires_at: Mapped[dt.datetime] = mapped_column(DateTime, nullable=False)
+    used_at: Mapped[dt.datetime | None] = mapped_column(DateTime)
+
+
+class Image(TimestampMixin, Base):
+    __tablename__ = "image"
+    __table_args__ = (UniqueConstraint("repo", "tag", "host", name="uniq_image0repotaghost"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    uuid: Mapped[str] = mapped_column(String(36), nullable=False, unique=True)
+    image_id: Mapped[str | None] = mapped_column(String(255))
+    project_id: Mapped[str | None] = mapped_column(String(255))
+    user_id: Mapped[str | None] = mapped_column(String(255))
+    repo: Mapped[str | None] = mapped_column(String(255))
+    tag: Mapped[str | None] = mapped_column(String(255))
+    size: Mapped[str | None] = mapped_column(String(255))
+    host: Mapped[str | None] = mapped_column(String(255))
+
+
+class Registry(TimestampMixin, Base):
+    __tablename__ = "registry"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    uuid: Mapped[str] = mapped_column(String(36), nullable=False, unique=True)
+    project_id: Mapped[str | None] = mapped_column(String(255))
+    user_id: Mapped[str | None] = mapped_column(String(255))
+    name: Mapped[str | None] = mapped_column(String(255))
+    domain: Mapped[str] = mapped_column(String(255), nullable=False)
+    username: Mapped[str | None] = mapped_column(String(255))
+    password: Mapped[str | None] = mapped_column(Text)   # encrypted at rest
+
+
+class Quota(TimestampMixin, Base):
+    __tablename__ = "quotas"
+    __table_args__ = (UniqueConstraint("project_id", "resource",
+                                       name="uniq_quotas0project_id0resource"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    project_id: Mapped[str] = mapped_column(String(255), nullable=False)
+    resource: Mapped[str] = mapped_column(String(255), nullable=False)
+    hard_limit: Mapped[int] = mapped_column(Integer, nullable=False)
+
+
+class QuotaClass(TimestampMixin, Base):
+    __tablename__ = "quota_classes"
+    __table_args__ = (UniqueConstraint("class_name", "resource",
+                                       name="uniq_quota_classes0class_name0resource"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    class_name: Mapped[str] = mapped_column(String(255), nullable=False)
+    resource: Mapped[str] = mapped_column(String(255), nullable=False)
+    hard_limit: Mapped[int] = mapped_column(Integer, nullable=False)

@@ -33,11 +33,14 @@ class ComputeAPI:
             raise exc.ContainerHostNotUp(container=container.uuid, host=container.host)
         return container.host
 
-    def _cast(self, ctx: RequestContext, container: Container, method: str, **kw: Any) -> None:
+    def cast(self, ctx: RequestContext, container: Container, method: str, **kw: Any) -> None:
+        """Cast ``method`` to the container's host with ``container`` and ``kw``
+        (after the host-up check)."""
         self._transport.cast(self._host(container), method, context=ctx.to_dict(),
                              container=container_payload(container), **kw)
 
-    def _call(self, ctx: RequestContext, container: Container, method: str, **kw: Any) -> Any:
+    def call(self, ctx: RequestContext, container: Container, method: str, **kw: Any) -> Any:
+        """Call ``method`` on the container's host and return its answer."""
         return self._transport.call(self._host(container), method, self._timeout,
                                     context=ctx.to_dict(),
                                     container=container_payload(container), **kw)
@@ -49,23 +52,23 @@ class ComputeAPI:
     def container_create(self, ctx: RequestContext, container: Container, *, limits: dict,
                          requested_networks: list, requested_volumes: dict, run: bool,
                          pci_requests: list | None = None) -> None:
-        self._cast(ctx, container, "container_create", limits=limits,
+        self.cast(ctx, container, "container_create", limits=limits,
                    requested_networks=requested_networks, requested_volumes=requested_volumes,
                    run=run, pci_requests=pci_requests)
 
     def container_delete(self, ctx: RequestContext, container: Container, force: bool) -> None:
-        self._cast(ctx, container, "container_delete", force=force)
+        self.cast(ctx, container, "container_delete", force=force)
 
     def container_start(self, ctx: RequestContext, container: Container) -> None:
-        self._cast(ctx, container, "container_start")
+        self.cast(ctx, container, "container_start")
 
     def container_stop(self, ctx: RequestContext, container: Container, timeout: int | None
                        ) -> None:
-        self._cast(ctx, container, "container_stop", timeout=timeout)
+        self.cast(ctx, container, "container_stop", timeout=timeout)
 
     # calls
     def container_show(self, ctx: RequestContext, container: Container) -> dict[str, Any]:
-        return self._call(ctx, container, "container_show")
+        return self.call(ctx, container, "container_show")
 
     def image_search(self, ctx: RequestContext, host: str, image: str, image_driver_name: str,
                      exact_match: bool, registry: dict | None = None) -> list[dict[str, Any]]:
@@ -75,3 +78,17 @@ class ComputeAPI:
                                     context=ctx.to_dict(), image=image,
                                     image_driver_name=image_driver_name,
                                     exact_match=exact_match, registry=registry)
+
+    def cast_host(self, ctx: RequestContext, host: str, method: str, **kw: Any) -> None:
+        """Cast a method that names no container (image_pull, image_delete) to ``host``."""
+        if not self._host_is_up(host):
+            raise exc.Conflict(f"The compute agent of host {host} is down; try again when "
+                               f"it is back.")
+        self._transport.cast(host, method, context=ctx.to_dict(), **kw)
+
+    def call_host(self, ctx: RequestContext, host: str, method: str, **kw: Any) -> Any:
+        """Call a method that names no container on ``host``."""
+        if not self._host_is_up(host):
+            raise exc.Conflict(f"The compute agent of host {host} is down; try again when "
+                               f"it is back.")
+        return self._transport.call(host, method, self._timeout, context=ctx.to_dict(), **kw)

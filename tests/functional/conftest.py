@@ -42,3 +42,56 @@ def docker_url() -> str:
 @pytest.fixture(autouse=True)
 def _requires_docker(docker_url: str) -> None:
     """Every functional test needs the engine."""
+
+
+@pytest.fixture(scope="session")
+def berth(docker_url: str):  # type: ignore[no-untyped-def]
+    """One ``berth serve`` shared by the session's functional tests. Tests must not
+    stop or kill it (use ``berth_factory`` for that) and must clean up what they create."""
+    from support.berth_proc import BerthProcess
+
+    proc = BerthProcess().start()
+    yield proc
+    proc.stop()
+    _remove_containers_of(proc.host)
+
+
+@pytest.fixture
+def berth_factory(docker_url: str):  # type: ignore[no-untyped-def]
+    """Start private ``berth serve`` processes (for tests that stop, kill or restart
+    them). Everything they made in Docker is removed afterwards."""
+    from support.berth_proc import BerthProcess
+
+    made: list[BerthProcess] = []
+
+    def make(extra_conf: str = "", **kwargs):  # type: ignore[no-untyped-def]
+        proc = BerthProcess(extra_conf, **kwargs)
+        made.append(proc)
+        return proc
+
+    yield make
+    for proc in made:
+        proc.stop()
+        _remove_containers_of(proc.host)
+
+
+def _remove_containers_of(host: str) -> None:
+    client = docker.from_env()
+    try:
+        for c in client.containers.list(all=True, filters={"label": f"berth.host={host}"}):
+            c.remove(force=True)
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def zun(berth):  # type: ignore[no-untyped-def]
+    """python-zunclient against the shared berth, as admin."""
+    return berth.client()
+
+
+@pytest.fixture(scope="session")
+def docker_client(docker_url: str):  # type: ignore[no-untyped-def]
+    client = docker.DockerClient(base_url=docker_url, version="auto")
+    yield client
+    client.close()

@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
-from berth.api import compute_api
+from berth.api.operations import containers as compute_api
 from berth.api.auth import context_from_request
 from berth.api.links import base_url
 from berth.api.microversions import MIN_VERSION, APIVersion

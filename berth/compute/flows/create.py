@@ -128,7 +128,7 @@ def pull_image(deps: AgentDeps, row: Container) -> tuple[rt.ImageRef, rt.ImageIn
             f"ifnotpresent or always.")
     LOG.info("pulling image %s (pull policy %s)", image.ref, policy)
     try:
-        return image, deps.runtime.pull_image(image, auth=_auth_for(deps, image))
+        return image, deps.runtime.pull_image(image, auth=registry_auth_for(deps, image))
     except rt.RuntimeImageNotFound as err:
         raise exc.ImageNotFound(
             f"Image {image.ref} could not be found in its registry ({err.msg}). Check the "
@@ -143,7 +143,7 @@ def pull_image(deps: AgentDeps, row: Container) -> tuple[rt.ImageRef, rt.ImageIn
             f"image_pull_policy ifnotpresent.") from err
 
 
-def _auth_for(deps: AgentDeps, image: rt.ImageRef) -> rt.RegistryAuth | None:
+def registry_auth_for(deps: AgentDeps, image: rt.ImageRef) -> rt.RegistryAuth | None:
     s = deps.settings
     if s.default_registry and s.default_registry_username and \
             image.repo.startswith(s.default_registry + "/"):

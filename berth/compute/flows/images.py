@@ -10,7 +10,7 @@ from typing import Any
 
 from berth.common import exceptions as exc
 from berth.compute.deps import AgentDeps
-from berth.compute.flows.create import _auth_for
+from berth.compute.flows.create import registry_auth_for
 from berth.image.reference import parse_image
 from berth.runtime import base as rt
 
@@ -32,7 +32,7 @@ def search_image(deps: AgentDeps, image: str, exact_match: bool) -> list[dict[st
         return [_result(ref.ref, f"present on host {deps.host}")]
     except rt.RuntimeImageNotFound:
         pass
-    known = deps.runtime.image_exists_in_registry(ref, _auth_for(deps, ref))
+    known = deps.runtime.image_exists_in_registry(ref, registry_auth_for(deps, ref))
     if known is False:
         LOG.info("image %s is neither on this host nor in its registry", ref.ref)
         return []

@@ -1,0 +1,7 @@
+"""container_actions and their events."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter()

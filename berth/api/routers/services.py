@@ -1,0 +1,7 @@
+"""/v1/services."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter()

@@ -1,0 +1,40 @@
+"""create, delete, start, stop, show."""
+
+from __future__ import annotations
+
+from berth.common.context import RequestContext
+from berth.common.log import container_context
+from berth.compute.endpoints import EndpointBase, Wire, uuid_of
+from berth.compute.flows import create, delete, lifecycle
+from berth.compute.views import container_payload
+
+
+class ContainerEndpoints(EndpointBase):
+    METHODS = frozenset({"container_create", "container_delete", "container_start",
+                         "container_stop", "container_show"})
+
+    def container_create(self, context: Wire, limits: Wire | None, requested_networks: list,
+                         requested_volumes: Wire | None, container: Wire, run: bool,
+                         pci_requests: list | None = None) -> None:
+        ctx = RequestContext.from_dict(context)
+        self._workers.submit(uuid_of(container), create.create_container, self._deps, ctx,
+                             uuid_of(container), run=bool(run), limits=limits or {})
+
+    def container_delete(self, context: Wire, container: Wire, force: bool = False) -> None:
+        ctx = RequestContext.from_dict(context)
+        self._workers.submit(uuid_of(container), delete.delete_container, self._deps, ctx,
+                             uuid_of(container), force=bool(force))
+
+    def container_start(self, context: Wire, container: Wire) -> None:
+        ctx = RequestContext.from_dict(context)
+        self._workers.submit(uuid_of(container), lifecycle.start_container, self._deps, ctx,
+                             uuid_of(container))
+
+    def container_stop(self, context: Wire, container: Wire, timeout: int | None = None) -> None:
+        ctx = RequestContext.from_dict(context)
+        self._workers.submit(uuid_of(container), lifecycle.stop_container, self._deps, ctx,
+                             uuid_of(container), timeout=None if timeout is None else int(timeout))
+
+    def container_show(self, context: Wire, container: Wire) -> Wire:
+        with container_context(uuid_of(container)):
+            return container_payload(lifecycle.refresh(self._deps, uuid_of(container)))
