@@ -308,3 +308,11 @@ class Runtime(Protocol):
         (without raising) when the stream breaks or ``close()`` is called from another
         thread; the caller relists and reconnects with ``since_nano`` = the last
         event's ``at_nano``."""
+
+    # --- actions: restart, pause, unpause, kill, update, rename (issue 3) ---
+
+    # --- inspection: logs, top, stats, archives, commit (issue 3) ---
+
+    # --- console: exec, attach, resize (issue 5) ---
+
+    # --- images: remove, search (issue 3) ---

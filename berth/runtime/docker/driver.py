@@ -39,6 +39,10 @@ from berth.runtime.base import (
     RuntimeNotFound,
 )
 from berth.runtime.docker import convert
+from berth.runtime.docker.actions import ActionsMixin
+from berth.runtime.docker.console import ConsoleMixin
+from berth.runtime.docker.images import ImagesMixin
+from berth.runtime.docker.inspection import InspectionMixin
 from berth.runtime.docker.errors import (
     distribution_verdict,
     engine_unreachable,
@@ -60,7 +64,7 @@ class _PullStreamError(Exception):
     """An ``error`` message inside the pull stream (the HTTP answer itself was 200)."""
 
 
-class DockerRuntime:
+class DockerRuntime(ActionsMixin, InspectionMixin, ConsoleMixin, ImagesMixin):
     """A Docker engine reached at ``base_url``.
 
     ``version`` is the API version to speak ("auto" = the engine's own, never newer than

@@ -1,0 +1,11 @@
+"""DockerRuntime operations: exec (create/start/inspect/resize), attach socket, TTY resize.
+
+A mixin of :class:`~berth.runtime.docker.driver.DockerRuntime`: it uses
+``self._api()`` (the shared low-level APIClient) inside ``translate_errors()``.
+"""
+
+from __future__ import annotations
+
+
+class ConsoleMixin:
+    pass
