@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# README command 2: install everything the tests need on this Debian machine (Docker
+# engine, a local registry, test images, RabbitMQ/PostgreSQL/MariaDB clients and the
+# OpenStack Placement service for integration tests, berth with its test extras) and
+# run the whole suite. Extra arguments go to pytest.
+source "$(dirname "$0")/lib.sh"
+need_root
+apt_install curl ca-certificates
+trap 'bash "$ROOT/.ci/ci-services.sh" stop registry placement >/dev/null 2>&1 || true' EXIT
+bash "$ROOT/.ci/ci-services.sh" start docker registry placement
+bash "$ROOT/.ci/make-test-images.sh" --push 127.0.0.1:5000 busybox
+ensure_venv test
+cd "$ROOT"
+set +e
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider "$@"
+rc=$?
+set -e
+if [ "$rc" = 5 ]; then say "pytest collected no tests"; exit 1; fi
+exit "$rc"
