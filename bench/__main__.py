@@ -1,0 +1,53 @@
+"""``python -m bench [ID ...]``: run the benchmarks (all by default), print a table
+(measure, berth, baseline, ratio, goal) and write it as JSON to bench/results/."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from bench import p1_p2_create
+from bench.common import Berth, Result
+
+BENCHMARKS = {
+    "P1": p1_p2_create.p1,
+    "P2": p1_p2_create.p2,
+}
+
+
+def _fmt(v: float | None) -> str:
+    return "-" if v is None else f"{v:.4g}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    parser.add_argument("ids", nargs="*", help="benchmarks to run (default: all)")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
+    args = parser.parse_args(argv)
+    ids = [i.upper() for i in args.ids] or list(BENCHMARKS)
+    results: list[Result] = []
+    berth = Berth()
+    try:
+        for bid in ids:
+            print(f"running {bid} ...", file=sys.stderr, flush=True)
+            results.append(BENCHMARKS[bid](berth))
+    finally:
+        berth.stop()
+    print(f"{'id':4} {'measure':58} {'berth':>10} {'baseline':>10} {'unit':5} "
+          f"{'ratio':>7}  goal")
+    for r in results:
+        print(f"{r.id:4} {r.measure[:58]:58} {_fmt(r.berth):>10} {_fmt(r.baseline):>10} "
+              f"{r.unit:5} {_fmt(r.ratio):>7}  {r.goal} {'MET' if r.met else 'MISSED'}")
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, time.strftime("bench-%Y%m%d-%H%M%S.json"))
+    with open(path, "w") as fh:
+        json.dump([r.as_dict() for r in results], fh, indent=2)
+    print(f"results written to {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""Shared pieces of the benchmarks: a berth process, a Docker client, statistics and
+the result rows."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import docker
+import httpx
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "tests"))
+from support.berth_proc import TEST_IMAGE, BerthProcess  # noqa: E402
+
+IMAGE = TEST_IMAGE
+#: A command that exits at once on SIGTERM, so stops do not wait Docker's 10 s.
+COMMAND = ["sh", "-c", "trap 'exit 0' TERM; sleep 600 & wait"]
+
+
+@dataclass
+class Result:
+    id: str
+    measure: str
+    berth: float | None
+    baseline: float | None
+    unit: str
+    goal: str
+    met: bool | None
+    ratio: float | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or not b:
+        return None
+    return a / b
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def percentile(values: list[float], p: float) -> float:
+    """Nearest-rank percentile (p in 0..100)."""
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, int(round(p / 100 * len(ordered) + 0.5)) - 1))
+    return ordered[k]
+
+
+def name(prefix: str) -> str:
+    return f"bench-{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def docker_client() -> docker.DockerClient:
+    return docker.DockerClient(base_url="unix:///var/run/docker.sock", version="auto")
+
+
+def wait(predicate: Callable[[], Any], timeout: float, interval: float = 0.005) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise TimeoutError("benchmark condition not reached")
+
+
+class Berth:
+    """A berth serve process with an HTTP client, for the benchmarks."""
+
+    def __init__(self, extra_conf: str = "") -> None:
+        self.proc = BerthProcess(extra_conf).start()
+        self.http = httpx.Client(base_url=self.proc.url, timeout=120, headers={
+            "X-Auth-Token": "admin", "OpenStack-API-Version": "container 1.40"})
+
+    def run(self, cname: str, command: list[str] | None = None, memory: int = 64) -> str:
+        r = self.http.post("/v1/containers", params={"run": "true"}, json={
+            "name": cname, "image": IMAGE, "command": command or COMMAND,
+            "image_pull_policy": "ifnotpresent", "memory": memory, "cpu": 0.1})
+        r.raise_for_status()
+        return str(r.json()["uuid"])
+
+    def status(self, ident: str) -> str | None:
+        r = self.http.get(f"/v1/containers/{ident}")
+        return r.json().get("status") if r.status_code == 200 else None
+
+    def list_status(self) -> dict[str, str]:
+        r = self.http.get("/v1/containers")
+        return {c["uuid"]: c["status"] for c in r.json()["containers"]}
+
+    def delete(self, ident: str) -> None:
+        self.http.delete(f"/v1/containers/{ident}", params={"force": "True"})
+
+    def delete_all(self, timeout: float = 120) -> None:
+        for ident in list(self.list_status()):
+            self.delete(ident)
+        wait(lambda: not self.list_status(), timeout, 0.2)
+
+    def stop(self) -> None:
+        self.http.close()
+        self.proc.stop()
+        client = docker_client()
+        for c in client.containers.list(all=True, filters={"label": f"berth.host={self.proc.host}"}):
+            c.remove(force=True)
+        client.close()

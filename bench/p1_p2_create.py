@@ -1,0 +1,71 @@
+"""P1: create→Running through the API, sequential. P2: 50 concurrent creates.
+
+Baseline: ``docker run -d`` of the same image and command through the Docker SDK
+(``containers.run(detach=True)``, which returns after the start), in the same run.
+berth's time runs from the POST until the API shows Running (polled every 5 ms).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import time
+
+from bench.common import COMMAND, IMAGE, Berth, Result, docker_client, median, name, ratio, wait
+
+
+def p1(berth: Berth, runs: int = 30) -> Result:
+    client = docker_client()
+    berth_times, docker_times = [], []
+    try:
+        for _ in range(3):     # warm both paths (page cache, connection pools)
+            c = client.containers.run(IMAGE, COMMAND, detach=True, name=name("warm"),
+                                      mem_limit="64m", labels={"bench": "1"})
+            c.remove(force=True)
+            u = berth.run(name("warm"))
+            wait(lambda: berth.status(u) == "Running", 60)
+            berth.delete(u)
+        for i in range(runs):
+            t0 = time.perf_counter()
+            c = client.containers.run(IMAGE, COMMAND, detach=True, name=name("p1d"),
+                                      mem_limit="64m", cpu_shares=102, labels={"bench": "1"})
+            docker_times.append(time.perf_counter() - t0)
+            c.remove(force=True)
+            t0 = time.perf_counter()
+            u = berth.run(name("p1b"))
+            wait(lambda: berth.status(u) == "Running", 60)
+            berth_times.append(time.perf_counter() - t0)
+            berth.delete(u)
+    finally:
+        client.close()
+        berth.delete_all()
+    b, d = median(berth_times), median(docker_times)
+    r = ratio(b, d)
+    return Result("P1", "create→Running, median of 30 sequential", b, d, "s",
+                  "ratio ≤ 1.10", r is not None and r <= 1.10, r,
+                  {"berth_all": berth_times, "docker_all": docker_times})
+
+
+def p2(berth: Berth, n: int = 50) -> Result:
+    client = docker_client()
+    try:
+        t0 = time.perf_counter()
+        with cf.ThreadPoolExecutor(n) as pool:
+            made = list(pool.map(lambda i: client.containers.run(
+                IMAGE, COMMAND, detach=True, name=name("p2d"), mem_limit="64m",
+                labels={"bench": "1"}), range(n)))
+        docker_wall = time.perf_counter() - t0
+        with cf.ThreadPoolExecutor(16) as pool:
+            list(pool.map(lambda c: c.remove(force=True), made))
+
+        t0 = time.perf_counter()
+        with cf.ThreadPoolExecutor(n) as pool:
+            uuids = list(pool.map(lambda i: berth.run(name("p2b")), range(n)))
+        wanted = set(uuids)
+        wait(lambda: all(berth.list_status().get(u) == "Running" for u in wanted), 300, 0.02)
+        berth_wall = time.perf_counter() - t0
+    finally:
+        client.close()
+        berth.delete_all(300)
+    r = ratio(berth_wall, docker_wall)
+    return Result("P2", f"{n} concurrent creates, wall time until all Running", berth_wall,
+                  docker_wall, "s", "ratio ≤ 1.15", r is not None and r <= 1.15, r)
