@@ -9,12 +9,24 @@ import os
 import sys
 import time
 
-from bench import p1_p2_create
+from bench import (
+    p1_p2_create,
+    p3_state_latency,
+    p4_sync_rows,
+    p5_api_latency,
+    p6_memory,
+    p7_restart,
+)
 from bench.common import Berth, Result
 
 BENCHMARKS = {
     "P1": p1_p2_create.p1,
     "P2": p1_p2_create.p2,
+    "P3": p3_state_latency.p3,
+    "P4": p4_sync_rows.p4,
+    "P5": p5_api_latency.p5,
+    "P6": p6_memory.p6,
+    "P7": p7_restart.p7,
 }
 
 
@@ -29,7 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ids = [i.upper() for i in args.ids] or list(BENCHMARKS)
     results: list[Result] = []
-    berth = Berth()
+    # Benchmarks create more containers than the default quotas allow.
+    berth = Berth("[quota]\ncontainers = -1\nmemory = -1\ncpu = -1\ndisk = -1\n"
+                  "[compute]\ncpu_allocation_ratio = 64\n")
     try:
         for bid in ids:
             print(f"running {bid} ...", file=sys.stderr, flush=True)

@@ -1,0 +1,30 @@
+"""P6: resident memory of berth with 100 running containers. berth serve runs the API,
+the scheduler and the agent in one process, so its RSS is an upper bound of the
+agent's. Baseline: kubelet's documented density range, 50–100 MiB."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+
+from bench.common import Berth, Result, name, wait
+
+
+def rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def p6(berth: Berth, n: int = 100) -> Result:
+    assert berth.proc.proc is not None
+    pid = berth.proc.proc.pid
+    idle = rss_mib(pid)
+    with cf.ThreadPoolExecutor(10) as pool:
+        uuids = list(pool.map(lambda i: berth.run(name("p6")), range(n)))
+    wait(lambda: all(berth.list_status().get(u) == "Running" for u in uuids), 600, 0.2)
+    loaded = rss_mib(pid)
+    berth.delete_all(600)
+    return Result("P6", f"berth serve RSS with {n} running containers", loaded, 100.0, "MiB",
+                  "≤ 80 MiB", loaded <= 80, loaded / 100.0, {"idle_rss_mib": idle})
