@@ -36,6 +36,7 @@ _STATUS: list[tuple[type[BaseException], int]] = [
     (exc.UnsupportedMediaType, 415),
     (exc.RPCTimeout, 504),
     (exc.RPCError, 503),
+    (exc.ServiceUnavailable, 503),
     (rt.RuntimeUnavailable, 503),
 ]
 
@@ -64,11 +65,19 @@ def error_response(request_id: str, status: int, code: str, title: str, detail: 
 
 def berth_error_response(request_id: str, err: exc.BerthError) -> JSONResponse:
     status = status_of(err)
-    if status >= 500 and not isinstance(err, (exc.RPCError, rt.RuntimeUnavailable)):
+    if status >= 500 and not isinstance(err, (exc.RPCError, rt.RuntimeUnavailable,
+                                               exc.ServiceUnavailable)):
         return internal_error(request_id, err)
     title = str(err.kwargs.get("title") or err.msg) if status == 406 else err.msg
-    return error_response(request_id, status, "container." + exc.kebab(type(err).__name__),
+    return error_response(request_id, status, "container." + exc.kebab(error_name(err)),
                           title, err.msg)
+
+
+def error_name(err: BaseException) -> str:
+    """The exception's class name; oslo.messaging re-raises an agent's error as a
+    subclass named ``<Name>_Remote``, which must not leak into the error code."""
+    name = type(err).__name__
+    return name[: -len("_Remote")] if name.endswith("_Remote") else name
 
 
 def internal_error(request_id: str, err: BaseException) -> JSONResponse:

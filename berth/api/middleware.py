@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from berth.api import microversions as mv
-from berth.api.errors import envelope
+from berth.api.errors import envelope, internal_error
 from berth.common import exceptions as exc
 from berth.common.context import new_request_id
 
@@ -56,13 +56,24 @@ class BerthMiddleware:
             extra += _VERSION_HEADERS + [
                 (b"openstack-api-version", f"{mv.SERVICE} {version}".encode())]
 
+        started = False
+
         async def send_with_headers(message: dict) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
+                started = True
                 message.setdefault("headers", [])
                 message["headers"] = list(message["headers"]) + extra
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        try:
+            await self.app(scope, receive, send_with_headers)
+        except Exception as err:  # the request's boundary
+            # Starlette answers unhandled errors outside every user middleware, so
+            # that 500 would lack the request id and version headers: answer it here.
+            if started:
+                raise
+            await internal_error(request_id, err)(scope, receive, send_with_headers)
 
 
 def _header(scope: dict, name: str) -> str | None:

@@ -19,6 +19,16 @@ class ApiSettings:
     unique_container_name_scope: str = ""
     default_registry: str | None = None
     create_limits: CreateLimits = field(default_factory=CreateLimits)
+    #: [websocket_proxy]base_url and token_ttl: the console URLs the API hands out.
+    console_base_url: str = "ws://127.0.0.1:6784/"
+    console_token_ttl: int = 600
+    #: [quota] defaults (containers, memory, cpu, disk); see berth.db.quotas.
+    quota_defaults: dict[str, int] = field(
+        default_factory=lambda: {"containers": 40, "memory": 51200, "cpu": 20, "disk": 100})
+    #: Fernet key for registry passwords (berth.db.registries.load_key); None: registries
+    #: with a password cannot be saved.
+    registry_key: bytes | None = None
+    default_availability_zone: str = "nova"
 
 
 @dataclass(slots=True)

@@ -38,7 +38,9 @@ def container_view(row: Container, *, is_admin: bool, request: Request | None = 
         if key in ("created_at", "updated_at"):
             value = format_time(value)
         elif key == "registry_id":
-            value = None      # the registry's uuid, once registries exist
+            # The registry's uuid (models.Container.registry_uuid), read without a
+            # lazy load: the row is detached, and a new row has it only when set.
+            value = row.__dict__.get("registry_uuid") if row.registry_id else None
         out[key] = value
     if out["environment"] is None:
         out["environment"] = {}

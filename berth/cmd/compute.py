@@ -1,4 +1,16 @@
-"""``berth-compute``: one node's compute agent, serving RPC over oslo.messaging."""
+"""``berth-compute``: one node's compute agent, serving RPC over oslo.messaging.
+
+Deployment order: ``berth db upgrade --config-file FILE`` first (berth-compute never
+migrates the database; it refuses to start on a schema that is not at its head
+revision), then ``berth-compute`` on every node (each with its own ``[DEFAULT]host``)
+and ``berth-api``. All of them share ``[database]connection`` (PostgreSQL or MariaDB),
+``[DEFAULT]transport_url`` (RabbitMQ), ``[compute]topic`` (keep it the same on the API
+and its agents; a different topic keeps another deployment on the same RabbitMQ vhost
+apart) and ``[DEFAULT]auth_encryption_key``.
+
+This module and what it imports stay clear of the API (FastAPI, pydantic): the agent
+needs none of it (``python -X importtime -c "import berth.cmd.compute"`` shows it).
+"""
 
 from __future__ import annotations
 
@@ -22,16 +34,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         LOG.error("berth-compute needs [DEFAULT]transport_url (rabbit://...) so that the API "
                   "can reach it; on one machine, run `berth serve` instead.")
         return 2
+    from berth.db import migrate
+
+    problem = migrate.schema_problem(wiring.database_url(CONF))
+    if problem:
+        LOG.error("berth-compute cannot start: %s", problem)
+        return 2
     db = wiring.build_database(CONF, upgrade=False)
     transport = wiring.build_transport(CONF)
     agent = wiring.build_agent(CONF, db, transport)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    agent.start()
+    try:
+        agent.start()
+    except Exception as err:  # noqa: BLE001 - report and exit
+        LOG.error("the compute agent %s could not start: %s. Check that the Docker engine "
+                  "answers at %s and that the database and RabbitMQ are reachable.",
+                  CONF.host, err, CONF.docker.api_url)
+        transport.cleanup()
+        return 1
     stop.wait()
     agent.stop()
     transport.cleanup()
+    db.dispose()
     return 0
 
 

@@ -9,7 +9,7 @@ import uvicorn
 from oslo_config import cfg
 
 from berth.api.app import create_app
-from berth.cmd import wiring
+from berth.cmd import wiring, wsproxy
 
 LOG = logging.getLogger(__name__)
 
@@ -24,6 +24,15 @@ def run(conf: cfg.ConfigOpts) -> int:
         LOG.error("the compute agent could not start: %s. Is the Docker engine running "
                   "and reachable at %s?", err, conf.docker.api_url)
         return 1
+    try:  # the console proxy: its own event loop in a thread, before uvicorn runs
+        console = wsproxy.build_console_server(conf, db)
+        console.start()
+    except (OSError, ValueError, TimeoutError) as err:
+        LOG.error("the console proxy could not start on %s:%s: %s. Free the port or set "
+                  "[websocket_proxy] wsproxy_host / wsproxy_port.",
+                  conf.websocket_proxy.wsproxy_host, conf.websocket_proxy.wsproxy_port, err)
+        agent.stop()
+        return 1
     state = wiring.build_api_state(conf, db, transport)
     app = create_app(state, noauth=conf.api.auth_strategy == "noauth",
                      public_endpoint=conf.api.public_endpoint)
@@ -37,6 +46,7 @@ def run(conf: cfg.ConfigOpts) -> int:
     try:
         server.run()
     finally:
+        console.stop()
         agent.stop()
         transport.cleanup()
         db.dispose()

@@ -6,22 +6,24 @@ from __future__ import annotations
 import ipaddress
 import logging
 import socket
+import sys
 from collections.abc import Sequence
+
+from typing import TYPE_CHECKING
 
 from oslo_config import cfg
 
-from berth.api.schemas.container import CreateLimits
-from berth.api.state import ApiSettings, ApiState
 from berth.compute.agent import AgentConfig, ComputeAgent
 from berth.compute.deps import AgentSettings
 from berth.compute.periodic.inventory import InventorySettings
-from berth.db import migrate, nodes
+from berth.db import registries
 from berth.db.engine import Database, default_url
+from berth.placement.base import Placement
 from berth.rpc.base import Transport
-from berth.rpc.client import ComputeAPI
-from berth.scheduler import filters
-from berth.scheduler.filter_scheduler import FilterScheduler
-from berth.scheduler.host_state import Ratios, load_host_states
+from berth.scheduler.host_state import Ratios
+
+if TYPE_CHECKING:  # API-only parts are imported where they are built: berth-compute
+    from berth.api.state import ApiState  # never loads the API (see build_api_state)
 
 LOG = logging.getLogger(__name__)
 
@@ -33,6 +35,8 @@ def database_url(conf: cfg.ConfigOpts) -> str:
 def build_database(conf: cfg.ConfigOpts, upgrade: bool = True) -> Database:
     url = database_url(conf)
     if upgrade:
+        from berth.db import migrate  # Alembic: only for processes that migrate
+
         migrate.upgrade(url)
     return Database(url, pool_size=conf.database.max_pool_size,
                     echo=conf.database.connection_debug)
@@ -76,20 +80,53 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport) -> Com
         default_registry=conf.docker.default_registry,
         default_registry_username=conf.docker.default_registry_username,
         default_registry_password=conf.docker.default_registry_password,
-        default_runtime=conf.container_runtime)
+        default_runtime=conf.container_runtime,
+        default_memory_swap=conf.default_memory_swap,
+        execute_timeout=conf.docker.execute_timeout,
+        task_state_timeout=conf.compute.task_state_timeout,
+        create_task_timeout=conf.compute.create_task_timeout,
+        resume_container_state=conf.compute.resume_container_state,
+        registry_key=registry_key(conf))
     inventory = InventorySettings(
         host=conf.host, reserved_cpus=r.reserved_cpus, reserved_memory_mib=r.reserved_memory_mib,
         cpu_allocation_ratio=r.cpu, ram_allocation_ratio=r.ram,
         reserve_disk_for_image=conf.compute.reserve_disk_for_image,
-        enable_cpu_pinning=conf.compute.enable_cpu_pinning)
+        enable_cpu_pinning=conf.compute.enable_cpu_pinning,
+        reserved_disk_mb=conf.compute.reserved_host_disk_mb,
+        disk_allocation_ratio=_ratio(conf.compute.disk_allocation_ratio,
+                                     conf.compute.initial_disk_allocation_ratio))
     config = AgentConfig(settings=settings, inventory=inventory,
                          availability_zone=conf.default_availability_zone,
                          action_workers=conf.compute.action_workers,
-                         periodic_interval_max=conf.periodic_interval_max)
-    return ComputeAgent(config, db, build_runtime(conf), transport)
+                         periodic_interval_max=conf.periodic_interval_max,
+                         sync_container_state_interval=conf.sync_container_state_interval,
+                         service_down_time=conf.service_down_time)
+    return ComputeAgent(config, db, build_runtime(conf), transport,
+                        placement=build_placement(conf, db))
+
+
+def build_placement(conf: cfg.ConfigOpts, db: Database) -> Placement:
+    """``[placement]driver``: embedded (berth's database) or openstack (REST API)."""
+    if conf.placement.driver == "openstack":
+        from berth.placement.openstack import OpenStackPlacement
+
+        return OpenStackPlacement.from_conf(conf, "placement")
+    from berth.placement.embedded import EmbeddedPlacement
+
+    return EmbeddedPlacement(db)
 
 
 def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) -> ApiState:
+    # Imported here, not at module level, so that berth-compute (which imports this
+    # module) never loads the API's schemas, the scheduler or the RPC client.
+    from berth.api.schemas.container import CreateLimits
+    from berth.api.state import ApiSettings, ApiState
+    from berth.db import nodes
+    from berth.rpc.client import ComputeAPI
+    from berth.scheduler import filters
+    from berth.scheduler.filter_scheduler import FilterScheduler
+    from berth.scheduler.host_state import load_host_states
+
     down_time = conf.service_down_time
     settings = ApiSettings(
         max_limit=conf.api.max_limit, service_down_time=down_time,
@@ -102,7 +139,12 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
             min_disk=conf.minimum_disk, max_disk=conf.maximum_disk,
             default_cpu=conf.default_cpu, default_memory=conf.default_memory,
             image_driver_list=tuple(conf.image_driver_list),
-            default_image_driver=conf.default_image_driver))
+            default_image_driver=conf.default_image_driver),
+        console_base_url=conf.websocket_proxy.base_url,
+        console_token_ttl=conf.websocket_proxy.token_ttl,
+        quota_defaults={k: int(conf.quota[k]) for k in ("containers", "memory", "cpu", "disk")},
+        registry_key=registry_key(conf),
+        default_availability_zone=conf.default_availability_zone)
     r = ratios(conf)
     scheduler = FilterScheduler(
         lambda: load_host_states(db, r, down_time, conf.default_availability_zone),
@@ -111,6 +153,11 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
                          lambda host: host in nodes.up_compute_hosts(db, down_time),
                          call_timeout=conf.compute.rpc_call_timeout)
     return ApiState(db=db, compute=compute, scheduler=scheduler, settings=settings)
+
+
+def registry_key(conf: cfg.ConfigOpts) -> bytes:
+    """The key that encrypts registry passwords (see berth.db.registries)."""
+    return registries.load_key(conf.auth_encryption_key, conf.state_path)
 
 
 def api_listen_address(conf: cfg.ConfigOpts) -> str:
@@ -133,9 +180,30 @@ def warn_if_exposed(conf: cfg.ConfigOpts, address: str) -> None:
                     address, conf.api.port)
 
 
+_FILE_OPTS = ("--config-file", "--config-dir")
+
+
+def config_files_first(argv: Sequence[str]) -> list[str]:
+    """``berth db upgrade --config-file F`` as well as ``berth --config-file F db
+    upgrade``: argparse knows the global options only before a sub-command, so the
+    config file options move to the front (their order among themselves is kept)."""
+    front: list[str] = []
+    rest: list[str] = []
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        if args[i] in _FILE_OPTS and i + 1 < len(args):
+            front += args[i:i + 2]
+            i += 2
+            continue
+        (front if args[i].startswith(tuple(o + "=" for o in _FILE_OPTS)) else rest).append(args[i])
+        i += 1
+    return front + rest
+
+
 def parse_config(argv: Sequence[str] | None, conf: cfg.ConfigOpts, **kwargs) -> None:  # type: ignore[no-untyped-def]
-    conf(args=list(argv) if argv is not None else None, project="berth",
-         default_config_files=[], **kwargs)
+    args = config_files_first(argv if argv is not None else sys.argv[1:])
+    conf(args=args, project="berth", default_config_files=[], **kwargs)
     if conf.api.auth_strategy == "keystone":
         raise SystemExit("berth: [api]auth_strategy = keystone is not supported yet; "
                          "use noauth (the default) behind a trusted network.")

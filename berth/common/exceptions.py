@@ -22,6 +22,7 @@ as in Zun.
     │   ├── ComputeNodeNotFound
     │   ├── ZunServiceNotFound
     │   ├── RequestedHostNotFound
+    │   ├── RegistryNotFound
     │   └── ResourceNotFound
     ├── Conflict                         409
     │   ├── InvalidStateException
@@ -30,6 +31,7 @@ as in Zun.
     │   └── ContainerAlreadyExists
     ├── NotAcceptable                    406 (microversions)
     ├── UnsupportedMediaType             415
+    ├── ServiceUnavailable               503 (an outside service answered no; not opaque)
     ├── NoValidHost                      no node can take the container (row -> Error)
     ├── ResourcesUnavailable             the node's claim failed (row -> Error)
     ├── RPCError                         transport failures
@@ -133,6 +135,10 @@ class RequestedHostNotFound(NotFound):
     message = "Requested host %(host)s does not exist."
 
 
+class RegistryNotFound(NotFound):
+    message = "Registry %(registry)s could not be found."
+
+
 class ResourceNotFound(NotFound):
     message = "%(resource)s could not be found."
 
@@ -170,6 +176,10 @@ class NotAcceptable(BerthError):
 
 class UnsupportedMediaType(BerthError):
     message = "Unsupported media type %(content_type)s: send application/json."
+
+
+class ServiceUnavailable(BerthError):
+    message = "%(reason)s"
 
 
 class NoValidHost(BerthError):

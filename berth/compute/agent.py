@@ -1,20 +1,32 @@
 """ComputeAgent: one node's agent, wired together. Start-up order: the engine must
 answer, then the heartbeat and the inventory run once (so the scheduler can place
-containers here), then the RPC server opens, then the periodic tasks start."""
+containers here), then start-up recovery (``flows/recovery.py``, before any cast can
+race with it), then the RPC server opens, then PLEG starts following the engine
+(``pleg/``: events and relists, synced by ``sync_workers.py``), then the periodic
+tasks start (``sync_container_state`` at once: the safety net under PLEG)."""
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from berth.compute.claims import ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
+from berth.compute.flows.recovery import RecoveryReport, init_containers
 from berth.compute.manager import ComputeManager
+from berth.compute.periodic.cleanup import CleanupReport, delete_unused_containers
 from berth.compute.periodic.heartbeat import update_zun_service
 from berth.compute.periodic.inventory import InventorySettings, inventory_host
 from berth.compute.periodic.scheduler import PeriodicScheduler
+from berth.compute.periodic.sync_state import SyncReport, sync_container_state
+from berth.compute.periodic.task_deadlines import TaskExpirer
+from berth.compute.pleg import ContainerEvent, EventGenerator, PlegSettings
+from berth.compute.pleg.reconcile import sync_container
+from berth.compute.sync_workers import SyncWorkers
 from berth.compute.workers import ContainerWorkers
 from berth.db.engine import Database
+from berth.db.models import utcnow
+from berth.placement.base import Placement
 from berth.rpc.base import Server, Transport
 from berth.runtime.base import Runtime
 
@@ -28,22 +40,37 @@ class AgentConfig:
     availability_zone: str | None = "nova"
     action_workers: int = 16
     periodic_interval_max: int = 60
+    #: seconds; 0 = periodic_interval_max, < 0 = disabled (PLEG still runs)
+    sync_container_state_interval: int = 60
+    service_down_time: int = 180
+    pleg: PlegSettings = field(default_factory=PlegSettings)
+    sync_workers: int = 4
 
 
 class ComputeAgent:
     def __init__(self, config: AgentConfig, db: Database, runtime: Runtime,
-                 transport: Transport) -> None:
+                 transport: Transport, placement: Placement | None = None) -> None:
         self.config = config
         self.db = db
         self.runtime = runtime
         self.transport = transport
         self.tracker = ResourceTracker(db, config.settings.host)
         self.deps = AgentDeps(db=db, runtime=runtime, tracker=self.tracker,
-                              settings=config.settings)
+                              settings=config.settings, placement=placement)
         self.workers = ContainerWorkers(config.action_workers)
         self.manager = ComputeManager(self.deps, self.workers)
         self.periodic = PeriodicScheduler()
         self._server: Server | None = None
+        # State sync: PLEG notices engine changes, SyncWorkers writes them (pleg/).
+        self.sync_workers = SyncWorkers(self._sync_event, config.sync_workers,
+                                        on_failure=self._sync_failed)
+        self.pleg = EventGenerator(runtime, config.settings.host, self.sync_workers.submit,
+                                   config.pleg)
+        self.last_state_sync: SyncReport | None = None
+        self.last_cleanup: CleanupReport | None = None
+        self.recovery: RecoveryReport | None = None
+        #: Spacing of expire_tasks: deadlines are minutes long, a 30 s lag is fine.
+        self.expire_tasks_spacing = 30.0
 
     @property
     def host(self) -> str:
@@ -53,23 +80,54 @@ class ComputeAgent:
         update_zun_service(self.db, self.host, self.config.availability_zone)
 
     def inventory(self) -> None:
-        inventory_host(self.db, self.runtime, self.tracker, self.config.inventory)
+        inventory_host(self.db, self.runtime, self.tracker, self.config.inventory,
+                       placement=self.deps.placement)
+
+    def sync_state(self) -> SyncReport:
+        self.last_state_sync = sync_container_state(self.deps, self.config.service_down_time)
+        return self.last_state_sync
+
+    def delete_unused(self) -> CleanupReport:
+        self.last_cleanup = delete_unused_containers(self.deps)
+        return self.last_cleanup
+
+    def pleg_healthy(self) -> bool:
+        """PLEG's last good relist is recent (for /healthz)."""
+        return self.pleg.healthy()
+
+    def _sync_event(self, event: ContainerEvent) -> None:
+        sync_container(self.deps, event.uuid)
+
+    def _sync_failed(self, event: ContainerEvent) -> None:
+        self.pleg.reinspect(event)
 
     def start(self) -> None:
+        started_at = utcnow()
         self.runtime.ping()
         self.heartbeat()
         self.inventory()
+        self.recovery = init_containers(self.deps, started_at)
         self._server = self.transport.serve(self.host, self.manager)
         self._server.start()
+        self.pleg.start()
         interval = self.config.periodic_interval_max
+        sync_interval = self.config.sync_container_state_interval
+        self.periodic.add("sync_container_state", self.sync_state,
+                          interval if sync_interval == 0 else sync_interval)
+        self.periodic.add("delete_unused_containers", self.delete_unused, interval,
+                          run_immediately=False)
         self.periodic.add("update_zun_service", self.heartbeat, min(interval, 10),
                           run_immediately=False)
         self.periodic.add("inventory_host", self.inventory, interval, run_immediately=False)
+        self.periodic.add("expire_tasks", TaskExpirer(self.deps, self.workers.busy).run,
+                          self.expire_tasks_spacing)
         self.periodic.start()
         LOG.info("compute agent %s is up", self.host)
 
     def stop(self) -> None:
         self.periodic.stop()
+        self.pleg.stop()
+        self.sync_workers.stop(wait=True)
         if self._server is not None:
             self._server.stop()
         self.workers.stop(wait=True)

@@ -92,8 +92,29 @@ class ResourceTracker:
             containers.update_(self._db, uuid, {"host": self._host})
         self.publish_usage()
 
+    def claim_update(self, uuid: str, cpu: float | None, memory: str | None) -> None:
+        """Resize a placed container's claim: check that its new ``cpu`` / ``memory``
+        fit next to everything else on the node, then write them to its row (which
+        is the claim). ResourcesUnavailable, and the row unchanged, when they do not."""
+        with self._lock:
+            if self._capacity is None:
+                raise exc.ResourcesUnavailable(
+                    reason="the node has not reported its resources yet")
+            used_cpu, used_mem, _ = containers.usage_on_host(self._db, self._host,
+                                                             exclude=[uuid])
+            why = shortfall(self._capacity, Usage(used_cpu, used_mem), request_of(cpu, memory))
+            if why:
+                raise exc.ResourcesUnavailable(reason=why)
+            containers.update_(self._db, uuid, {"cpu": cpu, "memory": memory})
+        self.publish_usage()
+
     def publish_usage(self) -> None:
         """Write the node's current usage to its compute_node row (host-show, scheduler)."""
-        cpu, mem, count = containers.usage_on_host(self._db, self._host)
+        cpu, mem, tracked = containers.usage_on_host(self._db, self._host)
+        counts, disk = containers.counts_on_host(self._db, self._host)
+        # running_containers keeps Zun's meaning: the containers that hold resources.
         nodes.update_compute_node_usage(self._db, self._host, {
-            "cpu_used": cpu, "mem_used": mem, "running_containers": count})
+            "cpu_used": cpu, "mem_used": mem, "disk_used": disk,
+            "total_containers": sum(counts.values()), "running_containers": tracked,
+            "paused_containers": counts.get("Paused", 0),
+            "stopped_containers": counts.get("Stopped", 0)})

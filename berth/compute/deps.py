@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from berth.compute.claims import ResourceTracker
 from berth.db.engine import Database
+from berth.placement.base import Placement
 from berth.runtime.base import Runtime
 
 
@@ -18,6 +19,20 @@ class AgentSettings:
     default_registry_password: str | None = None
     default_runtime: str = "runc"
     stop_timeout_default: int | None = None
+    #: [docker]execute_timeout: how long a non-interactive exec may run (console).
+    execute_timeout: float = 5.0
+    #: Seconds a task_state may last (create-like tasks: ``create_task_timeout``);
+    #: 0 or less: no deadline. See ``flows.common.task_timeout``.
+    task_state_timeout: int = 600
+    create_task_timeout: int = 1800
+    #: Start-up recovery starts rows recorded Running but found stopped.
+    resume_container_state: bool = False
+    #: ``[DEFAULT]default_memory_swap`` (MiB, -1 unlimited): the swap limit ``docker
+    #: update`` sets with a new memory limit.
+    default_memory_swap: int = -1
+    #: Fernet key for registry passwords (berth.db.registries.load_key): the agent
+    #: decrypts a container's registry credentials at pull time.
+    registry_key: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +41,9 @@ class AgentDeps:
     runtime: Runtime
     tracker: ResourceTracker
     settings: AgentSettings
+    #: Where the node's inventory and the containers' allocations are recorded
+    #: (berth.placement); None: no Placement at all (only the local claims).
+    placement: Placement | None = None
 
     @property
     def host(self) -> str:

@@ -12,13 +12,16 @@ from berth.conf import (
     database,
     default,
     docker,
+    placement,
+    quota,
     scheduler,
     websocket_proxy,
 )
 
 CONF = cfg.CONF
 
-_MODULES = (default, api, compute, database, docker, scheduler, websocket_proxy)
+_MODULES = (default, api, compute, database, docker, scheduler, websocket_proxy, quota,
+            placement)
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

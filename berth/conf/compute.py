@@ -26,6 +26,15 @@ OPTS = [
                     "container always run one at a time."),
     cfg.IntOpt("rpc_call_timeout", default=60,
                help="Seconds the API waits for a synchronous answer from an agent."),
+    cfg.IntOpt("task_state_timeout", default=600,
+               help="Seconds a container's task (container_stopping, container_deleting, "
+                    "...) may last before berth considers it lost: the owning agent, or "
+                    "the API when that agent is down, then clears it and sets the "
+                    "container to Error with a reason. 0 or less: no deadline."),
+    cfg.IntOpt("create_task_timeout", default=1800,
+               help="The same deadline for the tasks of a create (container_creating, "
+                    "image_pulling, network_*, sg_*), longer because a pull can be slow. "
+                    "0 or less: no deadline."),
 ]
 
 

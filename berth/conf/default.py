@@ -52,6 +52,13 @@ OPTS = [
                help="Pull policy of a container that names none (Kubernetes' words)."),
     cfg.StrOpt("default_availability_zone", default="nova"),
     cfg.StrOpt("default_schedule_zone"),
+    cfg.StrOpt("auth_encryption_key", secret=True,
+               help="Secret from which berth derives the key that encrypts registry "
+                    "passwords in the database (any string; HKDF-SHA256 makes a Fernet "
+                    "key of it). Unset: a random key is generated once and kept in "
+                    "$state_path/registry.key (mode 0600). Every process that reads "
+                    "registries (API and compute agents) needs the same key, so set it "
+                    "when they run on several machines."),
     cfg.StrOpt("transport_url", secret=True,
                help="oslo.messaging URL (rabbit://user:pass@host:5672/vhost) through which "
                     "the API and the compute agents talk. Unset: in-process dispatch, which "

@@ -8,6 +8,7 @@ container's task.
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid as uuidlib
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -82,6 +83,17 @@ def find_by_uuid(db: Database, uuid: str) -> Container | None:
         return s.scalars(select(Container).where(Container.uuid == uuid)).first()
 
 
+def find_by_uuids(db: Database, uuids: Iterable[str]) -> list[Container]:
+    """The rows of these uuids that exist (one query per 500 uuids)."""
+    wanted = sorted(set(uuids))
+    found: list[Container] = []
+    with db.reader() as s:
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i:i + 500]
+            found.extend(s.scalars(select(Container).where(Container.uuid.in_(chunk))).all())
+    return found
+
+
 def name_taken(db: Database, name: str, project_id: str | None) -> bool:
     """Case-insensitive, as Zun's unique_container_name_scope."""
     with db.reader() as s:
@@ -144,18 +156,24 @@ def list_by_host(db: Database, host: str, container_type: int | None = CONTAINER
 
 
 def update_(db: Database, uuid: str, values: Mapping[str, Any], *,
-            expected_task_state: Any = ANY, expected_status: Any = ANY) -> Container:
+            expected_task_state: Any = ANY, expected_status: Any = ANY,
+            expected_task_deadline: Any = ANY) -> Container:
     """Update one row; with an expectation, only if the row still matches it.
 
     ``expected_task_state`` / ``expected_status`` may be a value, None, or an iterable of
-    values. Raises ContainerNotFound when the row is gone, TaskInProgress when the
-    expectation no longer holds."""
+    values; ``expected_task_deadline`` a datetime or None (with the task state, it tells
+    one run of a task from a later run of the same task). Raises ContainerNotFound when
+    the row is gone, TaskInProgress when the expectation no longer holds."""
     values = dict(values)
     values.setdefault("updated_at", utcnow())
     with db.writer() as s:
         stmt = update(Container).where(Container.uuid == uuid)
         stmt = _expect(stmt, Container.task_state, expected_task_state)
         stmt = _expect(stmt, Container.status, expected_status)
+        if expected_task_deadline is not ANY:
+            stmt = stmt.where(Container.task_deadline.is_(None)
+                              if expected_task_deadline is None
+                              else Container.task_deadline == expected_task_deadline)
         result = s.execute(stmt.values(**values).execution_options(synchronize_session=False))
         if result.rowcount == 0:
             row = s.scalars(select(Container).where(Container.uuid == uuid)).first()
@@ -179,6 +197,19 @@ def _expect(stmt, column, expected):  # type: ignore[no-untyped-def]
     return stmt.where(cond)
 
 
+def list_overdue_tasks(db: Database, now: dt.datetime, host: str | None = None
+                       ) -> list[Container]:
+    """Rows (of ``host``, or of every host) whose task_state is set and whose
+    task_deadline is before ``now`` (naive UTC)."""
+    with db.reader() as s:
+        stmt = select(Container).where(Container.task_state.is_not(None),
+                                       Container.task_deadline.is_not(None),
+                                       Container.task_deadline < now)
+        if host is not None:
+            stmt = stmt.where(Container.host == host)
+        return list(s.scalars(stmt.order_by(Container.id)).all())
+
+
 def destroy(db: Database, uuid: str) -> bool:
     """Delete the row (its actions and events go with it). False if it was gone."""
     with db.writer() as s:
@@ -187,6 +218,19 @@ def destroy(db: Database, uuid: str) -> bool:
             return False
         s.delete(row)
         return True
+
+
+def counts_on_host(db: Database, host: str) -> tuple[dict[str, int], int]:
+    """({status: number of containers and capsules}, disk GiB they hold) on ``host``:
+    what host-show reports (berth's own containers, not every container Docker has)."""
+    with db.reader() as s:
+        rows = s.execute(select(Container.status, Container.disk).where(
+            Container.host == host, Container.container_type.in_((0, 1)))).all()
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row.status or ""] = counts.get(row.status or "", 0) + 1
+    disk = sum(r.disk or 0 for r in rows if r.status not in NOT_HOLDING)
+    return counts, disk
 
 
 def usage_on_host(db: Database, host: str, exclude: Iterable[str] = ()) -> tuple[float, int, int]:

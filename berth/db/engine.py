@@ -4,7 +4,7 @@ On SQLite (the embedded default) the file runs in WAL mode so that readers never
 for the writer; every transaction that writes starts with ``BEGIN IMMEDIATE`` so that
 two writers queue on the lock (``busy_timeout``) instead of failing with "database is
 locked" when a read transaction tries to upgrade. PostgreSQL and MariaDB need none of
-this: one engine serves both kinds of session there.
+this: one engine serves both kinds of session there, at READ COMMITTED on both.
 """
 
 from __future__ import annotations
@@ -62,9 +62,12 @@ class Database:
             self.engine = _sqlite_engine(url, immediate=False, echo=echo)
             self._write_engine = _sqlite_engine(url, immediate=True, echo=echo)
         else:
+            # READ COMMITTED everywhere: PostgreSQL's default, and on MariaDB/MySQL it
+            # replaces REPEATABLE READ, whose snapshots and gap locks berth's short
+            # compare-and-swap transactions do not want (same semantics on both).
             self.engine = create_engine(
                 url, echo=echo, pool_size=pool_size, max_overflow=2 * pool_size,
-                pool_pre_ping=True, pool_recycle=3600,
+                pool_pre_ping=True, pool_recycle=3600, isolation_level="READ COMMITTED",
             )
             self._write_engine = self.engine
         self._reader = sessionmaker(self.engine, expire_on_commit=False)

@@ -46,3 +46,18 @@ def upgrade(url: str, revision: str = "head") -> None:
     after = current_revision(url)
     if before != after:
         LOG.info("database migrated from %s to %s", before or "empty", after)
+
+
+def schema_problem(url: str) -> str | None:
+    """Why a process that does not migrate (``berth-api``, ``berth-compute``) must not
+    run on the database at ``url``, or None when its schema is at this code's head."""
+    try:
+        current = current_revision(url)
+    except Exception as err:  # noqa: BLE001 - any failure to connect is the answer
+        return f"cannot read the database's migration revision: {err}"
+    head = head_revision()
+    if current == head:
+        return None
+    return (f"the database is at migration revision {current or 'none (empty)'} but this "
+            f"berth needs {head}: run `berth db upgrade --config-file <this file>` first "
+            f"(berth-api and berth-compute never migrate the database themselves)")

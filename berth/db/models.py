@@ -17,8 +17,9 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    select,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, column_property, mapped_column
 
 
 def utcnow() -> dt.datetime:
@@ -260,3 +261,17 @@ class QuotaClass(TimestampMixin, Base):
     class_name: Mapped[str] = mapped_column(String(255), nullable=False)
     resource: Mapped[str] = mapped_column(String(255), nullable=False)
     hard_limit: Mapped[int] = mapped_column(Integer, nullable=False)
+
+
+# The container view shows the uuid of the container's registry while the row keeps
+# Zun's integer registry_id: a read-only column loaded with every container row (no
+# extra query). Set it when creating a row (expire_on_flush=False keeps that value,
+# which the view reads from the detached object).
+Container.registry_uuid = column_property(  # type: ignore[attr-defined]
+    select(Registry.uuid).where(Registry.id == Container.registry_id)
+    .correlate_except(Registry).scalar_subquery(), expire_on_flush=False)
+
+
+# The embedded Placement's tables live in their own module; importing it here puts
+# them on Base.metadata whenever the models are loaded (create_all, autogenerate).
+from berth.db import placement_models as _placement_models  # noqa: F401

@@ -77,6 +77,31 @@ def list_services(db: Database, binary: str | None = None) -> list[ZunService]:
         return list(s.scalars(stmt).all())
 
 
+def update_service(db: Database, host: str, binary: str, values: Mapping[str, Any]
+                   ) -> ZunService:
+    """Change the service row (enable, disable, force down); ZunServiceNotFound."""
+    with db.writer() as s:
+        row = s.scalars(select(ZunService).where(
+            ZunService.host == host, ZunService.binary == binary)).first()
+        if row is None:
+            raise exc.ZunServiceNotFound(host=host, binary=binary)
+        for key, value in values.items():
+            setattr(row, key, value)
+        s.flush()
+        return row
+
+
+def delete_service(db: Database, host: str, binary: str) -> None:
+    """Remove the service row; ZunServiceNotFound when there is none. A live agent
+    registers again at its next heartbeat."""
+    with db.writer() as s:
+        row = s.scalars(select(ZunService).where(
+            ZunService.host == host, ZunService.binary == binary)).first()
+        if row is None:
+            raise exc.ZunServiceNotFound(host=host, binary=binary)
+        s.delete(row)
+
+
 def service_is_up(service: ZunService, down_time: int, now: dt.datetime | None = None) -> bool:
     """Up = not forced down and a heartbeat within ``down_time`` seconds."""
     if service.forced_down:

@@ -1,17 +1,29 @@
 """oslo.messaging transport (``transport_url = rabbit://...``), for an API and agents on
 several machines. oslo.messaging is imported only here, and only when configured: it
-is heavy (eventlet, kombu) and ``berth serve`` does not need it.
+is heavy (kombu, oslo.service) and ``berth serve`` does not need it.
 
 oslo.messaging registers its own options (``transport_url`` among them) on the
 ConfigOpts it is given; berth registers its own ``transport_url`` too, so this module
 gives oslo.messaging a ConfigOpts of its own, read from the same config files (so
 ``[oslo_messaging_rabbit]`` settings apply), and passes the URL explicitly.
+
+Topic and server: every agent listens on ``[compute]topic`` (default ``zun-compute``)
+with its host name as the server; the API sends to ``topic.<host>``. Deployments (or
+test runs) that share one RabbitMQ vhost keep apart by giving each its own topic.
+
+Errors: an agent's BerthError travels by class and module (``ALLOWED_REMOTE_EXMODS``)
+and is raised on the API side as the same class again (oslo.messaging's own ``_Remote``
+subclass, whose ``str()`` carries the agent's traceback, is replaced here); errors of
+other modules arrive as RemoteError and become RPCError (503).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 import logging
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from oslo_config import cfg
@@ -22,27 +34,103 @@ from berth.rpc.base import Endpoint
 LOG = logging.getLogger(__name__)
 
 ALLOWED_REMOTE_EXMODS = ["berth.common.exceptions", "berth.runtime.base"]
+_REMOTE = "_Remote"
+
+
+def _import_messaging() -> Any:
+    """oslo.messaging imports oslo.service, whose default (eventlet) backend warns that
+    eventlet is deprecated. berth never monkey-patches (the threading executor runs the
+    endpoints on real threads), so that warning is noise in every agent's log."""
+    logging.getLogger("oslo_service.backend").setLevel(logging.WARNING)  # "Loading backend"
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"\s*Eventlet is deprecated")
+        import oslo_messaging
+    return oslo_messaging
+
+
+#: Option groups that oslo.messaging (>= 18) reads from the ConfigOpts it is given on
+#: every send but registers only on the global ``cfg.CONF``: (module, list and group name).
+_GLOBAL_ONLY_GROUPS = (("oslo_messaging._metrics.client", "oslo_messaging_metrics"),
+                       ("oslo_messaging._tracing.client", "oslo_messaging_tracing"))
+
+
+def _register_global_only_opts(conf: cfg.ConfigOpts) -> None:
+    """Register those groups on berth's private ConfigOpts too; without them every cast
+    and call fails with NoSuchOptError. Older oslo.messaging has no such modules."""
+    for module_name, group in _GLOBAL_ONLY_GROUPS:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        opts = getattr(module, group, None)
+        if opts:
+            conf.register_opts(opts, group=group)
+
+
+def _local_error(err: exc.BerthError) -> exc.BerthError:
+    """The agent's error as its own class (not oslo's ``<Name>_Remote`` subclass)."""
+    cls = type(err)
+    if not cls.__name__.endswith(_REMOTE):
+        return err
+    base = cls.__mro__[1]
+    try:
+        return base(err.msg, **err.kwargs)  # type: ignore[no-any-return]
+    except TypeError:  # a subclass with another constructor: keep oslo's object
+        return err
 
 
 class _Dispatch:
-    """The oslo endpoint: exposes exactly the agent's RPC methods."""
+    """The oslo endpoint: exposes exactly the agent's RPC methods. oslo's dispatcher
+    calls ``method(ctxt, **kwargs)`` with the request context (a dict) positionally,
+    which is the endpoints' ``(self, context, **kwargs)`` signature.
 
-    def __init__(self, endpoint: Endpoint) -> None:
+    A BerthError is the agent answering no (a 4xx for the user), not a fault: it goes
+    back wrapped in oslo's ExpectedException, which the server sends to the caller as
+    is but logs without a traceback."""
+
+    def __init__(self, endpoint: Endpoint, expected: Callable[[], Exception]) -> None:
         self._endpoint = endpoint
+        self._expected = expected
 
     def __getattr__(self, name: str) -> Any:
-        if name in self._endpoint.RPC_METHODS:
-            return getattr(self._endpoint, name)
-        raise AttributeError(name)
+        if name.startswith("_") or name not in self._endpoint.RPC_METHODS:
+            raise AttributeError(name)
+        fn = getattr(self._endpoint, name)
+        expected = self._expected
+
+        @functools.wraps(fn)
+        def dispatch(ctxt: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(ctxt, **kwargs)
+            except exc.BerthError as err:
+                LOG.info("RPC %s answered %s: %s", name, type(err).__name__, err.msg)
+                raise expected() from err
+
+        return dispatch
+
+
+class _Server:
+    """oslo's MessageHandlingServer, stopped the way oslo wants: ``stop()`` ends the
+    consuming, ``wait()`` lets running handlers finish and closes the connection."""
+
+    def __init__(self, server: Any) -> None:
+        self._server = server
+
+    def start(self) -> None:
+        self._server.start()
+
+    def stop(self) -> None:
+        self._server.stop()
+        self._server.wait()
 
 
 class OsloTransport:
     def __init__(self, url: str, topic: str, config_files: Sequence[str] = ()) -> None:
-        import oslo_messaging as messaging
-
+        messaging = _import_messaging()
         self._messaging = messaging
         self._conf = cfg.ConfigOpts()
         self._conf(args=[], project="berth", default_config_files=list(config_files))
+        _register_global_only_opts(self._conf)
         self._transport = messaging.get_rpc_transport(
             self._conf, url=url, allowed_remote_exmods=ALLOWED_REMOTE_EXMODS)
         self._topic = topic
@@ -51,22 +139,32 @@ class OsloTransport:
 
     def cast(self, host: str, method: str, **kwargs: Any) -> None:
         context = kwargs.pop("context", None) or {}
-        self._client.prepare(server=host).cast(context, method, **kwargs)
+        try:
+            self._client.prepare(server=host).cast(context, method, **kwargs)
+        except self._messaging.MessagingException as err:
+            raise exc.RPCError(host=host, reason=f"cast {method} failed: {err}") from err
 
     def call(self, host: str, method: str, timeout: float, **kwargs: Any) -> Any:
         context = kwargs.pop("context", None) or {}
         try:
             return self._client.prepare(server=host, timeout=timeout).call(
                 context, method, **kwargs)
+        except exc.BerthError as err:
+            raise _local_error(err) from None
         except self._messaging.MessagingTimeout:
             raise exc.RPCTimeout(host=host, method=method, timeout=timeout) from None
         except self._messaging.RemoteError as err:
             raise exc.RPCError(host=host, reason=f"{err.exc_type}: {err.value}") from err
+        except self._messaging.MessagingException as err:
+            raise exc.RPCError(host=host, reason=f"call {method} failed: {err}") from err
 
-    def serve(self, host: str, endpoint: Endpoint) -> Any:
+    def serve(self, host: str, endpoint: Endpoint) -> _Server:
+        from oslo_messaging.rpc.dispatcher import ExpectedException
+
         target = self._messaging.Target(topic=self._topic, server=host)
-        return self._messaging.get_rpc_server(
-            self._transport, target, [_Dispatch(endpoint)], executor="threading")
+        return _Server(self._messaging.get_rpc_server(
+            self._transport, target, [_Dispatch(endpoint, ExpectedException)],
+            executor="threading"))
 
     def cleanup(self) -> None:
         self._transport.cleanup()

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from berth.common.exceptions import BerthError
+from berth.runtime.inspection_types import Archive, ProcessTable, StatsSample
 
 #: Label berth puts on every Docker container it creates; value = the container's uuid.
 LABEL_UUID = "berth.container.uuid"
@@ -250,6 +251,17 @@ class ExecResult:
     exit_code: int | None
 
 
+@dataclass(frozen=True, slots=True)
+class ImageSearchResult:
+    """One hit of a registry index search (``docker search``)."""
+
+    name: str
+    description: str = ""
+    is_official: bool = False
+    is_automated: bool = False
+    star_count: int = 0
+
+
 class Runtime(Protocol):
     """A container engine on one node.
 
@@ -311,8 +323,95 @@ class Runtime(Protocol):
 
     # --- actions: restart, pause, unpause, kill, update, rename (issue 3) ---
 
+    def restart(self, container_id: str, timeout: int | None = None) -> None:
+        """Stop it (SIGKILL after ``timeout`` s, engine default when None) and start it
+        again; a stopped or created container is simply started. Returns once it runs."""
+
+    def pause(self, container_id: str) -> None:
+        """Freeze its processes. :class:`RuntimeConflict` when it is not running or is
+        already paused. Not idempotent."""
+
+    def unpause(self, container_id: str) -> None:
+        """Thaw its processes. :class:`RuntimeConflict` when it is not paused."""
+
+    def kill(self, container_id: str, signal: str | None = None) -> None:
+        """Send ``signal`` (a name such as ``SIGTERM`` or a number as text; None: the
+        engine's default, SIGKILL) to its main process. Returns once the signal is sent,
+        not when the process has reacted: inspect to learn the outcome.
+        :class:`RuntimeConflict` when it is not running; :class:`RuntimeInvalid` for a
+        signal the engine does not know."""
+
+    def update(self, container_id: str, *, memory_mib: int | None = None,
+               memory_swap_mib: int | None = None, cpu_shares: int | None = None) -> None:
+        """Change its resource limits in place (running or not); None leaves a limit as
+        it is. ``memory_swap_mib`` -1 means unlimited swap. Idempotent."""
+
     # --- inspection: logs, top, stats, archives, commit (issue 3) ---
+
+    def logs(self, container_id: str, *, stdout: bool = True, stderr: bool = True,
+             timestamps: bool = False, tail: int | None = None,
+             since: float | None = None) -> str:
+        """The container's output so far (not following): ``tail`` last lines (None = all),
+        only lines written at or after ``since`` (epoch seconds) when given, each prefixed
+        with the engine's RFC 3339 time when ``timestamps``. stdout and stderr are
+        interleaved as written; bytes that are not UTF-8 become U+FFFD. Read-only."""
+
+    def top(self, container_id: str, ps_args: str | None = None) -> ProcessTable:
+        """``ps`` (with ``ps_args``) over the container's processes. It must be running
+        (:class:`RuntimeConflict`); ``ps_args`` that ``ps`` refuses raise
+        :class:`RuntimeDriverError` with ``ps``'s message. Read-only."""
+
+    def stats(self, container_id: str) -> StatsSample:
+        """One resource reading with the previous CPU reading (the engine takes about a
+        second to get both). Read-only."""
+
+    def get_archive(self, container_id: str, path: str) -> Archive:
+        """A tar of ``path`` (file or directory) in the container and its stat; the whole
+        archive is read into memory. A missing ``path`` raises :class:`RuntimeNotFound`
+        as a missing container does: inspect the container to tell them apart."""
+
+    def put_archive(self, container_id: str, path: str, data: bytes) -> None:
+        """Extract the tar ``data`` into the existing directory ``path``. A missing
+        ``path`` raises :class:`RuntimeNotFound`; a path that is not a directory or data
+        that is not a tar raise :class:`RuntimeDriverError` with the engine's words.
+        Idempotent for the same data."""
+
+    def commit(self, container_id: str, repository: str, tag: str, pause: bool) -> ImageInfo:
+        """Make an image ``repository:tag`` of the container's filesystem and config and
+        return it. ``pause`` freezes a running container for the commit's duration (the
+        engine unpauses it afterwards, also on failure). Re-committing a tag moves it."""
 
     # --- console: exec, attach, resize (issue 5) ---
 
+    def exec_create(self, container_id: str, command: Sequence[str], *,
+                    interactive: bool = False) -> str:
+        """Create (not start) an exec of ``command`` in the running container and return
+        its id (64 lowercase hex). stdout and stderr are attached; stdin and a TTY only
+        when ``interactive``. :class:`RuntimeConflict` when the container is not running.
+        Not idempotent: every call makes a new exec."""
+
+    def exec_run(self, exec_id: str, *, timeout: float) -> ExecResult:
+        """Start the created exec ``exec_id`` attached, collect its output (stdout and
+        stderr merged, in order, decoded as UTF-8 with replacement) and its exit code.
+        Raises the builtin :class:`TimeoutError` when the command has not ended after
+        ``timeout`` seconds (the process then goes on in the container, detached)."""
+
+    def exec_resize(self, exec_id: str, height: int, width: int) -> None:
+        """Resize the TTY of exec ``exec_id``. :class:`RuntimeNotFound` when the engine
+        has no such exec."""
+
+    def resize(self, container_id: str, height: int, width: int) -> None:
+        """Resize the TTY of the container's main process."""
+
     # --- images: remove, search (issue 3) ---
+
+    def remove_image(self, ref: str) -> None:
+        """Remove the local image reference ``ref`` (``repo:tag``, or an image id): a
+        tag is untagged and the image goes with its last tag, so other tags of the same
+        image stay. A missing image is a no-op; :class:`RuntimeConflict` when a
+        container still uses it."""
+
+    def search_images(self, term: str, limit: int = 25) -> tuple[ImageSearchResult, ...]:
+        """Search the engine's index (Docker Hub) for ``term``. The engine answers at
+        once when the index cannot be reached: :class:`RuntimeDriverError` with its
+        text (not :class:`RuntimeUnavailable`, which means the engine itself)."""

@@ -9,6 +9,9 @@ import logging
 from typing import Any
 
 from berth.api.microversions import APIVersion
+from berth.api.operations import quotas as quotas_api
+from berth.api.operations import registries as registries_api
+from berth.api.operations import stale_tasks
 from berth.api.schemas.container import validate_create
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
@@ -28,7 +31,12 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
            run: bool) -> Container:
     fields = validate_create(body, version, ctx.is_admin, state.settings.create_limits)
     extras = {k[1:]: fields.pop(k) for k in list(fields) if k.startswith("_")}
-    image = parse_image(str(fields["image"]), default_registry=state.settings.default_registry)
+    registry = registries_api.resolve_for_create(state, ctx, extras.get("registry"))
+    if registry is not None:
+        fields.update(registry_id=registry.id, registry_uuid=registry.uuid)
+    quotas_api.check_create(state, ctx, ctx.project_id, fields)
+    image = parse_image(str(fields["image"]), default_registry=state.settings.default_registry,
+                        registry_domain=registry.domain if registry else None)
     _check_name(state, ctx, fields.get("name"))
     spec = RequestSpec(cpu=float(fields["cpu"]), memory_mib=int(fields["memory"]),
                        runtime=fields.get("runtime"),
@@ -48,7 +56,8 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
         LOG.warning("container %s not scheduled: %s", row.uuid, err.msg)
         return row
     if state.settings.enable_image_validation:
-        _check_image(state, ctx, selection.host, image.ref, fields.get("image_driver"))
+        _check_image(state, ctx, selection.host, image.ref, fields.get("image_driver"),
+                     registry={"id": registry.id, "uuid": registry.uuid} if registry else None)
     row = containers.create(state.db, dict(values, host=selection.host))
     with container_context(row.uuid):
         actions.action_start(state.db, ctx, row.uuid, "create")
@@ -76,8 +85,9 @@ def _check_name(state: ApiState, ctx: RequestContext, name: str | None) -> None:
 
 
 def _check_image(state: ApiState, ctx: RequestContext, host: str, ref: str,
-                 driver: str | None) -> None:
-    found = state.compute.image_search(ctx, host, ref, driver or "docker", exact_match=True)
+                 driver: str | None, registry: dict[str, Any] | None = None) -> None:
+    found = state.compute.image_search(ctx, host, ref, driver or "docker", exact_match=True,
+                                       registry=registry)
     if not found:
         raise exc.ImageNotFound(
             f"Image {ref} could not be found: host {host} does not have it and its "
@@ -90,9 +100,12 @@ def get(state: ApiState, ctx: RequestContext, ident: str) -> Container:
 
 
 def show(state: ApiState, ctx: RequestContext, ident: str) -> Container:
-    """The row, refreshed from Docker by its agent when the agent is up."""
+    """The row, refreshed from Docker by its agent when the agent is up; the stored row
+    when it is down (with a task past its deadline failed: ``stale_tasks``)."""
     row = get(state, ctx, ident)
-    if row.host and row.container_id and state.host_is_up(row.host):
+    if row.host and not state.host_is_up(row.host):
+        return stale_tasks.expire_if_stale(state, row, host_is_up=lambda _host: False)
+    if row.host and row.container_id:
         try:
             state.compute.container_show(ctx, row)
             row = containers.get_by_uuid(state.db, row.uuid)

@@ -1,7 +1,205 @@
-"""reboot, pause, unpause, kill, rebuild, PATCH update, rename, resize_container, security groups."""
+"""``/v1/containers/{ident}``: reboot, pause, unpause, kill, rebuild, PATCH update,
+rename, resize_container and the security-group actions.
+
+zunclient sends action arguments in the query string (``?signal=None``); they may
+also come as top-level keys of a JSON body (api-v1.md §1.1). The parsers below turn
+them into typed values or a 400 that names the field and what it accepts.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import re
+from typing import Any
 
-router = APIRouter()
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from berth.api.microversions import APIVersion
+from berth.api.operations import actions as ops
+from berth.api.params import absent, merged, read_json_body
+from berth.api.routers.containers import Ctx, State, _threaded, version_of
+from berth.api.schemas import types as T
+from berth.api.schemas.container import CreateLimits, validate_update
+from berth.api.state import ApiState
+from berth.api.views import container_view
+from berth.common import exceptions as exc
+from berth.common.context import RequestContext
+
+router = APIRouter(prefix="/v1/containers")
+
+#: Longest timeout accepted for reboot (a day): Docker's ``t`` is a machine integer.
+MAX_TIMEOUT = 86400
+
+#: Linux signal numbers by name (without "SIG"), as Docker knows them.
+SIGNALS: dict[str, int] = {
+    "HUP": 1, "INT": 2, "QUIT": 3, "ILL": 4, "TRAP": 5, "ABRT": 6, "IOT": 6, "BUS": 7,
+    "FPE": 8, "KILL": 9, "USR1": 10, "SEGV": 11, "USR2": 12, "PIPE": 13, "ALRM": 14,
+    "TERM": 15, "STKFLT": 16, "CHLD": 17, "CLD": 17, "CONT": 18, "STOP": 19, "TSTP": 20,
+    "TTIN": 21, "TTOU": 22, "URG": 23, "XCPU": 24, "XFSZ": 25, "VTALRM": 26, "PROF": 27,
+    "WINCH": 28, "IO": 29, "POLL": 29, "PWR": 30, "SYS": 31, "RTMIN": 34, "RTMAX": 64,
+    **{f"RTMIN+{i}": 34 + i for i in range(1, 16)},
+    **{f"RTMAX-{i}": 64 - i for i in range(1, 15)},
+}
+MAX_SIGNAL = 64
+_SIGNAL_HELP = ("Give a signal name such as SIGTERM, TERM or sigterm, or a number from 1 "
+                f"to {MAX_SIGNAL}; leave it out (or None) for Docker's default, SIGKILL.")
+_NUMBER = re.compile(r"[0-9]{1,3}")
+
+
+# -- parameter parsers (pure) ---------------------------------------------------------
+
+def parse_signal(value: object) -> str | None:
+    """``signal`` of kill: None/"None" -> None (Docker's default); a number 1-64 ->
+    its decimal text; a name in any case, with or without "SIG" -> ``SIG<NAME>``."""
+    if absent(value):
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        if 1 <= value <= MAX_SIGNAL:
+            return str(value)
+        raise T.invalid("signal", value, _SIGNAL_HELP)
+    if not isinstance(value, str):
+        raise T.invalid("signal", value, _SIGNAL_HELP)
+    text = value.strip()
+    if _NUMBER.fullmatch(text):
+        if 1 <= int(text) <= MAX_SIGNAL:
+            return str(int(text))
+        raise T.invalid("signal", value, _SIGNAL_HELP)
+    name = text.upper().removeprefix("SIG")
+    if name in SIGNALS:
+        return f"SIG{name}"
+    raise T.invalid("signal", value, f"It is not a signal Linux knows. {_SIGNAL_HELP}")
+
+
+def parse_timeout(value: object) -> int | None:
+    """``timeout`` of reboot: seconds, 0 to MAX_TIMEOUT; None/"None" -> Docker's default."""
+    if absent(value):
+        return None
+    return T.integer("timeout", value, 0, MAX_TIMEOUT,
+                     what="a whole number of seconds to wait for the stop")
+
+
+def parse_run(value: object) -> bool | None:
+    """``run`` of rebuild: an extended boolean; absent -> None (start iff it was running)."""
+    return None if absent(value) else T.extended_bool("run", value)
+
+
+def parse_image_driver(value: object, limits: CreateLimits) -> str | None:
+    """``image_driver`` of rebuild: one of the configured drivers; absent -> None (keep)."""
+    return None if absent(value) else T.enum("image_driver", value, limits.image_driver_list)
+
+
+def parse_resize(params: dict[str, Any], limits: CreateLimits) -> dict[str, object]:
+    """``cpu`` and/or ``memory`` of resize_container, validated as in an update."""
+    unknown = sorted(k for k in params if k not in ops.RESOURCE_FIELDS)
+    if unknown:
+        raise exc.InvalidParameterValue(
+            err=f"Unknown parameters: {', '.join(unknown)}. resize_container takes only "
+                f"cpu and memory; rename or set auto_heal with PATCH.")
+    return validate_update(params, limits)
+
+
+def require_version(version: APIVersion, what: str, low: str, high: str | None,
+                    instead: str = "") -> None:
+    """406 unless ``low`` <= ``version`` <= ``high`` (None: no upper bound)."""
+    too_old = not version.at_least(low)
+    too_new = high is not None and version > APIVersion.parse(high)
+    if too_old or too_new:
+        span = f"{low} to {high}" if high else f"{low} and later"
+        raise exc.NotAcceptable(
+            f"{what} is not available at API version {version}: it exists only in "
+            f"versions {span}. {instead}".strip())
+
+
+# -- routes ---------------------------------------------------------------------------
+
+@router.post("/{ident}/reboot", status_code=202)
+async def reboot(ident: str, request: Request, ctx: RequestContext = Ctx,
+                 state: ApiState = State) -> None:
+    params = await merged(request)
+    await _threaded(ops.reboot, state, ctx, ident, parse_timeout(params.get("timeout")))
+
+
+@router.post("/{ident}/pause", status_code=202)
+def pause(ident: str, ctx: RequestContext = Ctx, state: ApiState = State) -> None:
+    ops.pause(state, ctx, ident)
+
+
+@router.post("/{ident}/unpause", status_code=202)
+def unpause(ident: str, ctx: RequestContext = Ctx, state: ApiState = State) -> None:
+    ops.unpause(state, ctx, ident)
+
+
+@router.post("/{ident}/kill", status_code=202)
+async def kill(ident: str, request: Request, ctx: RequestContext = Ctx,
+               state: ApiState = State) -> None:
+    params = await merged(request)
+    await _threaded(ops.kill, state, ctx, ident, parse_signal(params.get("signal")))
+
+
+@router.post("/{ident}/rebuild", status_code=202)
+async def rebuild(ident: str, request: Request, ctx: RequestContext = Ctx,
+                  state: ApiState = State) -> None:
+    params = await merged(request)
+    limits = state.settings.create_limits
+    image = params.get("image")
+    image = None if absent(image) else T.image_name("image", image)
+    await _threaded(ops.rebuild, state, ctx, ident, image,
+                    parse_image_driver(params.get("image_driver"), limits),
+                    parse_run(params.get("run")))
+
+
+@router.patch("/{ident}")
+async def update(ident: str, request: Request, ctx: RequestContext = Ctx,
+                 state: ApiState = State) -> dict[str, Any]:
+    changes = validate_update(await read_json_body(request), state.settings.create_limits)
+    row = await _threaded(ops.update, state, ctx, ident, changes)
+    return container_view(row, is_admin=ctx.is_admin, request=request)
+
+
+@router.post("/{ident}/resize_container", status_code=202)
+async def resize_container(ident: str, request: Request, ctx: RequestContext = Ctx,
+                           state: ApiState = State) -> JSONResponse:
+    require_version(version_of(request), "POST /v1/containers/{id}/resize_container",
+                    "1.19", None, "Ask for container 1.19 or later, or use PATCH.")
+    changes = parse_resize(await merged(request), state.settings.create_limits)
+    row = await _threaded(ops.resize, state, ctx, ident, changes)
+    return JSONResponse(container_view(row, is_admin=ctx.is_admin, request=request),
+                        status_code=202)
+
+
+@router.post("/{ident}/rename")
+async def rename(ident: str, request: Request, ctx: RequestContext = Ctx,
+                 state: ApiState = State) -> dict[str, Any]:
+    require_version(version_of(request), "POST /v1/containers/{id}/rename", "1.1", "1.13",
+                    "Rename with PATCH /v1/containers/{id} and {\"name\": \"<new name>\"} "
+                    "(openstack appcontainer set --name).")
+    params = await merged(request)
+    if absent(params.get("name")):
+        raise exc.InvalidParameterValue(err="'name' is required: the container's new name.")
+    name = T.container_name("name", params["name"])
+    row = await _threaded(ops.rename, state, ctx, ident, name)
+    return container_view(row, is_admin=ctx.is_admin, request=request)
+
+
+async def _security_group_name(request: Request, what: str) -> str:
+    require_version(version_of(request), f"POST /v1/containers/{{id}}/{what}", "1.1",
+                    "1.14", "Manage security groups with Neutron's port commands instead.")
+    params = await merged(request)
+    if absent(params.get("name")):
+        raise exc.InvalidParameterValue(err="'name' is required: the security group's name "
+                                            "or id.")
+    return T.string("name", params["name"], 1, 255, what="a security group name or id")
+
+
+@router.post("/{ident}/add_security_group", status_code=202)
+async def add_security_group(ident: str, request: Request, ctx: RequestContext = Ctx,
+                             state: ApiState = State) -> None:
+    name = await _security_group_name(request, "add_security_group")
+    await _threaded(ops.add_security_group, state, ctx, ident, name)
+
+
+@router.post("/{ident}/remove_security_group", status_code=202)
+async def remove_security_group(ident: str, request: Request, ctx: RequestContext = Ctx,
+                                state: ApiState = State) -> None:
+    name = await _security_group_name(request, "remove_security_group")
+    await _threaded(ops.remove_security_group, state, ctx, ident, name)

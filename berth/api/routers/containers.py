@@ -8,10 +8,11 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
-from berth.api.operations import containers as compute_api
 from berth.api.auth import context_from_request
 from berth.api.links import base_url
 from berth.api.microversions import MIN_VERSION, APIVersion
+from berth.api.operations import containers as compute_api
+from berth.api.operations import stale_tasks
 from berth.api.params import absent, merged, read_json_body
 from berth.api.schemas.container import parse_run_flag
 from berth.api.schemas.types import extended_bool, lenient_bool
@@ -79,6 +80,7 @@ def list_containers(request: Request, ctx: RequestContext = Ctx, state: ApiState
     project = None if all_projects else ctx.project_id
     rows = containers.list_(state.db, project_id=project, filters=filters, limit=limit,
                             marker=q.get("marker"), sort_key=sort_key, sort_dir=sort_dir)
+    rows = stale_tasks.expire_stale(state, rows)
     items = [container_view(r, is_admin=ctx.is_admin) for r in rows]
     next_url = None
     if rows and len(rows) == limit:

@@ -1,9 +1,105 @@
-"""reboot, pause, unpause, kill, rebuild, update, resize_container, security groups."""
+"""reboot, pause, unpause, kill, rebuild, update, resize_container, security groups.
+
+Casts queue their flow on the container's worker and return. ``container_update`` is
+a call, but it changes the container, so it too runs on the container's worker (in
+turn with the casts before it) while the RPC thread waits for its answer.
+"""
 
 from __future__ import annotations
 
-from berth.compute.endpoints import EndpointBase
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from berth.common import exceptions as exc
+from berth.common.context import RequestContext
+from berth.compute.endpoints import EndpointBase, Wire, uuid_of
+from berth.compute.flows import actions, rebuild
+from berth.compute.views import container_payload
+
+#: How long container_update waits for its turn and its work, below the API's
+#: default RPC timeout (60 s) so that the caller gets this clear answer instead.
+UPDATE_WAIT_SECONDS = 50.0
 
 
 class ActionEndpoints(EndpointBase):
-    METHODS: frozenset[str] = frozenset()
+    METHODS = frozenset({"container_reboot", "container_pause", "container_unpause",
+                         "container_kill", "container_rebuild", "container_update",
+                         "resize_container", "add_security_group",
+                         "remove_security_group"})
+
+    def _queue(self, context: Wire, container: Wire, flow: Callable[..., Any],
+               *args: Any) -> None:
+        uuid = uuid_of(container)
+        self._workers.submit(uuid, flow, self._deps, RequestContext.from_dict(context),
+                             uuid, *args)
+
+    def container_reboot(self, context: Wire, container: Wire,
+                         timeout: int | None = None) -> None:
+        self._queue(context, container, actions.reboot_container,
+                    None if timeout is None else int(timeout))
+
+    def container_pause(self, context: Wire, container: Wire) -> None:
+        self._queue(context, container, actions.pause_container)
+
+    def container_unpause(self, context: Wire, container: Wire) -> None:
+        self._queue(context, container, actions.unpause_container)
+
+    def container_kill(self, context: Wire, container: Wire, signal: str | None = None
+                       ) -> None:
+        self._queue(context, container, actions.kill_container,
+                    None if signal is None else str(signal))
+
+    def container_rebuild(self, context: Wire, container: Wire, run: bool = False) -> None:
+        self._queue(context, container, rebuild.rebuild_container, bool(run))
+
+    def resize_container(self, context: Wire, container: Wire, patch: Wire) -> None:
+        self._queue(context, container, actions.resize_container, dict(patch or {}))
+
+    def add_security_group(self, context: Wire, container: Wire, security_group: str
+                           ) -> None:
+        self._queue(context, container, actions.add_security_group, str(security_group))
+
+    def remove_security_group(self, context: Wire, container: Wire, security_group: str
+                              ) -> None:
+        self._queue(context, container, actions.remove_security_group, str(security_group))
+
+    def container_update(self, context: Wire, container: Wire, patch: Wire) -> Wire:
+        uuid = uuid_of(container)
+        row = self._in_turn(uuid, actions.update_container, self._deps, uuid,
+                            dict(patch or {}))
+        return container_payload(row)
+
+    def _in_turn(self, uuid: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run ``fn(*args)`` on ``uuid``'s worker and return its result (or raise its
+        error). When it has not begun after UPDATE_WAIT_SECONDS it never will."""
+        lock = threading.Lock()
+        done = threading.Event()
+        state = {"started": False, "gave_up": False}
+        box: dict[str, Any] = {}
+
+        def job() -> None:
+            with lock:
+                if state["gave_up"]:
+                    return
+                state["started"] = True
+            try:
+                box["value"] = fn(*args)
+            except BaseException as err:  # noqa: BLE001 - handed to the waiting caller
+                box["error"] = err
+            finally:
+                done.set()
+
+        self._workers.submit(uuid, job)
+        if not done.wait(UPDATE_WAIT_SECONDS):
+            with lock:
+                if not state["started"]:
+                    state["gave_up"] = True
+                    raise exc.Conflict(
+                        f"Container {uuid} is busy with earlier actions and the update "
+                        f"could not begin within {UPDATE_WAIT_SECONDS:g} s; nothing was "
+                        f"changed. Try again when they are done.")
+            done.wait()          # begun: a docker update is quick, wait for its answer
+        if "error" in box:
+            raise box["error"]
+        return box["value"]

@@ -12,8 +12,8 @@ from typing import Any
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
-from berth.compute.deps import AgentDeps
-from berth.compute.states import Status
+from berth.compute.deps import AgentDeps, AgentSettings
+from berth.compute.states import CREATE_TASK_STATES, Status
 from berth.compute.status_mapping import map_state, should_apply
 from berth.db import actions, containers
 from berth.db.models import Container
@@ -46,20 +46,45 @@ def recorded(deps: AgentDeps, ctx: RequestContext, uuid: str, event: str,
         actions.action_finish(deps.db, uuid, ctx.request_id, error=False)
 
 
+def task_timeout(settings: AgentSettings, task_state: str) -> int:
+    """Seconds ``task_state`` may last: ``create_task_timeout`` for the tasks of a
+    create (a pull can be long), ``task_state_timeout`` for the others; <= 0: none."""
+    if task_state in CREATE_TASK_STATES:
+        return settings.create_task_timeout
+    return settings.task_state_timeout
+
+
+def task_deadline(settings: AgentSettings, task_state: str,
+                  now: dt.datetime | None = None) -> dt.datetime | None:
+    """When ``task_state``, set now, must be over (naive UTC, as the database stores
+    times); None when its timeout is disabled."""
+    seconds = task_timeout(settings, task_state)
+    if seconds <= 0:
+        return None
+    start = now or now_utc()
+    return start.replace(tzinfo=None) + dt.timedelta(seconds=seconds)
+
+
 @contextmanager
 def task(deps: AgentDeps, uuid: str, task_state: str, *, steal: bool = False
          ) -> Iterator[Container]:
     """Own the container's task for the block: set ``task_state`` only if none is set
     (compare-and-swap; ``steal`` takes it over whatever it is), clear it at the end,
-    whatever happens. TaskInProgress when another task holds it."""
+    whatever happens. TaskInProgress when another task holds it.
+
+    The task carries a deadline (``task_deadline``): if the agent dies or the work is
+    lost, the agent's ``expire_tasks`` (or the API, when the agent is down) fails the
+    container after it instead of leaving it busy forever."""
     expected = containers.ANY if steal else None
-    row = containers.update_(deps.db, uuid, {"task_state": task_state},
-                             expected_task_state=expected)
+    row = containers.update_(deps.db, uuid, {
+        "task_state": task_state,
+        "task_deadline": task_deadline(deps.settings, task_state)},
+        expected_task_state=expected)
     try:
         yield row
     finally:
         try:
-            containers.update_(deps.db, uuid, {"task_state": None},
+            containers.update_(deps.db, uuid, {"task_state": None, "task_deadline": None},
                                expected_task_state=task_state)
         except exc.ContainerNotFound:
             pass          # the flow removed the row (delete)
@@ -78,10 +103,13 @@ def fail(deps: AgentDeps, uuid: str, reason: str, **extra: Any) -> None:
 
 
 def apply_runtime_state(deps: AgentDeps, row: Container, seen: RuntimeContainer,
-                        force: bool = False, extra: dict[str, Any] | None = None
-                        ) -> Container:
+                        force: bool = False, extra: dict[str, Any] | None = None, *,
+                        expected_task_state: Any = containers.ANY,
+                        expected_status: Any = containers.ANY) -> Container:
     """Copy what the engine says into the row (model.md §3.1): status and detail
-    (unless a task runs and not ``force``), hostname when unset, ports, runtime."""
+    (unless a task runs and not ``force``), hostname when unset, ports, runtime.
+    ``expected_*`` make the write a compare-and-swap (TaskInProgress when the row
+    moved on since it was read): the state syncs pass the values they read."""
     values: dict[str, Any] = dict(extra or {})
     if should_apply(row.task_state, force):
         mapped = map_state(seen.state, row.status or Status.CREATING, now_utc())
@@ -98,4 +126,6 @@ def apply_runtime_state(deps: AgentDeps, row: Container, seen: RuntimeContainer,
     if "status" in changed:
         LOG.info("status %s -> %s (%s)", row.status, changed["status"],
                  changed.get("status_detail") or values.get("status_detail") or "")
-    return containers.update_(deps.db, row.uuid, changed)
+    return containers.update_(deps.db, row.uuid, changed,
+                              expected_task_state=expected_task_state,
+                              expected_status=expected_status)

@@ -3,14 +3,17 @@
 Steps, each with its undo on one ExitStack, so every failure path cleans up the same
 way::
 
-    claim resources ──► task container_creating ──► pull image ──► docker create
-         │ (the row's host; released by the Error write)        │ undo: docker rm -f
-         ▼                                                       ▼
-    inspect → Created ──► [run] task container_starting ──► docker start ──► Running
+    claim resources ──► allocate in Placement ──► task container_creating ──► pull image
+      (the row's host;      undo: remove the
+       released by the      allocation
+       Error write)
+    ──► docker create ──► inspect → Created ──► [run] task container_starting ──► start
+          undo: docker rm -f
 
 A failure before or during ``docker create`` leaves no Docker container and sets
-Error (which releases the claim). A failed start keeps the Docker container (its
-logs say why) and sets Error; ``start`` may be retried from Error.
+Error (which releases the claim) and no Placement allocation. A failed start keeps
+the Docker container (its logs say why) and its allocation, and sets Error; ``start``
+may be retried from Error.
 """
 
 from __future__ import annotations
@@ -25,9 +28,12 @@ from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.flows.lifecycle import start_in_runtime
 from berth.compute.states import Status, TaskState
-from berth.db import containers
-from berth.db.models import Container
+from berth.db import containers, nodes
+from berth.db import registries as db_registries
+from berth.db.models import Container, Registry
 from berth.image.reference import normalize_pull_policy, parse_image, pull_decision
+from berth.placement.base import AllocationFailed, PlacementError
+from berth.placement.requests import container_resources
 from berth.runtime import base as rt
 
 LOG = logging.getLogger(__name__)
@@ -75,6 +81,8 @@ def _create(deps: AgentDeps, row: Container) -> Container:
                                     f"free resources on host {deps.host}.", host=None)
             raise
         undo.callback(deps.tracker.publish_usage)
+        allocate_resources(deps, row)
+        undo.callback(release_allocation, deps, uuid)
         try:
             with common.task(deps, uuid, TaskState.CONTAINER_CREATING):
                 image = pull_image(deps, row)
@@ -100,6 +108,39 @@ def _create(deps: AgentDeps, row: Container) -> Container:
     return row
 
 
+def allocate_resources(deps: AgentDeps, row: Container) -> None:
+    """Record the container's resources in Placement against this node's provider
+    (consumer = the container's uuid). When they do not fit, or Placement fails, the
+    row goes to Error with its host cleared, as after a failed claim."""
+    if deps.placement is None:
+        return
+    resources = container_resources(row.cpu, row.memory, row.disk)
+    try:
+        node = nodes.get_compute_node(deps.db, deps.host)
+        deps.placement.allocate(row.uuid, node.rp_uuid or node.uuid, resources,
+                                row.project_id, row.user_id)
+    except AllocationFailed as err:
+        common.fail(deps, row.uuid, f"ResourcesUnavailable: {err.msg}. Ask for less, or "
+                                    f"free resources on host {deps.host}.", host=None)
+        raise exc.ResourcesUnavailable(reason=err.msg) from err
+    except (PlacementError, exc.ComputeNodeNotFound) as err:
+        common.fail(deps, row.uuid, f"Placement could not record the container's "
+                                    f"resources on host {deps.host}: {err.msg}", host=None)
+        raise
+
+
+def release_allocation(deps: AgentDeps, uuid: str) -> None:
+    """Undo of ``allocate_resources`` (idempotent). A failure is logged: deleting the
+    container releases the allocation again."""
+    if deps.placement is None:
+        return
+    try:
+        deps.placement.remove_allocation(uuid)
+    except PlacementError as err:
+        LOG.error("could not release the Placement allocation after a failed create "
+                  "(%s); deleting the container releases it", err.msg)
+
+
 def _remove_quietly(deps: AgentDeps, container_id: str) -> None:
     try:
         deps.runtime.delete(container_id, force=True)
@@ -111,7 +152,9 @@ def _remove_quietly(deps: AgentDeps, container_id: str) -> None:
 def pull_image(deps: AgentDeps, row: Container) -> tuple[rt.ImageRef, rt.ImageInfo]:
     """Make the image present per the container's pull policy; return it."""
     settings = deps.settings
-    image = parse_image(row.image or "", default_registry=settings.default_registry)
+    registry = registry_of(deps, row)
+    image = parse_image(row.image or "", default_registry=settings.default_registry,
+                        registry_domain=registry.domain if registry else None)
     policy = normalize_pull_policy(row.image_pull_policy or settings.default_pull_policy)
     try:
         info: rt.ImageInfo | None = deps.runtime.inspect_image(image.ref)
@@ -128,7 +171,8 @@ def pull_image(deps: AgentDeps, row: Container) -> tuple[rt.ImageRef, rt.ImageIn
             f"ifnotpresent or always.")
     LOG.info("pulling image %s (pull policy %s)", image.ref, policy)
     try:
-        return image, deps.runtime.pull_image(image, auth=registry_auth_for(deps, image))
+        return image, deps.runtime.pull_image(image,
+                                              auth=registry_auth_for(deps, image, registry))
     except rt.RuntimeImageNotFound as err:
         raise exc.ImageNotFound(
             f"Image {image.ref} could not be found in its registry ({err.msg}). Check the "
@@ -143,7 +187,37 @@ def pull_image(deps: AgentDeps, row: Container) -> tuple[rt.ImageRef, rt.ImageIn
             f"image_pull_policy ifnotpresent.") from err
 
 
-def registry_auth_for(deps: AgentDeps, image: rt.ImageRef) -> rt.RegistryAuth | None:
+def registry_of(deps: AgentDeps, row: Container) -> Registry | None:
+    """The registry record the container pulls from (its ``registry_id``), if any."""
+    if not row.registry_id:
+        return None
+    registry = db_registries.find_by_id(deps.db, row.registry_id)
+    if registry is None:
+        LOG.warning("registry %s of the container no longer exists; pulling without it",
+                    row.registry_id)
+    return registry
+
+
+def registry_auth_for(deps: AgentDeps, image: rt.ImageRef, registry: Registry | None = None
+                      ) -> rt.RegistryAuth | None:
+    """Credentials for pulling ``image``: the container's registry record's when it has
+    a username and the image lives on that registry (never sent to another one); else
+    ``[docker]default_registry_username`` for images on the default registry; else
+    none (anonymous, or the node's own docker login)."""
+    if registry is not None and registry.username and \
+            image.repo.startswith(registry.domain.rstrip("/") + "/"):
+        password = ""
+        if registry.password:
+            try:
+                if deps.settings.registry_key is None:
+                    raise exc.Invalid("this node has no registry key configured")
+                password = db_registries.PasswordCipher(deps.settings.registry_key) \
+                    .decrypt(registry.password)
+            except exc.Invalid as err:
+                raise exc.ImageNotFound(
+                    f"Cannot pull {image.ref} with the credentials of registry "
+                    f"{registry.uuid}: {err.msg}") from err
+        return rt.RegistryAuth(registry.username, password, registry.domain)
     s = deps.settings
     if s.default_registry and s.default_registry_username and \
             image.repo.startswith(s.default_registry + "/"):

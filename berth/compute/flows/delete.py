@@ -2,7 +2,9 @@
 
 Without ``force`` an engine failure sets Error and keeps the row; with ``force`` it
 is logged and the deletion goes on. A container the engine no longer has counts as
-removed. The row goes last, and with it the node usage it held.
+removed. Then the Placement allocation is released, and the row goes last (only
+once Placement has released it, even with ``force``, so no allocation outlives its
+row), and with it the node usage it held.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.states import TaskState
 from berth.db import containers
+from berth.placement.base import PlacementError
 from berth.runtime import base as rt
 
 LOG = logging.getLogger(__name__)
@@ -40,9 +43,25 @@ def delete_container(deps: AgentDeps, ctx: RequestContext, uuid: str, force: boo
                         return
                     LOG.warning("Docker could not remove the container (%s); forced "
                                 "delete goes on", err.msg)
+            if not _release_allocation(deps, uuid):
+                return
             containers.destroy(deps.db, uuid)
     except exc.TaskInProgress as err:
         LOG.warning("not deleting: %s", err.msg)
         return
     deps.tracker.publish_usage()
     LOG.info("deleted (Docker container %s)", row.container_id or "never created")
+
+
+def _release_allocation(deps: AgentDeps, uuid: str) -> bool:
+    """Release the container's Placement allocation (idempotent). False, with the
+    row in Error, when Placement fails: the row stays so that a retry can release it."""
+    if deps.placement is None:
+        return True
+    try:
+        deps.placement.remove_allocation(uuid)
+    except PlacementError as err:
+        common.fail(deps, uuid, f"Placement could not release the container's resources: "
+                                f"{err.msg}. Delete it again once Placement answers.")
+        return False
+    return True

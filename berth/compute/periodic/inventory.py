@@ -1,15 +1,20 @@
 """inventory_host: report what the node has (Docker info, /proc, the disk) in its
-``compute_node`` row, and give the resource tracker its capacity."""
+``compute_node`` row, give the resource tracker its capacity, and report the node's
+inventory and traits to Placement (when the agent has one)."""
 
 from __future__ import annotations
 
 import logging
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from berth.compute.claims import Capacity, ResourceTracker
 from berth.db import nodes
 from berth.db.engine import Database
+from berth.placement.base import Placement, PlacementError
+from berth.placement.report import report_node
+from berth.placement.requests import NodeReservations, node_inventories
 from berth.runtime.base import Runtime
 
 LOG = logging.getLogger(__name__)
@@ -24,6 +29,9 @@ class InventorySettings:
     ram_allocation_ratio: float = 1.5
     reserve_disk_for_image: float = 0.2
     enable_cpu_pinning: bool = False
+    #: Placement inventory only (rpc-compute.md §4.3).
+    reserved_disk_mb: int = 0
+    disk_allocation_ratio: float = 1.0
 
 
 def read_meminfo(path: str = "/proc/meminfo") -> dict[str, int]:
@@ -51,7 +59,7 @@ def disk_total_gib(path: str, reserve_fraction: float) -> int:
 
 
 def inventory_host(db: Database, runtime: Runtime, tracker: ResourceTracker,
-                   settings: InventorySettings) -> None:
+                   settings: InventorySettings, placement: Placement | None = None) -> None:
     info = runtime.info()
     mem = read_meminfo()
     mem_total = mem.get("MemTotal") or info.mem_total_mib
@@ -66,15 +74,39 @@ def inventory_host(db: Database, runtime: Runtime, tracker: ResourceTracker,
         "kernel_version": info.kernel_version,
         "labels": info.labels,
         "runtimes": list(info.runtimes),
-        "total_containers": info.total_containers,
-        "paused_containers": info.paused_containers,
-        "stopped_containers": info.stopped_containers,
+        # Container counts are berth's own (publish_usage, below), not Docker's
+        # totals, which include every container of the engine.
         "disk_total": disk_total_gib(info.docker_root_dir, settings.reserve_disk_for_image),
         "enable_cpu_pinning": settings.enable_cpu_pinning,
         "disk_quota_supported": False,
     }
-    nodes.upsert_compute_node(db, settings.host, values)
+    node = nodes.upsert_compute_node(db, settings.host, values)
     tracker.set_capacity(Capacity.of(
         info.cpus, mem_total, settings.reserved_cpus, settings.reserved_memory_mib,
         settings.cpu_allocation_ratio, settings.ram_allocation_ratio))
     tracker.publish_usage()
+    if placement is not None and node.rp_uuid:
+        report_to_placement(db, placement, node.rp_uuid, settings, values)
+
+
+def report_to_placement(db: Database, placement: Placement, rp_uuid: str,
+                        settings: InventorySettings, values: dict[str, Any]) -> None:
+    """Push the node's inventory and traits (CUSTOM_ZUN_COMPUTE_STATUS_DISABLED while
+    its zun-compute service is disabled) to Placement; writes only what changed. A
+    Placement failure is logged, not raised: the compute_node row is already right
+    and the next run tries again."""
+    disabled = any(s.disabled for s in nodes.list_services(db, nodes.COMPUTE_BINARY)
+                   if s.host == settings.host)
+    inventories = node_inventories(
+        int(values["cpus"] or 0), int(values["mem_total"] or 0), int(values["disk_total"] or 0),
+        NodeReservations(reserved_cpus=settings.reserved_cpus,
+                         reserved_memory_mb=settings.reserved_memory_mib,
+                         reserved_disk_mb=settings.reserved_disk_mb,
+                         cpu_allocation_ratio=settings.cpu_allocation_ratio,
+                         ram_allocation_ratio=settings.ram_allocation_ratio,
+                         disk_allocation_ratio=settings.disk_allocation_ratio))
+    try:
+        report_node(placement, rp_uuid, settings.host, inventories, disabled)
+    except PlacementError as err:
+        LOG.error("could not report node %s to Placement (provider %s): %s", settings.host,
+                  rp_uuid, err.msg)

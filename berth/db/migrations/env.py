@@ -3,6 +3,7 @@
 from alembic import context
 from sqlalchemy import create_engine, pool
 
+from berth.db import placement_models  # noqa: F401  (embedded Placement tables)
 from berth.db.models import Base
 
 config = context.config

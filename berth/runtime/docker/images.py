@@ -6,6 +6,43 @@ A mixin of :class:`~berth.runtime.docker.driver.DockerRuntime`: it uses
 
 from __future__ import annotations
 
+import logging
+from typing import TYPE_CHECKING, Any
+
+from berth.runtime.base import ImageSearchResult, RuntimeImageNotFound, RuntimeNotFound
+from berth.runtime.docker.errors import translate_errors
+
+if TYPE_CHECKING:
+    import docker
+
+LOG = logging.getLogger(__name__)
+
 
 class ImagesMixin:
-    pass
+    if TYPE_CHECKING:
+        def _api(self) -> docker.APIClient: ...
+
+    def remove_image(self, ref: str) -> None:
+        """``docker rmi ref`` (no force, parents pruned): untags ``repo:tag`` and removes
+        the image with its last tag. Missing: no-op. Used by a container: RuntimeConflict."""
+        try:
+            with translate_errors():
+                self._api().remove_image(ref)
+        except (RuntimeImageNotFound, RuntimeNotFound):
+            LOG.info("image %s is not on this node; nothing to remove", ref)
+            return
+        LOG.info("removed image %s", ref)
+
+    def search_images(self, term: str, limit: int = 25) -> tuple[ImageSearchResult, ...]:
+        """``docker search term`` against the engine's index (Docker Hub)."""
+        with translate_errors():
+            hits: list[dict[str, Any]] = self._api().search(term, limit=limit)
+        return tuple(result_from_search(h) for h in hits)
+
+
+def result_from_search(hit: dict[str, Any]) -> ImageSearchResult:
+    """One entry of the engine's ``/images/search`` answer."""
+    return ImageSearchResult(
+        name=str(hit.get("name") or ""), description=str(hit.get("description") or ""),
+        is_official=bool(hit.get("is_official")), is_automated=bool(hit.get("is_automated")),
+        star_count=int(hit.get("star_count") or 0))

@@ -1,0 +1,150 @@
+"""Registries (api-v1.md §13): credentials for private image registries.
+
+A container created with ``registry`` (≥1.31) stores the registry's id; its node's
+agent then pulls with that registry's username and password, and prefixes image
+names that have no domain with the registry's domain (behaviours.md §1.1).
+Passwords are encrypted at rest (``berth.db.registries.PasswordCipher``) and never
+shown: the view always says ``"***"``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import Request
+
+from berth.api.links import links
+from berth.api.schemas import types as T
+from berth.api.state import ApiState
+from berth.common import exceptions as exc
+from berth.common.context import RequestContext
+from berth.db import registries as db_registries
+from berth.db.models import Registry
+from berth.image.reference import has_domain, parse_image
+
+LOG = logging.getLogger(__name__)
+
+FIELDS = ("name", "domain", "username", "password")
+VIEW_KEYS = ("uuid", "user_id", "project_id", "name", "domain", "username")
+
+
+def view(row: Registry, request: Request | None = None) -> dict[str, Any]:
+    """The registry as Zun shows it; ``links`` only in single-object responses."""
+    out: dict[str, Any] = {k: getattr(row, k) for k in VIEW_KEYS}
+    out["password"] = "***"
+    if request is not None:
+        out["links"] = links(request, "registries", row.uuid)
+    return out
+
+
+# -- input ------------------------------------------------------------------------------
+
+def _unwrap(body: Any) -> dict[str, Any]:
+    if not isinstance(body, dict) or not isinstance(body.get("registry"), dict):
+        raise exc.InvalidParameterValue(
+            err="'registry' is a required property: send {\"registry\": {\"domain\": "
+                "\"registry.example.com\", \"name\": ..., \"username\": ..., "
+                "\"password\": ...}}.")
+    extra = sorted(k for k in body if k != "registry")
+    inner: dict[str, Any] = body["registry"]
+    unknown = sorted(k for k in inner if k not in FIELDS) + extra
+    if unknown:
+        raise exc.InvalidParameterValue(
+            err=f"Additional properties are not allowed ({', '.join(map(repr, unknown))} "
+                f"were unexpected): a registry has {', '.join(FIELDS)}.")
+    return inner
+
+
+def _domain(value: object) -> str:
+    domain = T.string("domain", value, 1, 255, what="a registry domain")
+    valid = "/" not in domain and has_domain(f"{domain}/probe")
+    if valid:
+        try:
+            parse_image(f"{domain}/probe")
+        except exc.InvalidParameterValue:
+            valid = False
+    if not valid:
+        raise T.invalid("domain", value, "It must be a registry host, optionally with a "
+                                         "port, such as registry.example.com or "
+                                         "127.0.0.1:5000 (no scheme, no path).")
+    return domain
+
+
+def _parse(data: Mapping[str, Any], creating: bool) -> dict[str, Any]:
+    """Validated columns (password still in clear) for the keys given."""
+    if creating and data.get("domain") is None:
+        raise exc.InvalidParameterValue(
+            err="'domain' is a required property: name the registry's host, e.g. "
+                "{\"registry\": {\"domain\": \"registry.example.com\"}}.")
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if value is None:
+            if key == "domain":
+                raise T.invalid(key, value, "The domain cannot be null.")
+            out[key] = None
+        elif key == "domain":
+            out[key] = _domain(value)
+        elif key == "name":
+            out[key] = T.container_name(key, value)
+        else:
+            out[key] = T.string(key, value, 1, 255)
+    return out
+
+
+def _encrypt(state: ApiState, values: dict[str, Any]) -> dict[str, Any]:
+    if values.get("password") is None:
+        return values
+    key = state.settings.registry_key
+    if key is None:
+        raise exc.ServiceUnavailable(
+            reason="berth has no key to encrypt registry passwords: set "
+                   "[DEFAULT]auth_encryption_key (or make state_path writable).")
+    cipher = db_registries.PasswordCipher(key)
+    return dict(values, password=cipher.encrypt(values["password"]))
+
+
+# -- operations -------------------------------------------------------------------------
+
+def get(state: ApiState, ctx: RequestContext, ident: str) -> Registry:
+    """Admins find any project's registry; others only their own project's."""
+    return db_registries.get(state.db, ident, None if ctx.is_admin else ctx.project_id)
+
+
+def create(state: ApiState, ctx: RequestContext, body: Any) -> Registry:
+    values = _encrypt(state, _parse(_unwrap(body), creating=True))
+    row = db_registries.create(state.db, dict(values, project_id=ctx.project_id,
+                                              user_id=ctx.user_id))
+    LOG.info("registry %s (%s) created for project %s", row.uuid, row.domain, row.project_id)
+    return row
+
+
+def update(state: ApiState, ctx: RequestContext, ident: str, body: Any) -> Registry:
+    values = _parse(_unwrap(body), creating=False)
+    if not values:
+        raise exc.InvalidParameterValue(
+            err="Nothing to update: send at least one of name, domain, username, password.")
+    row = get(state, ctx, ident)
+    row = db_registries.update_(state.db, row.uuid, _encrypt(state, values))
+    LOG.info("registry %s updated (%s)", row.uuid, ", ".join(sorted(values)))
+    return row
+
+
+def delete(state: ApiState, ctx: RequestContext, ident: str) -> None:
+    row = get(state, ctx, ident)
+    users = db_registries.containers_using(state.db, row.id)
+    if users:
+        raise exc.Conflict(
+            f"Registry {row.uuid} is used by containers {', '.join(users)}: their images "
+            f"are pulled with its credentials. Delete those containers first.")
+    db_registries.destroy(state.db, row.uuid)
+    LOG.info("registry %s deleted", row.uuid)
+
+
+def resolve_for_create(state: ApiState, ctx: RequestContext, ident: str | None
+                       ) -> Registry | None:
+    """The registry a container create names (uuid or name), or None."""
+    if ident is None:
+        return None
+    return get(state, ctx, ident)

@@ -1,0 +1,65 @@
+"""``berth-wsproxy``: the console WebSocket proxy alone (``berth serve`` runs it too).
+
+It reads console tokens from the database (``[database] connection``) and reaches the
+Docker engine of *this* node (``[docker] api_url``: the UNIX socket, or TCP with TLS),
+so in a multi-node deployment run one berth-wsproxy on each compute node, with the
+same ``[DEFAULT] host`` as that node's berth-compute: it serves only the containers
+placed on its node. (``[websocket_proxy] base_url`` is one URL for the whole
+deployment for now, so the API hands out URLs of one proxy: consoles work for the
+containers of that proxy's node.)
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+
+from oslo_config import cfg
+
+from berth.cmd import wiring
+from berth.common import log
+from berth.conf import CONF
+from berth.console.docker_socket import DockerSocket, engine_address
+from berth.console.proxy import ConsoleProxy, ProxySettings
+from berth.console.server import ConsoleServer
+from berth.db.engine import Database
+
+LOG = logging.getLogger(__name__)
+
+
+def build_console_server(conf: cfg.ConfigOpts, db: Database) -> ConsoleServer:
+    """The proxy as configured; ValueError when ``[docker] api_url`` is plain TCP."""
+    w, d = conf.websocket_proxy, conf.docker
+    settings = ProxySettings(host=w.wsproxy_host, port=w.wsproxy_port, base_url=w.base_url,
+                             allowed_origins=tuple(w.allowed_origins or ()), node=conf.host)
+    address = engine_address(d.api_url, ca_file=d.ca_file, cert_file=d.cert_file,
+                             key_file=d.key_file, insecure=d.api_insecure,
+                             version=d.docker_remote_api_version)
+    docker = DockerSocket(address, timeout=min(float(d.default_timeout), 10.0))
+    return ConsoleServer(ConsoleProxy(settings, db, docker))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    wiring.parse_config(argv if argv is not None else sys.argv[1:], CONF)
+    log.setup()
+    db = wiring.build_database(CONF, upgrade=False)
+    try:
+        server = build_console_server(CONF, db)
+    except ValueError as err:
+        LOG.error("berth-wsproxy cannot start: %s", err)
+        return 2
+    try:
+        server.run()
+    except OSError as err:
+        LOG.error("berth-wsproxy cannot listen on %s:%s: %s. Free the port or set "
+                  "[websocket_proxy] wsproxy_host / wsproxy_port.",
+                  CONF.websocket_proxy.wsproxy_host, CONF.websocket_proxy.wsproxy_port, err)
+        return 1
+    finally:
+        db.dispose()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,268 @@
+"""reboot, pause, unpause, kill, resource update and security groups on the agent.
+
+The engine actions share one shape (:func:`_engine_action`)::
+
+    event compute__do_container_<x> ──► task container_<x>ing ──► docker <x>
+        ──► inspect ──► row := what Docker says ──► task cleared, action finished
+
+and one set of outcomes:
+
+* Docker has no such container: the row becomes Deleted (auto_remove) or Error
+  (``lifecycle.vanished``); the action finishes with Error.
+* Docker refuses (``is not running``, ``is already paused``, ...): logged, the action
+  finishes with Error, the status stays as it was (reboot, whose status the API set to
+  Restarting, is re-read from Docker instead so that it does not stay Restarting).
+* Success: the row says what Docker says after the action. For kill this is the fix
+  of Zun's defect: Zun marked every killed container Stopped, even one that ignored
+  or handled the signal; berth waits a moment for the process to react and maps the
+  real state.
+
+These run on the container's worker (one action at a time per container); they log
+and swallow berth errors because the HTTP caller already has its 202.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from berth.common import exceptions as exc
+from berth.common.context import RequestContext
+from berth.compute.deps import AgentDeps
+from berth.compute.flows import common
+from berth.compute.flows.lifecycle import vanished
+from berth.compute.states import TaskState
+from berth.db import containers
+from berth.db.models import Container
+from berth.runtime import base as rt
+
+LOG = logging.getLogger(__name__)
+
+#: How long kill waits for the process to react before it reads the state: a fatal
+#: signal ends the container within milliseconds; one that is ignored or handled
+#: leaves it running, which is then what the row says.
+KILL_SETTLE_SECONDS = 2.0
+_SETTLE_POLL = 0.05
+
+
+def _container_id(row: Container) -> str:
+    if not row.container_id:
+        raise exc.UncreatedContainer(uuid=row.uuid)
+    return row.container_id
+
+
+def _engine_action(deps: AgentDeps, ctx: RequestContext, uuid: str, verb: str,
+                   event: str, task_state: TaskState, act: Callable[[str], None],
+                   extra: dict[str, Any] | None = None, resync_on_failure: bool = False
+                   ) -> None:
+    """Run ``act(container_id)`` as the action ``verb`` (see the module docstring)."""
+    row = containers.find_by_uuid(deps.db, uuid)
+    if row is None:
+        LOG.info("not %s: the container was deleted", verb)
+        return
+    try:
+        with common.recorded(deps, ctx, uuid, event):
+            container_id = _container_id(row)
+            with common.task(deps, uuid, task_state) as row:
+                try:
+                    act(container_id)
+                except rt.RuntimeNotFound as err:
+                    vanished(deps, row)
+                    raise exc.Conflict(f"Cannot {verb} container {uuid}: {err.msg}") from err
+                except rt.RuntimeDriverError as err:
+                    LOG.warning("Docker refused to %s the container: %s; status stays %s",
+                                verb, err.msg, row.status)
+                    if resync_on_failure:
+                        _resync(deps, row, container_id)
+                    raise
+                try:
+                    seen = deps.runtime.inspect(container_id)
+                except rt.RuntimeNotFound as err:
+                    # The action worked and ended the container, which Docker then
+                    # removed itself (auto_remove): Deleted, and the action succeeded.
+                    vanished(deps, row)
+                    if not row.auto_remove:
+                        raise exc.Conflict(f"Container {uuid} vanished from Docker after "
+                                           f"{verb}: {err.msg}") from err
+                    return
+                common.apply_runtime_state(deps, row, seen, force=True, extra=extra)
+        LOG.info("%s done", verb)
+    except exc.BerthError as err:
+        LOG.warning("%s failed: %s", verb, err.msg)
+
+
+def _resync(deps: AgentDeps, row: Container, container_id: str) -> None:
+    """After a failed action whose status the API had set in advance: the row says
+    what Docker says (Error with the reason when Docker cannot tell)."""
+    try:
+        seen = deps.runtime.inspect(container_id)
+    except rt.RuntimeDriverError as err:
+        common.fail(deps, row.uuid, f"Docker could not say how the container is after a "
+                                    f"failed action: {err.msg}")
+        return
+    common.apply_runtime_state(deps, row, seen, force=True)
+
+
+def reboot_container(deps: AgentDeps, ctx: RequestContext, uuid: str,
+                     timeout: int | None) -> None:
+    """docker restart; Running (started_at now, reason cleared)."""
+    started = common.now_utc().replace(tzinfo=None)
+    _engine_action(deps, ctx, uuid, "reboot", "compute__do_container_reboot",
+                   TaskState.CONTAINER_REBOOTING,
+                   lambda cid: deps.runtime.restart(cid, timeout),
+                   extra={"started_at": started, "status_reason": None},
+                   resync_on_failure=True)
+
+
+def pause_container(deps: AgentDeps, ctx: RequestContext, uuid: str) -> None:
+    _engine_action(deps, ctx, uuid, "pause", "compute__do_container_pause",
+                   TaskState.CONTAINER_PAUSING, deps.runtime.pause)
+
+
+def unpause_container(deps: AgentDeps, ctx: RequestContext, uuid: str) -> None:
+    _engine_action(deps, ctx, uuid, "unpause", "compute__do_container_unpause",
+                   TaskState.CONTAINER_UNPAUSING, deps.runtime.unpause)
+
+
+def kill_container(deps: AgentDeps, ctx: RequestContext, uuid: str,
+                   signal: str | None) -> None:
+    """docker kill with ``signal`` (None or "None": Docker's SIGKILL), then the state
+    Docker reports once the process had a moment to react."""
+    sig = None if signal in (None, "None", "") else str(signal)
+
+    def act(container_id: str) -> None:
+        deps.runtime.kill(container_id, sig)
+        LOG.info("sent %s to the container", sig or "Docker's default signal (SIGKILL)")
+        _wait_not_running(deps, container_id, KILL_SETTLE_SECONDS)
+
+    _engine_action(deps, ctx, uuid, "kill", "compute__do_container_kill",
+                   TaskState.CONTAINER_KILLING, act)
+
+
+def _wait_not_running(deps: AgentDeps, container_id: str, seconds: float) -> None:
+    """Return as soon as Docker says the container no longer runs, or after
+    ``seconds`` (a signal the process survives)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            state = deps.runtime.inspect(container_id).state
+        except rt.RuntimeNotFound:
+            return          # ended and removed by Docker (auto_remove)
+        if state is None or not state.running:
+            return
+        time.sleep(_SETTLE_POLL)
+
+
+# -- resources ----------------------------------------------------------------------
+
+UPDATABLE = ("cpu", "memory", "name", "auto_heal")
+
+
+def update_container(deps: AgentDeps, uuid: str, patch: dict[str, Any]) -> Container:
+    """container_update: apply ``patch`` (cpu, memory, name, auto_heal; only the
+    fields that differ). New cpu/memory are claimed on the node first (the row is the
+    claim), then given to Docker (memory with the configured swap limit, cpu as
+    shares); when Docker refuses, the claim is given back. Returns the saved row.
+    Raises ResourcesUnavailable when the node has no room, Conflict when Docker no
+    longer has the container, RuntimeDriverError when Docker refuses."""
+    row = containers.get_by_uuid(deps.db, uuid)
+    changes = _changes(row, patch)
+    if "cpu" in changes or "memory" in changes:
+        _resize(deps, row, changes.get("cpu"), changes.get("memory"))
+    others = {k: v for k, v in changes.items() if k not in ("cpu", "memory")}
+    if others:
+        row = containers.update_(deps.db, uuid, others)
+    if changes:
+        LOG.info("updated %s", ", ".join(f"{k}={v}" for k, v in sorted(changes.items())))
+    return containers.get_by_uuid(deps.db, uuid)
+
+
+def _changes(row: Container, patch: dict[str, Any]) -> dict[str, Any]:
+    normalised: dict[str, Any] = {}
+    for key, value in patch.items():
+        if key not in UPDATABLE or value is None:
+            continue
+        if key == "cpu":
+            value = float(value)
+        elif key == "memory":
+            value = str(value)
+        elif key == "auto_heal":
+            value = bool(value)
+        if getattr(row, key) != value:
+            normalised[key] = value
+    return normalised
+
+
+def _resize(deps: AgentDeps, row: Container, cpu: float | None, memory: str | None) -> None:
+    container_id = _container_id(row)
+    new_cpu = row.cpu if cpu is None else cpu
+    new_memory = row.memory if memory is None else memory
+    deps.tracker.claim_update(row.uuid, new_cpu, new_memory)
+    try:
+        deps.runtime.update(
+            container_id,
+            memory_mib=int(memory) if memory is not None else None,
+            memory_swap_mib=deps.settings.default_memory_swap if memory is not None else None,
+            cpu_shares=max(2, int(1024 * cpu)) if cpu is not None else None)
+    except rt.RuntimeDriverError as err:
+        containers.update_(deps.db, row.uuid, {"cpu": row.cpu, "memory": row.memory})
+        deps.tracker.publish_usage()
+        if isinstance(err, rt.RuntimeNotFound):
+            vanished(deps, row)
+            raise exc.Conflict(f"Cannot update container {row.uuid}: {err.msg}") from err
+        LOG.warning("Docker refused the new limits (cpu %s, memory %s): %s", cpu, memory,
+                    err.msg)
+        raise
+    LOG.info("limits now cpu %s, memory %s MiB", new_cpu, new_memory)
+
+
+def resize_container(deps: AgentDeps, ctx: RequestContext, uuid: str,
+                     patch: dict[str, Any]) -> None:
+    """The asynchronous update (resize_container cast): no action record, no task
+    state (as Zun); a failure is only logged."""
+    try:
+        update_container(deps, uuid, patch)
+    except exc.BerthError as err:
+        LOG.warning("resize to %s failed: %s", patch, err.msg)
+
+
+# -- security groups ----------------------------------------------------------------
+
+def add_security_group(deps: AgentDeps, ctx: RequestContext, uuid: str,
+                       security_group: str) -> None:
+    _security_group(deps, ctx, uuid, security_group, add=True)
+
+
+def remove_security_group(deps: AgentDeps, ctx: RequestContext, uuid: str,
+                          security_group: str) -> None:
+    _security_group(deps, ctx, uuid, security_group, add=False)
+
+
+def _security_group(deps: AgentDeps, ctx: RequestContext, uuid: str, group: str,
+                    add: bool) -> None:
+    """Record the group on the container. berth has no Neutron ports yet, so there is
+    nothing to enforce it on: the list is what networking will apply when it comes."""
+    verb = "add_security_group" if add else "remove_security_group"
+    if containers.find_by_uuid(deps.db, uuid) is None:
+        LOG.info("not running %s: the container was deleted", verb)
+        return
+    try:
+        with common.recorded(deps, ctx, uuid, f"compute__{verb}"):
+            state = TaskState.SG_ADDING if add else TaskState.SG_REMOVING
+            with common.task(deps, uuid, state) as row:
+                groups = list(row.security_groups or [])
+                if add and group not in groups:
+                    groups.append(group)
+                elif not add and group in groups:
+                    groups.remove(group)
+                else:
+                    LOG.info("security group %s already %s", group,
+                             "present" if add else "absent")
+                    return
+                containers.update_(deps.db, uuid, {"security_groups": groups})
+        LOG.info("security group %s %s (recorded; enforced once networking is there)",
+                 group, "added" if add else "removed")
+    except exc.BerthError as err:
+        LOG.warning("%s %s failed: %s", verb, group, err.msg)

@@ -1,0 +1,114 @@
+"""container_rebuild: replace a container's Docker container with a fresh one made from
+its (possibly new) image and the same spec; start it again when ``run``.
+
+Also what auto-heal does to a container whose Docker container vanished (Zun's
+auto-heal called rebuild without ``run`` and never healed anything)::
+
+    event compute__do_container_rebuild ─► task container_rebuilding
+        ─► docker rm -f <old> (gone already: fine) ─► container_id cleared
+        ─► pull per policy ─► docker create (same name zun-<uuid>, same spec)
+        ─► Created, reason cleared ─► task cleared
+    [run] event compute__do_container_start ─► task container_starting ─► Running
+
+Any failure sets Error with a reason that says what to do; the old Docker container
+is gone by then, so the row no longer names it. The container keeps its host and its
+claim (its cpu and memory do not change).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from berth.common import exceptions as exc
+from berth.common.context import RequestContext
+from berth.compute.deps import AgentDeps
+from berth.compute.flows import common
+from berth.compute.flows.create import build_spec, pull_image
+from berth.compute.flows.lifecycle import start_in_runtime
+from berth.compute.states import Status, TaskState
+from berth.db import actions, containers
+from berth.db.models import Container
+from berth.runtime import base as rt
+
+LOG = logging.getLogger(__name__)
+
+
+def rebuild_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool) -> None:
+    """Rebuild ``uuid`` on this node, then start it when ``run``. Records its events on
+    the action of ``ctx.request_id`` (else the newest action of the container) and
+    finishes that action; never raises a berth error (it is logged and the row says
+    Error)."""
+    row = containers.find_by_uuid(deps.db, uuid)
+    if row is None:
+        LOG.info("not rebuilding: the container was deleted")
+        return
+    LOG.info("rebuilding from image %s (run=%s)", row.image, run)
+    try:
+        with (common.recorded(deps, ctx, uuid, "compute__do_container_rebuild",
+                              finish_action=not run),
+              common.task(deps, uuid, TaskState.CONTAINER_REBUILDING) as row):
+            row = _rebuild(deps, row)
+    except exc.BerthError as err:
+        LOG.warning("rebuild failed: %s", err.msg)
+        if run:
+            actions.action_finish(deps.db, uuid, ctx.request_id, error=True)
+        return
+    if not run:
+        return
+    try:
+        with common.recorded(deps, ctx, uuid, "compute__do_container_start"):
+            start_in_runtime(deps, row)
+    except exc.BerthError as err:
+        LOG.warning("start after rebuild failed: %s", err.msg)
+
+
+def _rebuild(deps: AgentDeps, row: Container) -> Container:
+    uuid = row.uuid
+    if row.status != Status.REBUILDING:
+        row = containers.update_(deps.db, uuid, {"status": Status.REBUILDING.value})
+    if row.container_id:
+        row = _remove_old(deps, row)
+    try:
+        image = pull_image(deps, row)
+        container_id = deps.runtime.create(build_spec(deps, row, image))
+        seen = deps.runtime.inspect(container_id)
+    except rt.RuntimeDriverError as err:
+        common.fail(deps, uuid, f"Rebuild failed: Docker could not create the new "
+                                f"container: {err.msg}. Fix the cause, then rebuild again.")
+        raise
+    except exc.BerthError as err:        # image unknown or unpullable, bad reference
+        common.fail(deps, uuid, f"Rebuild failed: {err.msg}")
+        raise
+    row = containers.update_(deps.db, uuid, _rebuilt_values(row, image, container_id))
+    row = common.apply_runtime_state(deps, row, seen)
+    deps.tracker.publish_usage()
+    LOG.info("rebuilt as Docker container %s from %s", container_id[:12], image[0].ref)
+    return row
+
+
+def _remove_old(deps: AgentDeps, row: Container) -> Container:
+    old_id = row.container_id or ""
+    try:
+        deps.runtime.delete(old_id, force=True)        # already gone: a no-op
+    except rt.RuntimeDriverError as err:
+        common.fail(deps, row.uuid, f"Rebuild failed: Docker could not remove the old "
+                                    f"container {old_id[:12]}: {err.msg}. Remove it with "
+                                    f"docker rm -f, then rebuild again.")
+        raise
+    LOG.info("removed the old Docker container %s", old_id[:12])
+    return containers.update_(deps.db, row.uuid, {"container_id": None})
+
+
+def _rebuilt_values(row: Container, image: tuple[rt.ImageRef, rt.ImageInfo],
+                    container_id: str) -> dict[str, Any]:
+    _, info = image
+    values: dict[str, Any] = {"container_id": container_id, "image_driver": "docker",
+                              "status": Status.CREATED.value, "status_reason": None,
+                              "status_detail": "Created"}
+    # As create: the image's defaults are saved when the record has none.
+    if row.command is None and info.cmd is not None:
+        values["command"] = list(info.cmd)
+    if row.entrypoint is None and info.entrypoint is not None:
+        values["entrypoint"] = list(info.entrypoint)
+    return values

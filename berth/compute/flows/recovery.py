@@ -1,0 +1,342 @@
+"""init_containers: start-up recovery of this host's rows (seed: "Recovery at start-up").
+
+The agent runs it once when it starts: after the heartbeat and the inventory (so the
+tracker knows the node's capacity), before the RPC server opens (so no new cast
+races with it). Each row of this host gets the first matching rule::
+
+    row as found                                   what recovery does
+    ─────────────────────────────────────────────  ──────────────────────────────────────
+    status Creating, or task container_creating,   Error "Container failed to create
+      image_pulling, network_*, sg_*                 correctly"; any Docker container the
+                                                     create left (by id, by the uuid label,
+                                                     by the name zun-<uuid>) removed first;
+                                                     claim and Placement allocation released
+    status Deleting, or task container_deleting    deleted with force
+    task container_{starting,stopping,rebooting,   task cleared, the action run again
+      pausing,unpausing,killing}, or status          (see ``_RETRIES`` for the details)
+      Restarting without a task (the API's half
+      of a reboot whose cast was lost)
+    any other task (container_rebuilding, ...),    task cleared, Error with a reason
+      or status Rebuilding without a task            saying what was interrupted, status
+                                                     read again from Docker
+    Running, stopped in Docker, and                started again
+      [compute]resume_container_state
+    anything else                                  left to the state sync
+
+Then Docker containers labelled for this host that no row can ever reach (their row is
+gone, or their create failed and released the host) are removed, and the Placement
+allocations of this host's failed creates (Error, no Docker container) are released:
+such a row holds nothing, neither in the claims nor in Placement.
+
+One row's failure is logged and recovery goes on with the next row; a row whose Docker
+container is gone is handled by the flows like any vanished container.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
+from typing import Any
+
+from berth.common import exceptions as exc
+from berth.common.context import RequestContext
+from berth.common.log import container_context
+from berth.compute.deps import AgentDeps
+from berth.compute.flows import delete, lifecycle
+from berth.compute.flows.create import release_allocation
+from berth.compute.states import CREATE_TASK_STATES, Status, TaskState
+from berth.db import containers
+from berth.db.models import Container
+from berth.placement.base import PlacementError
+from berth.runtime import base as rt
+
+LOG = logging.getLogger(__name__)
+
+FAILED_CREATE_REASON = "Container failed to create correctly"
+
+
+@dataclass(slots=True)
+class RecoveryReport:
+    """What start-up recovery did, counted per outcome."""
+
+    failed_creates: int = 0     # interrupted creates set to Error
+    deleted: int = 0            # interrupted deletes finished with force
+    retried: int = 0            # interrupted actions run again
+    refreshed: int = 0          # interrupted actions with no flow to rerun: task cleared
+    failed_tasks: int = 0       # other interrupted tasks: Error with a reason
+    resumed: int = 0            # Running rows found stopped, started again
+    untouched: int = 0          # nothing to recover
+    orphans_removed: int = 0    # Docker containers that no row can reach, removed
+    allocations_released: int = 0  # Placement allocations of failed creates, released
+    failures: int = 0           # rows whose recovery raised (logged; recovery went on)
+
+    def add(self, outcome: str) -> None:
+        setattr(self, outcome, getattr(self, outcome) + 1)
+
+    def summary(self) -> str:
+        return ", ".join(f"{f.name.replace('_', ' ')} {getattr(self, f.name)}"
+                         for f in fields(self))
+
+
+def init_containers(deps: AgentDeps, started_at: dt.datetime | None = None
+                    ) -> RecoveryReport:
+    """Recover this host's rows (see the module docstring); return what was done.
+
+    ``started_at`` (naive UTC): rows in Creating without a task that were created at or
+    after it are left alone, because their create cast may still be on its way (an API
+    on another machine can place containers here as soon as the heartbeat says up)."""
+    report = RecoveryReport()
+    ctx = RequestContext.admin()
+    engine = _engine_containers(deps)
+    rows = containers.list_by_host(deps.db, deps.host)
+    LOG.info("start-up recovery: %d rows and %d Docker containers on host %s",
+             len(rows), len(engine), deps.host)
+    for row in rows:
+        with container_context(row.uuid):
+            try:
+                report.add(_recover(deps, ctx, row, engine, started_at))
+            except Exception:  # a loop boundary: log this row, go on with the next
+                LOG.exception("could not recover this container (status %s, task %s); "
+                              "going on with the next one", row.status, row.task_state)
+                report.failures += 1
+    report.orphans_removed = remove_unreachable(deps, _engine_containers(deps))
+    report.allocations_released = release_failed_allocations(deps)
+    LOG.info("start-up recovery done: %s", report.summary())
+    return report
+
+
+def _engine_containers(deps: AgentDeps) -> list[rt.RuntimeContainer]:
+    try:
+        return deps.runtime.list(host=deps.host)
+    except rt.RuntimeDriverError as err:
+        LOG.error("could not list this host's Docker containers (%s); recovery goes on "
+                  "without them", err.msg)
+        return []
+
+
+def _recover(deps: AgentDeps, ctx: RequestContext, row: Container,
+             engine: list[rt.RuntimeContainer], started_at: dt.datetime | None) -> str:
+    task = row.task_state
+    if row.status == Status.CREATING or task in CREATE_TASK_STATES:
+        if task is None and started_at is not None and row.created_at is not None \
+                and row.created_at >= started_at:
+            LOG.info("Creating row placed here after the agent started; its create "
+                     "is on its way")
+            return "untouched"
+        when = f"during {task}" if task else "before it began the create"
+        reason = (f"{FAILED_CREATE_REASON}: the compute agent of host {deps.host} "
+                  f"stopped {when}. Delete this container and create it again.")
+        return "failed_creates" if fail_interrupted_create(deps, row, reason, engine) \
+            else "untouched"
+    if row.status == Status.DELETING or task == TaskState.CONTAINER_DELETING:
+        LOG.info("delete was interrupted (status %s, task %s); deleting with force",
+                 row.status, task)
+        delete.delete_container(deps, ctx, row.uuid, force=True)
+        return "deleted"
+    if task is None and row.status in (Status.RESTARTING, Status.REBUILDING) \
+            and _changed_since(row, started_at):
+        LOG.info("%s row changed after the agent started; its cast is on its way",
+                 row.status)
+        return "untouched"
+    if task in _RETRIES or (task is None and row.status == Status.RESTARTING):
+        return _retry(deps, ctx, row, task or TaskState.CONTAINER_REBOOTING)
+    if task is not None or row.status == Status.REBUILDING:
+        return _fail_task(deps, row, task or "the rebuild")
+    if task is None and row.status == Status.RUNNING and deps.settings.resume_container_state:
+        return _resume(deps, ctx, row)
+    return "untouched"
+
+
+def fail_interrupted_create(deps: AgentDeps, row: Container, reason: str,
+                            engine: Iterable[rt.RuntimeContainer] = (), *,
+                            expected_deadline: Any = containers.ANY) -> bool:
+    """Set an interrupted create to Error, after removing whatever Docker container it
+    left: the row's ``container_id`` may not be written yet when the agent died between
+    ``docker create`` and the database write, so the engine is searched by the uuid label
+    (``engine``, this host's containers) and by the name ``zun-<uuid>`` too. The Docker
+    side goes first, so a crash in between leaves a row that the next recovery handles
+    the same way. Error releases the row's claim; the usage is republished.
+
+    Compare-and-swap on the task state read (and ``expected_deadline``, when given):
+    False (nothing written) when the row moved on meanwhile."""
+    for container_id in sorted(_engine_ids_of(deps, row, engine)):
+        LOG.info("removing Docker container %s left by the interrupted create", container_id)
+        deps.runtime.delete(container_id, force=True)
+    try:
+        containers.update_(deps.db, row.uuid, {
+            "status": Status.ERROR.value, "status_reason": reason[:2000],
+            "status_detail": None, "task_state": None, "task_deadline": None,
+            "container_id": None},
+            expected_task_state=row.task_state, expected_task_deadline=expected_deadline)
+    except exc.TaskInProgress as err:
+        LOG.info("not failing the create: the row moved on (%s)", err.msg)
+        return False
+    except exc.ContainerNotFound:
+        LOG.info("row is gone; nothing to mark")
+        return False
+    LOG.warning("interrupted create marked Error: %s", reason)
+    release_allocation(deps, row.uuid)
+    deps.tracker.publish_usage()
+    return True
+
+
+def _engine_ids_of(deps: AgentDeps, row: Container,
+                   engine: Iterable[rt.RuntimeContainer]) -> set[str]:
+    ids = {c.id for c in engine if c.uuid == row.uuid}
+    if row.container_id:
+        ids.add(row.container_id)
+    try:
+        named = deps.runtime.inspect(f"{rt.NAME_PREFIX}{row.uuid}")
+    except rt.RuntimeNotFound:
+        return ids
+    # The name is unique on the engine; another berth host sharing this engine could
+    # only hold it for the same uuid, and then that host owns it.
+    if named.labels.get(rt.LABEL_HOST, deps.host) == deps.host:
+        ids.add(named.id)
+    return ids
+
+
+# --- interrupted actions ---
+
+#: task state → (module, flow) that reruns it as ``flow(deps, ctx, uuid[, timeout=])``.
+#: start and stop live in ``lifecycle``; reboot, pause and unpause in ``actions``
+#: (another area's module, imported lazily: when a flow is missing, the row is
+#: refreshed from Docker instead). A kill is never resent: its signal is not recorded,
+#: and resending SIGKILL for an interrupted SIGHUP would be worse than asking the user
+#: to kill again; the row is refreshed from Docker instead.
+_RETRIES: dict[str, tuple[str, str]] = {
+    TaskState.CONTAINER_STARTING: ("berth.compute.flows.lifecycle", "start_container"),
+    TaskState.CONTAINER_STOPPING: ("berth.compute.flows.lifecycle", "stop_container"),
+    TaskState.CONTAINER_REBOOTING: ("berth.compute.flows.actions", "reboot_container"),
+    TaskState.CONTAINER_PAUSING: ("berth.compute.flows.actions", "pause_container"),
+    TaskState.CONTAINER_UNPAUSING: ("berth.compute.flows.actions", "unpause_container"),
+    TaskState.CONTAINER_KILLING: ("", ""),
+}
+
+#: Flows that take a stop timeout; the rerun passes the agent's default one.
+_WITH_TIMEOUT = frozenset({"stop_container", "reboot_container"})
+
+
+def _flow_for(task: str) -> Callable[..., None] | None:
+    module_name, fn_name = _RETRIES[task]
+    if not module_name:
+        return None
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        if err.name != module_name:
+            raise
+        return None
+    fn = getattr(module, fn_name, None)
+    return fn if callable(fn) else None
+
+
+def _changed_since(row: Container, started_at: dt.datetime | None) -> bool:
+    when = row.updated_at or row.created_at
+    return started_at is not None and when is not None and when >= started_at
+
+
+def _retry(deps: AgentDeps, ctx: RequestContext, row: Container, task: str) -> str:
+    if row.task_state is not None:
+        containers.update_(deps.db, row.uuid, {"task_state": None, "task_deadline": None},
+                           expected_task_state=row.task_state)
+    flow = _flow_for(task)
+    if flow is None:
+        LOG.warning("%s was interrupted; it cannot be rerun here, so the task is cleared "
+                    "and the status read from Docker: check the container and retry", task)
+        lifecycle.refresh(deps, row.uuid)
+        return "refreshed"
+    LOG.info("%s was interrupted; running %s again", task, flow.__name__)
+    if flow.__name__ in _WITH_TIMEOUT:
+        flow(deps, ctx, row.uuid, timeout=deps.settings.stop_timeout_default)
+    else:
+        flow(deps, ctx, row.uuid)
+    return "retried"
+
+
+def _fail_task(deps: AgentDeps, row: Container, what: str) -> str:
+    """A task the seed's table does not name (a rebuild, ...): nothing runs it any more,
+    so waiting for its deadline would only keep the container busy for nothing."""
+    reason = (f"{what} was interrupted: the compute agent of host {deps.host} stopped "
+              f"during it; the container is in an unknown state — check it and retry")
+    containers.update_(deps.db, row.uuid, {
+        "task_state": None, "task_deadline": None, "status": Status.ERROR.value,
+        "status_reason": reason}, expected_task_state=row.task_state)
+    LOG.warning("%s was interrupted; marked Error, reading its state from Docker", what)
+    lifecycle.refresh(deps, row.uuid)
+    return "failed_tasks"
+
+
+def _resume(deps: AgentDeps, ctx: RequestContext, row: Container) -> str:
+    """[compute]resume_container_state: a row recorded Running whose Docker container is
+    stopped is started again. A container that is gone is left to the state sync."""
+    if not row.container_id:
+        return "untouched"
+    try:
+        seen = deps.runtime.inspect(row.container_id)
+    except rt.RuntimeNotFound:
+        LOG.info("recorded Running but Docker has no container %s; the state sync will "
+                 "mark it", row.container_id)
+        return "untouched"
+    if seen.state is not None and (seen.state.running or seen.state.paused
+                                   or seen.state.restarting):
+        return "untouched"
+    LOG.info("recorded Running but stopped in Docker; starting it again "
+             "([compute]resume_container_state)")
+    lifecycle.start_container(deps, ctx, row.uuid)
+    return "resumed"
+
+
+# --- Docker containers no row can reach ---
+
+def remove_unreachable(deps: AgentDeps, engine: Iterable[rt.RuntimeContainer]) -> int:
+    """Remove this host's Docker containers that no row can ever reach: the row is gone
+    (a delete removed the row but not the container), or the row is a failed create
+    (Error, no ``container_id``) placed here or nowhere: a create that was undone, or
+    one whose Docker container the API had to forget (``api/operations/stale_tasks``).
+    Containers whose row is placed on another host are the state sync's business."""
+    removed = 0
+    for seen in engine:
+        if not seen.uuid:
+            continue
+        with container_context(seen.uuid):
+            try:
+                row = containers.find_by_uuid(deps.db, seen.uuid)
+                if row is not None and not _create_undone(row, deps.host):
+                    continue
+                LOG.warning("removing Docker container %s (%s): %s", seen.id[:12], seen.name,
+                            "its row is gone" if row is None
+                            else "its row is a failed create that does not refer to it")
+                deps.runtime.delete(seen.id, force=True)
+                removed += 1
+            except Exception:  # a loop boundary: log this one, go on with the next
+                LOG.exception("could not check or remove Docker container %s", seen.id[:12])
+    return removed
+
+
+def release_failed_allocations(deps: AgentDeps) -> int:
+    """Release the Placement allocation of every failed create on this host (Error and
+    no Docker container): one the agent died before releasing, or one whose create the
+    API failed while the agent was down. Idempotent; returns how many were held."""
+    if deps.placement is None:
+        return 0
+    released = 0
+    for row in containers.list_by_host(deps.db, deps.host):
+        if row.status != Status.ERROR or row.container_id:
+            continue
+        with container_context(row.uuid):
+            try:
+                if deps.placement.remove_allocation(row.uuid):
+                    LOG.info("released the Placement allocation of this failed create")
+                    released += 1
+            except PlacementError as err:
+                LOG.error("could not release the Placement allocation of this failed "
+                          "create (%s); the next start-up tries again", err.msg)
+    return released
+
+
+def _create_undone(row: Container, host: str) -> bool:
+    return row.host in (None, host) and row.status == Status.ERROR and not row.container_id

@@ -1,0 +1,159 @@
+"""sync_container_state: the safety net under PLEG, at start-up and every
+``[DEFAULT]sync_container_state_interval`` seconds.
+
+Cost per run: this host's rows (one query: never the whole table, as Zun reads),
+one ``docker ps --all``, one inspect per container whose listed state disagrees with
+its row, and one query for the rows of local containers this host does not hold.
+
+Per row of this host (rules shared with the event path, see ``pleg/reconcile.py``)::
+
+    task_state set, or Creating/Deleting/Deleted,      skipped
+      or no Docker container
+    listed, "removing"                                 skipped (its destroy follows)
+    listed, state agrees with status                   nothing to do
+    listed, state disagrees                            inspect, status copied (CAS)
+    not listed                                         vanished: Deleted (auto_remove),
+                                                       rebuilt (auto_heal), else Error
+
+A local container (labelled ``berth.container.uuid``) whose row names another host
+is taken over: the host is rewritten to this one, then the row is synced as above.
+This is for a node that was renamed; so that two live agents sharing one engine do
+not take each other's containers, a row whose host is up (heartbeat within
+``service_down_time``) is not taken over.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from berth.common import exceptions as exc
+from berth.common.log import container_context
+from berth.compute.deps import AgentDeps
+from berth.compute.pleg import reconcile
+from berth.compute.pleg.reconcile import Outcome
+from berth.compute.states import Status
+from berth.db import containers, nodes
+from berth.db.models import Container
+from berth.runtime import base as rt
+
+LOG = logging.getLogger(__name__)
+
+#: The row status a listed engine state agrees with; other states are always inspected.
+LISTED_STATUS: dict[rt.RunState, Status] = {
+    rt.RunState.CREATED: Status.CREATED,
+    rt.RunState.RUNNING: Status.RUNNING,
+    rt.RunState.PAUSED: Status.PAUSED,
+    rt.RunState.RESTARTING: Status.RESTARTING,
+    rt.RunState.EXITED: Status.STOPPED,
+    rt.RunState.DEAD: Status.DEAD,
+}
+
+
+@dataclass(slots=True)
+class SyncReport:
+    """What one run read and did. ``rows_read`` counts container rows loaded from the
+    database (this host's, plus the rows of local containers recorded elsewhere)."""
+
+    rows_read: int = 0
+    containers_listed: int = 0
+    inspected: int = 0
+    outcomes: dict[str, int] = field(default_factory=dict)
+    rehomed: int = 0
+    failed: int = 0
+
+    def count(self, outcome: Outcome) -> None:
+        self.outcomes[outcome.value] = self.outcomes.get(outcome.value, 0) + 1
+
+    def summary(self) -> str:
+        done = ", ".join(f"{k} {v}" for k, v in sorted(self.outcomes.items()) if v)
+        return (f"{self.rows_read} rows read, {self.containers_listed} containers listed, "
+                f"{self.inspected} inspected, {self.rehomed} taken over, {self.failed} "
+                f"failed; {done or 'no changes'}")
+
+
+def needs_inspect(row: Container, seen: rt.RuntimeContainer) -> bool:
+    """Whether the listed state disagrees with the row's status (pure)."""
+    if seen.state is None:
+        return True
+    expected = LISTED_STATUS.get(seen.state.status)
+    return expected is None or row.status != expected
+
+
+def takeover_candidates(own_uuids: set[str], listed: Iterable[rt.RuntimeContainer]
+                        ) -> set[str]:
+    """uuids of local berth containers that are not among this host's rows (pure)."""
+    return {c.uuid for c in listed if c.uuid and c.uuid not in own_uuids}
+
+
+def sync_container_state(deps: AgentDeps, service_down_time: int = 180) -> SyncReport:
+    """One run (see the module docstring). One row's failure is logged and counted,
+    and the run goes on; a failed ``docker ps`` fails the run (nothing is written)."""
+    report = SyncReport()
+    rows = containers.list_by_host(deps.db, deps.host)
+    report.rows_read = len(rows)
+    listed = deps.runtime.list()
+    report.containers_listed = len(listed)
+    by_id = {c.id: c for c in listed}
+    rows += _take_over(deps, rows, listed, service_down_time, report)
+    for row in rows:
+        with container_context(row.uuid):
+            try:
+                report.count(_sync_row(deps, row, by_id, report))
+            except Exception:
+                report.failed += 1
+                LOG.exception("state sync of this container failed; next run retries")
+    level = logging.INFO if report.outcomes.keys() - {"skipped", "unchanged"} \
+        or report.failed or report.rehomed else logging.DEBUG
+    LOG.log(level, "sync_container_state on %s: %s", deps.host, report.summary())
+    return report
+
+
+def _sync_row(deps: AgentDeps, row: Container, by_id: dict[str, rt.RuntimeContainer],
+              report: SyncReport) -> Outcome:
+    if reconcile.skip_reason(row, deps.host) is not None:
+        return Outcome.SKIPPED
+    assert row.container_id is not None
+    seen = by_id.get(row.container_id)
+    if seen is None:
+        return reconcile.handle_vanished(deps, row)
+    if seen.state is not None and seen.state.status == rt.RunState.REMOVING:
+        return Outcome.REMOVING
+    if not needs_inspect(row, seen):
+        return Outcome.UNCHANGED
+    report.inspected += 1
+    try:
+        full = deps.runtime.inspect(row.container_id)
+    except rt.RuntimeNotFound:          # removed between the listing and now
+        return reconcile.handle_vanished(deps, row)
+    return reconcile.apply_seen(deps, row, full)
+
+
+def _take_over(deps: AgentDeps, rows: list[Container], listed: list[rt.RuntimeContainer],
+               service_down_time: int, report: SyncReport) -> list[Container]:
+    """Rewrite ``host`` on rows of local containers recorded on a host that is down;
+    return them (as written)."""
+    wanted = takeover_candidates({r.uuid for r in rows}, listed)
+    if not wanted:
+        return []
+    found = containers.find_by_uuids(deps.db, wanted)
+    report.rows_read += len(found)
+    if not found:
+        return []
+    up = nodes.up_compute_hosts(deps.db, service_down_time) - {deps.host}
+    taken: list[Container] = []
+    for row in found:
+        if row.host is None or row.host == deps.host or row.host in up \
+                or row.status in reconcile.SKIPPED_STATUSES:
+            continue     # no host: a failed create, which start-up recovery cleans up
+        with container_context(row.uuid):
+            try:
+                taken.append(containers.update_(deps.db, row.uuid, {"host": deps.host},
+                                                expected_task_state=None))
+            except (exc.TaskInProgress, exc.ContainerNotFound):
+                continue
+            LOG.warning("its Docker container is on this host but its row said host %s; "
+                        "host rewritten to %s", row.host, deps.host)
+            report.rehomed += 1
+    return taken

@@ -1,0 +1,92 @@
+"""expire_tasks: no container stays busy forever (design.md item 4).
+
+Every task_state an agent sets carries a deadline (``flows.common.task``). A cast that
+was lost, or a flow that died with its thread, would otherwise leave the task set for
+good, and the API refuses every action while a task is set. This periodic task of the
+owning agent fails such rows: task cleared, status Error with a reason that says what
+was interrupted, then the status read again from Docker. (When the agent itself is
+down, the API does the same on show and list: ``api/operations/stale_tasks.py``.)
+
+A task whose flow is still running on this agent (its container's worker is busy) is
+slow, not lost: it is left alone and logged once. Every write is a compare-and-swap on
+the task state and the deadline read, so a task that ended, or was set again, in the
+meantime is never clobbered.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable
+
+from berth.common import exceptions as exc
+from berth.common.log import container_context
+from berth.compute.deps import AgentDeps
+from berth.compute.flows import common, lifecycle, recovery
+from berth.compute.states import CREATE_TASK_STATES, Status
+from berth.db import containers
+from berth.db.models import Container, utcnow
+
+LOG = logging.getLogger(__name__)
+
+
+class TaskExpirer:
+    """The agent's ``expire_tasks`` periodic task (call :meth:`run`)."""
+
+    def __init__(self, deps: AgentDeps, is_busy: Callable[[str], bool] = lambda _: False,
+                 clock: Callable[[], dt.datetime] = utcnow) -> None:
+        self._deps = deps
+        self._is_busy = is_busy
+        self._clock = clock        # naive UTC, as the database stores times
+        self._reported_busy: set[tuple[str, dt.datetime | None]] = set()
+
+    def run(self) -> int:
+        """Fail every overdue task of this host; return how many were failed."""
+        now = self._clock()
+        expired = 0
+        overdue = containers.list_overdue_tasks(self._deps.db, now, host=self._deps.host)
+        self._reported_busy &= {(row.uuid, row.task_deadline) for row in overdue}
+        for row in overdue:
+            with container_context(row.uuid):
+                try:
+                    expired += self._expire(row)
+                except Exception:  # a loop boundary: log this row, go on with the next
+                    LOG.exception("could not expire task %s", row.task_state)
+        return expired
+
+    def _expire(self, row: Container) -> int:
+        if self._is_busy(row.uuid):
+            key = (row.uuid, row.task_deadline)
+            if key not in self._reported_busy:
+                self._reported_busy.add(key)
+                LOG.warning("%s is past its deadline (%s UTC) but still running on this "
+                            "agent; leaving it to finish", row.task_state, row.task_deadline)
+            return 0
+        task = str(row.task_state)
+        seconds = common.task_timeout(self._deps.settings, task)
+        if task in CREATE_TASK_STATES:
+            reason = (f"{recovery.FAILED_CREATE_REASON}: {task} did not finish within "
+                      f"{seconds} s (the agent may have lost the request). Delete this "
+                      f"container and create it again.")
+            return int(recovery.fail_interrupted_create(
+                self._deps, row, reason, expected_deadline=row.task_deadline))
+        try:
+            containers.update_(self._deps.db, row.uuid, {
+                "task_state": None, "task_deadline": None, "status": Status.ERROR.value,
+                "status_reason": overdue_reason(task, seconds)},
+                expected_task_state=task, expected_task_deadline=row.task_deadline)
+        except exc.TaskInProgress:
+            LOG.info("%s ended or was set again meanwhile; nothing to expire", task)
+            return 0
+        except exc.ContainerNotFound:
+            return 0
+        LOG.warning("%s did not finish within %d s: task cleared, marked Error; reading "
+                    "its state from Docker", task, seconds)
+        lifecycle.refresh(self._deps, row.uuid)
+        return 1
+
+
+def overdue_reason(task: str, seconds: int) -> str:
+    """The status_reason of a row whose task ``task`` outlived its ``seconds``."""
+    return (f"{task} did not finish within {seconds} s (the agent may have lost the "
+            f"request); the container is in an unknown state — check it and retry")

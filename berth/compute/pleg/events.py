@@ -1,0 +1,32 @@
+"""The value PLEG emits: "something happened to this container; look at it again"."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from berth.runtime.base import EventKind
+
+__all__ = ["ContainerEvent", "EventKind", "EventSource"]
+
+
+class EventSource(enum.StrEnum):
+    WATCH = "watch"      # the engine's event stream
+    RELIST = "relist"    # a difference between two listings
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerEvent:
+    """One change seen on one berth container.
+
+    ``kind`` is a hint for logs and metrics only: a sync always re-inspects the
+    container its row points at, since events may arrive late, twice, or coalesced.
+    ``at`` is the PLEG clock (monotonic seconds) when the change was observed.
+    """
+
+    uuid: str
+    container_id: str
+    kind: EventKind
+    source: EventSource
+    at: float
+    action: str = ""     # the engine's own action word, when it came from the stream

@@ -1,0 +1,53 @@
+"""[placement]: where the compute agent records node inventory and container
+allocations.
+
+``driver = embedded`` (default) keeps them in berth's own database. ``driver =
+openstack`` uses OpenStack Placement over its REST API, either through Keystone
+(``auth_type`` and the plugin's options, e.g. ``auth_type = password``, ``auth_url``,
+``username``, ``password``, ``project_name``, ``user_domain_name``,
+``project_domain_name``; plus ``region_name``, ``valid_interfaces``) or, with no
+``auth_type``, with the static ``token`` sent as ``X-Auth-Token`` to ``endpoint``
+(Placement's ``auth_strategy = noauth2`` accepts the token ``admin``).
+
+The session options (``cafile``, ``insecure``, ``timeout``, ...), the auth options and
+the adapter options are keystoneauth1's own, so they read as in every OpenStack
+service. ``endpoint`` and ``token`` are those of keystoneauth's ``admin_token`` plugin.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from keystoneauth1 import loading
+from oslo_config import cfg
+
+GROUP = "placement"
+
+_DEFAULTS = {"service_type": "placement", "valid_interfaces": ["internal", "public"]}
+
+
+def _adapter_opts() -> list[cfg.Opt]:
+    out = []
+    for opt in loading.get_adapter_conf_options(include_deprecated=False):
+        if opt.dest in _DEFAULTS:
+            opt = copy.deepcopy(opt)
+            opt.default = _DEFAULTS[opt.dest]
+        out.append(opt)
+    return out
+
+
+OWN_OPTS = [
+    cfg.StrOpt("driver", default="embedded", choices=["embedded", "openstack"],
+               help="embedded: inventory and allocations in berth's database (no extra "
+                    "service). openstack: OpenStack Placement over its REST API."),
+]
+
+OPTS = (OWN_OPTS
+        + loading.get_auth_plugin_conf_options("admin_token")      # endpoint, token
+        + loading.get_auth_common_conf_options()                   # auth_type, auth_section
+        + loading.get_session_conf_options()
+        + _adapter_opts())
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(OPTS, group=GROUP)

@@ -1,0 +1,85 @@
+"""Queries on ``quotas`` (per-project limits), ``quota_classes`` (named sets of limits;
+class ``default`` overrides the configured defaults) and the usage they limit.
+
+Usage is computed on demand from the ``container`` table, never kept in a ledger
+(``quota_usages`` stays unused, as in Zun): a project uses the number of its
+containers and capsules and the sum of their cpu, memory and disk. Capsule members
+are not counted on their own: the capsule row already holds their sum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sqlalchemy import delete, select
+
+from berth.db.engine import Database
+from berth.db.models import Container, Quota, QuotaClass
+
+RESOURCES = ("containers", "memory", "cpu", "disk")
+DEFAULT_CLASS = "default"
+#: Zun's ``[quota]`` defaults (also the option defaults in ``berth.conf.quota``).
+CONFIG_DEFAULTS: Mapping[str, int] = {"containers": 40, "memory": 51200, "cpu": 20,
+                                      "disk": 100}
+#: Row types that hold resources: plain containers (0) and capsules (1).
+COUNTED_TYPES = (0, 1)
+
+
+def project_limits(db: Database, project_id: str) -> dict[str, int]:
+    """The limits set for ``project_id`` (only the resources that have a row)."""
+    with db.reader() as s:
+        rows = s.scalars(select(Quota).where(Quota.project_id == project_id)).all()
+        return {r.resource: r.hard_limit for r in rows}
+
+
+def class_limits(db: Database, class_name: str) -> dict[str, int]:
+    """The limits of quota class ``class_name`` (only the resources that have a row)."""
+    with db.reader() as s:
+        rows = s.scalars(select(QuotaClass).where(QuotaClass.class_name == class_name)).all()
+        return {r.resource: r.hard_limit for r in rows}
+
+
+def set_project_limits(db: Database, project_id: str, values: Mapping[str, int]) -> None:
+    """Upsert one row per resource in ``values``."""
+    with db.writer() as s:
+        existing = {r.resource: r for r in s.scalars(
+            select(Quota).where(Quota.project_id == project_id)).all()}
+        for resource, limit in values.items():
+            row = existing.get(resource)
+            if row is None:
+                s.add(Quota(project_id=project_id, resource=resource, hard_limit=limit))
+            else:
+                row.hard_limit = limit
+
+
+def delete_project_limits(db: Database, project_id: str) -> int:
+    """Drop every limit set for ``project_id``; how many rows went."""
+    with db.writer() as s:
+        result = s.execute(delete(Quota).where(Quota.project_id == project_id))
+        return int(getattr(result, "rowcount", 0) or 0)
+
+
+def set_class_limits(db: Database, class_name: str, values: Mapping[str, int]) -> None:
+    with db.writer() as s:
+        existing = {r.resource: r for r in s.scalars(
+            select(QuotaClass).where(QuotaClass.class_name == class_name)).all()}
+        for resource, limit in values.items():
+            row = existing.get(resource)
+            if row is None:
+                s.add(QuotaClass(class_name=class_name, resource=resource, hard_limit=limit))
+            else:
+                row.hard_limit = limit
+
+
+def project_usage(db: Database, project_id: str) -> dict[str, int | float]:
+    """What ``project_id`` uses now: container count, cpu (cores, a float), memory
+    (MiB) and disk (GiB), over its containers and capsules in any status (a row in
+    Error still counts until it is deleted, as in Zun)."""
+    with db.reader() as s:
+        rows = s.execute(select(Container.cpu, Container.memory, Container.disk).where(
+            Container.project_id == project_id,
+            Container.container_type.in_(COUNTED_TYPES))).all()
+    memory = sum(int(r.memory) for r in rows if r.memory and str(r.memory).isdigit())
+    return {"containers": len(rows), "cpu": round(sum(r.cpu or 0.0 for r in rows), 6),
+            "memory": memory, "disk": sum(r.disk or 0 for r in rows)}
+

@@ -1,0 +1,105 @@
+"""Placement allocations of containers with the embedded driver (the default), end to
+end: python-zunclient against a private ``berth serve`` on the real Docker engine,
+checked in the embedded tables of berth's SQLite database.
+
+Zun removes the allocation only when the claim fails; berth removes it on every
+failure branch of create (design.md item 5), and delete removes it before the row."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+from support.berth_proc import TEST_IMAGE, wait_for
+from support.lifecycle import database_of
+from zunclient.common.apiclient import exceptions as zexc
+
+from berth.db import containers, nodes
+from berth.db.engine import Database
+from berth.placement.base import DISK_GB, MEMORY_MB, VCPU
+from berth.placement.embedded import EmbeddedPlacement
+
+MISSING_IMAGE = "127.0.0.1:5000/berth-test/does-not-exist:latest"
+NO_IMAGE_CHECK = "[api]\nenable_image_validation = false\n"
+
+
+def allocation_rows(db: Database) -> list[tuple[str, int, str, int]]:
+    with db.reader() as s:
+        return [tuple(r) for r in s.execute(text(   # type: ignore[misc]
+            "SELECT consumer_id, resource_provider_id, resource_class, used FROM allocation "
+            "ORDER BY consumer_id, resource_class")).all()]
+
+
+def status_of(zun: Any, uuid: str) -> str | None:
+    c = zun.containers.get(uuid)
+    return str(c.status) if c.task_state is None else None
+
+
+def gone(zun: Any, uuid: str) -> bool:
+    try:
+        zun.containers.get(uuid)
+    except zexc.NotFound:
+        return True
+    return False
+
+
+@pytest.fixture
+def node(berth_factory):  # type: ignore[no-untyped-def]
+    """A private berth whose API does not pre-check images (so a create can fail at
+    the pull), with its database and its provider uuid."""
+    proc = berth_factory(NO_IMAGE_CHECK).start()
+    with database_of(proc) as db:
+        rp = nodes.get_compute_node(db, proc.host).rp_uuid
+        yield proc, db, rp
+
+
+def test_failed_pull_leaves_no_allocation_and_delete_releases_it(node):  # type: ignore[no-untyped-def]
+    proc, db, rp = node
+    zun = proc.client()
+    placement = EmbeddedPlacement(db)
+    assert placement.get_inventory(rp)[VCPU].total >= 1      # the node was reported
+    before = placement.get_provider(rp).generation
+
+    bad = zun.containers.create(image=MISSING_IMAGE, image_pull_policy="always",
+                                command=["sleep", "300"], cpu=0.5, memory="32")
+    wait_for(lambda: status_of(zun, bad.uuid) == "Error", 60, what="the failed pull")
+    assert "does-not-exist" in (zun.containers.get(bad.uuid).status_reason or "")
+    assert allocation_rows(db) == []
+    # Allocated, then released: each bumps the provider's generation.
+    assert placement.get_provider(rp).generation >= before + 2
+
+    good = zun.containers.run(image=TEST_IMAGE, image_pull_policy="ifnotpresent",
+                              command=["sleep", "300"], cpu=1.5, memory="64")
+    wait_for(lambda: status_of(zun, good.uuid) == "Running", 60, what="the container to run")
+    assert placement.get_allocation(good.uuid) == {rp: {VCPU: 2, MEMORY_MB: 64}}
+    assert {(c, rc) for c, _, rc, _ in allocation_rows(db)} == {
+        (good.uuid, VCPU), (good.uuid, MEMORY_MB)}
+    assert placement.usages(rp)[VCPU] == 2
+
+    zun.containers.delete(good.uuid, force=True)
+    wait_for(lambda: gone(zun, good.uuid), 60, what="the container to be deleted")
+    assert allocation_rows(db) == []
+    zun.containers.delete(bad.uuid)
+    wait_for(lambda: gone(zun, bad.uuid), 60, what="the failed container to be deleted")
+
+
+def test_allocation_that_does_not_fit_is_resources_unavailable(berth_factory, docker_client):  # type: ignore[no-untyped-def]
+    """The local claim does not count disk; Placement does. A node reporting 2 GiB of
+    disk refuses a 50 GiB container: Error ResourcesUnavailable, host cleared,
+    nothing allocated, no Docker container."""
+    proc = berth_factory("[compute]\nreserve_disk_for_image = 0.99\n").start()
+    zun = proc.client()
+    with database_of(proc) as db:
+        rp = nodes.get_compute_node(db, proc.host).rp_uuid
+        disk_total = EmbeddedPlacement(db).get_inventory(rp)[DISK_GB].total
+        assert disk_total < 50
+        c = zun.containers.run(image=TEST_IMAGE, image_pull_policy="ifnotpresent",
+                               command=["sleep", "300"], disk=50)
+        wait_for(lambda: status_of(zun, c.uuid) == "Error", 60, what="the refused create")
+        row = containers.get_by_uuid(db, c.uuid)
+        assert row.status_reason.startswith("ResourcesUnavailable:"), row.status_reason
+        assert "DISK_GB" in row.status_reason
+        assert row.host is None and row.container_id is None
+        assert allocation_rows(db) == []
+    assert docker_client.containers.list(all=True, filters={"name": f"zun-{c.uuid}"}) == []

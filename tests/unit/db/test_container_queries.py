@@ -1,0 +1,277 @@
+"""Queries on the container table, against a real SQLite file migrated with Alembic
+(the same schema ``berth serve`` uses)."""
+
+from __future__ import annotations
+
+import uuid as uuidlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from berth.common import exceptions as exc
+from berth.db import containers, migrate
+from berth.db.engine import Database
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[Database]:
+    url = f"sqlite:///{tmp_path / 'berth.sqlite'}"
+    migrate.upgrade(url)
+    database = Database(url)
+    yield database
+    database.dispose()
+
+
+def make(db: Database, **values: object):  # type: ignore[no-untyped-def]
+    values.setdefault("project_id", "p1")
+    values.setdefault("status", "Running")
+    return containers.create(db, values)
+
+
+# -- create / get -----------------------------------------------------------------------------
+
+def test_create_assigns_a_uuid_and_the_container_type(db: Database) -> None:
+    row = make(db, name="web")
+    assert str(uuidlib.UUID(row.uuid)) == row.uuid
+    assert row.container_type == containers.CONTAINER
+    assert containers.get_by_uuid(db, row.uuid).name == "web"
+
+
+def test_get_finds_by_uuid_in_any_case_and_by_name(db: Database) -> None:
+    row = make(db, name="web")
+    assert containers.get(db, row.uuid).id == row.id
+    assert containers.get(db, row.uuid.upper()).id == row.id
+    assert containers.get(db, "web").id == row.id
+
+
+def test_get_unknown_raises_container_not_found(db: Database) -> None:
+    with pytest.raises(exc.ContainerNotFound):
+        containers.get(db, str(uuidlib.uuid4()))
+    with pytest.raises(exc.ContainerNotFound):
+        containers.get(db, "nobody")
+    with pytest.raises(exc.ContainerNotFound):
+        containers.get_by_uuid(db, str(uuidlib.uuid4()))
+    assert containers.find_by_uuid(db, str(uuidlib.uuid4())) is None
+
+
+def test_get_is_scoped_to_the_project_unless_none(db: Database) -> None:
+    row = make(db, name="web", project_id="p1")
+    with pytest.raises(exc.ContainerNotFound):
+        containers.get(db, row.uuid, project_id="p2")
+    with pytest.raises(exc.ContainerNotFound):
+        containers.get(db, "web", project_id="p2")
+    assert containers.get(db, "web", project_id="p1").id == row.id
+    assert containers.get(db, "web", project_id=None).id == row.id
+
+
+def test_ambiguous_name_is_a_conflict_that_says_to_use_the_uuid(db: Database) -> None:
+    make(db, name="twin")
+    make(db, name="twin")
+    with pytest.raises(exc.Conflict) as info:
+        containers.get(db, "twin")
+    assert "uuid" in info.value.msg
+    # The ambiguity is per scope: in another project there is no match at all.
+    with pytest.raises(exc.ContainerNotFound):
+        containers.get(db, "twin", project_id="other")
+
+
+def test_a_name_that_looks_like_a_uuid_is_still_found_by_name(db: Database) -> None:
+    name = str(uuidlib.uuid4())
+    row = make(db, name=name)
+    assert containers.get(db, name).id == row.id
+
+
+def test_name_taken_is_case_insensitive_and_scoped(db: Database) -> None:
+    make(db, name="Web", project_id="p1")
+    assert containers.name_taken(db, "web", None)
+    assert containers.name_taken(db, "WEB", "p1")
+    assert not containers.name_taken(db, "web", "p2")
+    assert not containers.name_taken(db, "db", None)
+
+
+# -- list ---------------------------------------------------------------------------------------
+
+def names(rows) -> list[str | None]:  # type: ignore[no-untyped-def]
+    return [r.name for r in rows]
+
+
+def test_list_orders_by_id_and_pages_with_limit_and_marker(db: Database) -> None:
+    rows = [make(db, name=f"c{i}") for i in range(5)]
+    page1 = containers.list_(db, project_id=None, filters={}, limit=2)
+    assert names(page1) == ["c0", "c1"]
+    page2 = containers.list_(db, project_id=None, filters={}, limit=2, marker=page1[-1].uuid)
+    assert names(page2) == ["c2", "c3"]
+    page3 = containers.list_(db, project_id=None, filters={}, limit=2, marker=page2[-1].uuid)
+    assert names(page3) == ["c4"]
+    assert containers.list_(db, project_id=None, filters={}, limit=2,
+                            marker=rows[-1].uuid) == []
+
+
+def test_list_sorts_desc_and_pages_backwards(db: Database) -> None:
+    for name in ("b", "d", "a", "c"):
+        make(db, name=name)
+    page1 = containers.list_(db, project_id=None, filters={}, limit=3, sort_key="name",
+                             sort_dir="desc")
+    assert names(page1) == ["d", "c", "b"]
+    page2 = containers.list_(db, project_id=None, filters={}, limit=3, sort_key="name",
+                             sort_dir="desc", marker=page1[-1].uuid)
+    assert names(page2) == ["a"]
+
+
+def _walk(db: Database, sort_key: str, sort_dir: str, limit: int) -> list[str | None]:
+    seen: list[str | None] = []
+    marker = None
+    for _ in range(50):
+        page = containers.list_(db, project_id=None, filters={}, limit=limit,
+                                sort_key=sort_key, sort_dir=sort_dir, marker=marker)
+        if not page:
+            return seen
+        seen += names(page)
+        marker = page[-1].uuid
+    raise AssertionError(f"paging never ended: {seen}")
+
+
+@pytest.mark.parametrize("sort_dir", ["asc", "desc"])
+@pytest.mark.parametrize("limit", [1, 2, 3])
+def test_paging_over_a_column_with_nulls_and_ties_visits_every_row_once(
+        db: Database, sort_dir: str, limit: int) -> None:
+    # hostname: two NULLs, a tie on "h1", one "h2"; the order is (NULLs first when
+    # ascending, last when descending), then value, then id.
+    specs = [("n1", None), ("a", "h1"), ("n2", None), ("b", "h2"), ("c", "h1")]
+    for name, hostname in specs:
+        make(db, name=name, hostname=hostname)
+    expected_asc = ["n1", "n2", "a", "c", "b"]
+    expected = expected_asc if sort_dir == "asc" else list(reversed(expected_asc))
+    full = containers.list_(db, project_id=None, filters={}, limit=100, sort_key="hostname",
+                            sort_dir=sort_dir)
+    assert names(full) == expected
+    assert _walk(db, "hostname", sort_dir, limit) == expected
+
+
+def test_marker_on_a_null_valued_row_continues_after_it(db: Database) -> None:
+    make(db, name="x", hostname=None)
+    marker = make(db, name="y", hostname=None)
+    make(db, name="z", hostname="h")
+    after = containers.list_(db, project_id=None, filters={}, limit=10, sort_key="hostname",
+                             marker=marker.uuid)
+    assert names(after) == ["z"]
+    before = containers.list_(db, project_id=None, filters={}, limit=10, sort_key="hostname",
+                              sort_dir="desc", marker=marker.uuid)
+    assert names(before) == ["x"]
+
+
+def test_list_filters_and_project_scope(db: Database) -> None:
+    make(db, name="a", project_id="p1", status="Running")
+    make(db, name="b", project_id="p1", status="Stopped")
+    make(db, name="c", project_id="p2", status="Running")
+    assert names(containers.list_(db, project_id="p1", filters={}, limit=10)) == ["a", "b"]
+    assert names(containers.list_(db, project_id=None, filters={"status": "Running"},
+                                  limit=10)) == ["a", "c"]
+    assert names(containers.list_(db, project_id="p2", filters={"status": "Stopped"},
+                                  limit=10)) == []
+
+
+def test_list_with_unknown_marker_or_sort_key_fails(db: Database) -> None:
+    make(db, name="a")
+    with pytest.raises(exc.ContainerNotFound):
+        containers.list_(db, project_id=None, filters={}, limit=10,
+                         marker=str(uuidlib.uuid4()))
+    with pytest.raises(exc.InvalidParameterValue) as info:
+        containers.list_(db, project_id=None, filters={}, limit=10, sort_key="nope")
+    assert "sort_key" in info.value.msg
+
+
+def test_list_leaves_out_other_container_types(db: Database) -> None:
+    make(db, name="plain")
+    make(db, name="capsule", container_type=1)
+    assert names(containers.list_(db, project_id=None, filters={}, limit=10)) == ["plain"]
+    assert names(containers.list_(db, project_id=None, filters={}, limit=10,
+                                  container_type=1)) == ["capsule"]
+
+
+# -- update_ (compare-and-swap) ----------------------------------------------------------------
+
+def test_update_without_expectation_writes_and_stamps_updated_at(db: Database) -> None:
+    row = make(db, name="a")
+    assert row.updated_at is None
+    out = containers.update_(db, row.uuid, {"status": "Stopped"})
+    assert out.status == "Stopped"
+    assert out.updated_at is not None
+
+
+def test_update_with_expected_task_state_is_compare_and_swap(db: Database) -> None:
+    row = make(db, name="a")
+    taken = containers.update_(db, row.uuid, {"task_state": "container_stopping"},
+                               expected_task_state=None)
+    assert taken.task_state == "container_stopping"
+    # A second actor expecting "no task" loses and learns what is in progress.
+    with pytest.raises(exc.TaskInProgress) as info:
+        containers.update_(db, row.uuid, {"task_state": "container_starting"},
+                           expected_task_state=None)
+    assert "container_stopping" in info.value.msg
+    assert containers.get_by_uuid(db, row.uuid).task_state == "container_stopping"
+    # The owner releases it by expecting its own value.
+    done = containers.update_(db, row.uuid, {"task_state": None},
+                              expected_task_state="container_stopping")
+    assert done.task_state is None
+
+
+def test_update_expectation_may_be_a_collection_including_none(db: Database) -> None:
+    row = make(db, name="a", task_state=None)
+    containers.update_(db, row.uuid, {"status": "Stopped"},
+                       expected_task_state=[None, "container_stopping"])
+    containers.update_(db, row.uuid, {"task_state": "container_starting"})
+    with pytest.raises(exc.TaskInProgress):
+        containers.update_(db, row.uuid, {"status": "Running"},
+                           expected_task_state=(None, "container_stopping"))
+    assert containers.get_by_uuid(db, row.uuid).status == "Stopped"
+
+
+def test_update_with_expected_status(db: Database) -> None:
+    row = make(db, name="a", status="Creating")
+    with pytest.raises(exc.TaskInProgress):
+        containers.update_(db, row.uuid, {"status": "Running"}, expected_status="Stopped")
+    assert containers.update_(db, row.uuid, {"status": "Created"},
+                              expected_status="Creating").status == "Created"
+
+
+def test_update_of_a_missing_row_is_not_found(db: Database) -> None:
+    with pytest.raises(exc.ContainerNotFound):
+        containers.update_(db, str(uuidlib.uuid4()), {"status": "Stopped"})
+    with pytest.raises(exc.ContainerNotFound):
+        containers.update_(db, str(uuidlib.uuid4()), {"status": "Stopped"},
+                           expected_task_state=None)
+
+
+def test_destroy_removes_the_row_once(db: Database) -> None:
+    row = make(db, name="a")
+    assert containers.destroy(db, row.uuid) is True
+    assert containers.destroy(db, row.uuid) is False
+    assert containers.find_by_uuid(db, row.uuid) is None
+
+
+# -- usage ---------------------------------------------------------------------------------------
+
+def test_usage_on_host_counts_only_rows_that_hold_resources(db: Database) -> None:
+    make(db, host="h1", cpu=1.0, memory="512", status="Running")
+    make(db, host="h1", cpu=0.5, memory="256", status="Creating")
+    make(db, host="h1", cpu=2.0, memory="1024", status="Stopped")
+    make(db, host="h1", cpu=4.0, memory="4096", status="Error")
+    make(db, host="h1", cpu=4.0, memory="4096", status="Deleted")
+    make(db, host="h2", cpu=8.0, memory="8192", status="Running")
+    make(db, host=None, cpu=8.0, memory="8192", status="Creating")
+    assert containers.usage_on_host(db, "h1") == (3.5, 1792, 3)
+    assert containers.usage_on_host(db, "h3") == (0, 0, 0)
+
+
+def test_usage_on_host_can_exclude_the_claiming_container(db: Database) -> None:
+    a = make(db, host="h1", cpu=1.0, memory="512")
+    make(db, host="h1", cpu=1.0, memory="100")
+    assert containers.usage_on_host(db, "h1", exclude=[a.uuid]) == (1.0, 100, 1)
+
+
+def test_usage_ignores_memory_that_is_not_a_number_of_mib(db: Database) -> None:
+    make(db, host="h1", cpu=None, memory=None)
+    make(db, host="h1", cpu=1.0, memory="1g")
+    assert containers.usage_on_host(db, "h1") == (1.0, 0, 2)

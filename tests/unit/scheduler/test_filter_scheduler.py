@@ -1,0 +1,179 @@
+"""The filter scheduler, its filters, and host states built from a real database."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from berth.common import exceptions as exc
+from berth.db import containers, migrate, nodes
+from berth.db.engine import Database
+from berth.db.models import ZunService, utcnow
+from berth.scheduler import filters
+from berth.scheduler.base import HostState, RequestSpec
+from berth.scheduler.filter_scheduler import FilterScheduler
+from berth.scheduler.filters.availability_zone_filter import AvailabilityZoneFilter
+from berth.scheduler.filters.compute_filter import ComputeFilter
+from berth.scheduler.filters.resource_filter import ResourceFilter
+from berth.scheduler.filters.runtime_filter import RuntimeFilter
+from berth.scheduler.host_state import Ratios, load_host_states
+
+ALL_FILTERS = filters.by_name(["ComputeFilter", "AvailabilityZoneFilter", "RuntimeFilter",
+                               "ResourceFilter"])
+
+
+def host(name: str, *, cpus: float = 16.0, memory: int = 4096, cpu_used: float = 0.0,
+         mem_used: int = 0, zone: str = "nova", up: bool = True, disabled: bool = False,
+         runtimes: tuple[str, ...] = ("runc",), reason: str | None = None) -> HostState:
+    return HostState(hostname=name, cpus=cpus, memory_mib=memory, cpu_used=cpu_used,
+                     memory_used_mib=mem_used, runtimes=runtimes, availability_zone=zone,
+                     service_up=up, service_disabled=disabled, disabled_reason=reason)
+
+
+def spec(cpu: float = 1.0, memory: int = 512, **kw: object) -> RequestSpec:
+    return RequestSpec(cpu=cpu, memory_mib=memory, **kw)  # type: ignore[arg-type]
+
+
+def scheduler(hosts: Sequence[HostState]) -> FilterScheduler:
+    return FilterScheduler(lambda: hosts, ALL_FILTERS)
+
+
+# -- the scheduler ---------------------------------------------------------------------------
+
+def test_single_node_with_room_is_chosen() -> None:
+    assert scheduler([host("n1")]).select_destination(spec()).host == "n1"
+
+
+def test_the_node_with_most_free_memory_wins_then_cpu_then_name() -> None:
+    hosts = [host("a", mem_used=3000), host("b", mem_used=1000), host("c", mem_used=2000)]
+    assert scheduler(hosts).select_destination(spec()).host == "b"
+    tied = [host("a", cpu_used=2.0), host("b", cpu_used=1.0)]
+    assert scheduler(tied).select_destination(spec()).host == "b"
+    same = [host("a"), host("b")]
+    assert scheduler(same).select_destination(spec()).host == "b"
+
+
+def test_no_registered_node_says_to_start_an_agent() -> None:
+    with pytest.raises(exc.NoValidHost) as info:
+        scheduler([]).select_destination(spec())
+    assert "no compute node has registered" in info.value.msg
+    assert "berth serve" in info.value.msg
+
+
+def test_when_no_node_fits_each_refusal_is_explained() -> None:
+    hosts = [host("full", mem_used=4000), host("off", disabled=True, reason="maintenance"),
+             host("dead", up=False)]
+    with pytest.raises(exc.NoValidHost) as info:
+        scheduler(hosts).select_destination(spec(memory=512))
+    msg = info.value.msg
+    assert "full (ResourceFilter: memory 512 MiB > free 96 MiB)" in msg
+    assert "off (ComputeFilter: service disabled (maintenance))" in msg
+    assert "dead (ComputeFilter: compute agent is down" in msg
+
+
+def test_requested_host_restricts_the_choice() -> None:
+    hosts = [host("a"), host("b", mem_used=3000)]
+    assert scheduler(hosts).select_destination(spec(requested_host="b")).host == "b"
+    with pytest.raises(exc.RequestedHostNotFound):
+        scheduler(hosts).select_destination(spec(requested_host="zz"))
+    with pytest.raises(exc.NoValidHost):
+        scheduler(hosts).select_destination(spec(memory=2048, requested_host="b"))
+
+
+def test_hosts_are_read_at_every_selection() -> None:
+    current: list[HostState] = []
+    sched = FilterScheduler(lambda: current, ALL_FILTERS)
+    with pytest.raises(exc.NoValidHost):
+        sched.select_destination(spec())
+    current.append(host("late"))
+    assert sched.select_destination(spec()).host == "late"
+
+
+# -- filters ---------------------------------------------------------------------------------
+
+def test_resource_filter() -> None:
+    f = ResourceFilter()
+    assert f.passes(host("n", cpus=2.0, memory=1024), spec(cpu=2.0, memory=1024)) is None
+    assert f.passes(host("n", cpus=2.0, cpu_used=1.5), spec(cpu=1.0)) == "cpu 1 > free 0.5"
+    assert f.passes(host("n", memory=1024, mem_used=2048), spec(cpu=0.1, memory=4)) \
+        == "memory 4 MiB > free 0 MiB"
+
+
+def test_compute_filter() -> None:
+    f = ComputeFilter()
+    assert f.passes(host("n"), spec()) is None
+    assert f.passes(host("n", disabled=True), spec()) == \
+        "service disabled (no reason given)"
+    assert "down" in (f.passes(host("n", up=False), spec()) or "")
+
+
+def test_runtime_filter() -> None:
+    f = RuntimeFilter()
+    assert f.passes(host("n"), spec()) is None
+    assert f.passes(host("n", runtimes=("runc", "kata")), spec(runtime="kata")) is None
+    assert f.passes(host("n"), spec(runtime="kata")) == "has no runtime kata (has runc)"
+
+
+def test_availability_zone_filter_uses_the_default_schedule_zone() -> None:
+    assert AvailabilityZoneFilter().passes(host("n", zone="z1"), spec()) is None
+    assert AvailabilityZoneFilter().passes(host("n", zone="z1"),
+                                           spec(availability_zone="z2")) == \
+        "in zone z1, not z2"
+    with_default = AvailabilityZoneFilter("z2")
+    assert with_default.passes(host("n", zone="z1"), spec()) is not None
+    assert with_default.passes(host("n", zone="z1"), spec(availability_zone="z1")) is None
+
+
+def test_filters_by_name() -> None:
+    made = filters.by_name(["ResourceFilter", "AvailabilityZoneFilter"], "z9")
+    assert [f.name for f in made] == ["ResourceFilter", "AvailabilityZoneFilter"]
+    assert made[1].passes(host("n", zone="z1"), spec()) is not None
+    with pytest.raises(ValueError, match="unknown scheduler filter 'RamFilter'"):
+        filters.by_name(["RamFilter"])
+
+
+# -- host states from the database -------------------------------------------------------------
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[Database]:
+    url = f"sqlite:///{tmp_path / 'berth.sqlite'}"
+    migrate.upgrade(url)
+    database = Database(url)
+    yield database
+    database.dispose()
+
+
+def test_host_states_apply_ratios_and_count_live_usage(db: Database) -> None:
+    nodes.upsert_compute_node(db, "n1", {"cpus": 4, "mem_total": 2560, "runtimes": ["runc"]})
+    nodes.report_service_up(db, "n1", nodes.COMPUTE_BINARY, "z1")
+    for status, cpu, memory in [("Running", 1.0, "512"), ("Creating", 0.5, "256"),
+                                ("Error", 8.0, "9999"), ("Deleted", 8.0, "9999")]:
+        containers.create(db, {"host": "n1", "status": status, "cpu": cpu, "memory": memory})
+    containers.create(db, {"host": None, "status": "Creating", "cpu": 9.0, "memory": "9"})
+    [state] = load_host_states(db, Ratios(cpu=2.0, ram=1.0, reserved_cpus=1,
+                                          reserved_memory_mib=512), 60, "nova")
+    assert state.hostname == "n1"
+    assert state.cpus == 6.0 and state.memory_mib == 2048
+    assert state.cpu_used == 1.5 and state.memory_used_mib == 768
+    assert state.availability_zone == "z1"
+    assert state.service_up and not state.service_disabled
+    assert state.runtimes == ("runc",)
+
+
+def test_a_node_without_a_recent_heartbeat_is_down(db: Database) -> None:
+    nodes.upsert_compute_node(db, "n1", {"cpus": 1, "mem_total": 1024})
+    nodes.report_service_up(db, "n1", nodes.COMPUTE_BINARY, None)
+    nodes.upsert_compute_node(db, "ghost", {"cpus": 1, "mem_total": 1024})
+    with db.writer() as s:
+        svc = s.query(ZunService).filter_by(host="n1").one()
+        svc.last_seen_up = utcnow() - dt.timedelta(seconds=600)
+    states = {h.hostname: h for h in load_host_states(db, Ratios(), 60, "nova")}
+    assert not states["n1"].service_up
+    assert not states["ghost"].service_up            # never reported at all
+    assert states["ghost"].availability_zone == "nova"
+    with pytest.raises(exc.NoValidHost) as info:
+        FilterScheduler(lambda: list(states.values()), ALL_FILTERS).select_destination(spec())
+    assert "compute agent is down" in info.value.msg
