@@ -3,7 +3,11 @@ defaults (SQLite under state_path, in-process RPC)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
+import threading
+from collections.abc import Iterator
 
 import uvicorn
 from oslo_config import cfg
@@ -12,6 +16,25 @@ from berth.api.app import create_app
 from berth.cmd import wiring, wsproxy
 
 LOG = logging.getLogger(__name__)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown, which would kill
+    the process before the agent, the console proxy and the database are stopped;
+    berth stops them itself, then exits normally."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        sigs = (signal.SIGINT, signal.SIGTERM)
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in sigs}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
 
 
 def run(conf: cfg.ConfigOpts) -> int:
@@ -40,7 +63,7 @@ def run(conf: cfg.ConfigOpts) -> int:
     wiring.warn_if_exposed(conf, address)
     LOG.info("berth serve: API on http://%s:%s/v1 (database %s, host %s)", address,
              conf.api.port, db.url.split("@")[-1], conf.host)
-    server = uvicorn.Server(uvicorn.Config(app, host=address, port=conf.api.port,
+    server = _Server(uvicorn.Config(app, host=address, port=conf.api.port,
                                            log_config=None, access_log=False,
                                            timeout_graceful_shutdown=5))
     try:
@@ -50,4 +73,5 @@ def run(conf: cfg.ConfigOpts) -> int:
         agent.stop()
         transport.cleanup()
         db.dispose()
+        LOG.info("berth serve stopped")
     return 0 if server.started else 1
