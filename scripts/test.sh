@@ -6,8 +6,15 @@
 source "$(dirname "$0")/lib.sh"
 need_root
 apt_install curl ca-certificates
-trap 'bash "$ROOT/.ci/ci-services.sh" stop registry placement >/dev/null 2>&1 || true' EXIT
-bash "$ROOT/.ci/ci-services.sh" start docker registry placement
+# RabbitMQ and PostgreSQL usually run before the session (shared/infra.md): stop them at
+# exit only when this script starts them (ci-services.sh itself never stops what it did not start).
+STOP=(registry placement)
+for svc in rabbitmq postgres; do
+    state=$(bash "$ROOT/.ci/ci-services.sh" status "$svc" 2>/dev/null || true)
+    [[ $state == *": up"* ]] || STOP+=("$svc")
+done
+trap 'bash "$ROOT/.ci/ci-services.sh" stop "${STOP[@]}" >/dev/null 2>&1 || true' EXIT
+bash "$ROOT/.ci/ci-services.sh" start docker registry rabbitmq postgres placement
 bash "$ROOT/.ci/make-test-images.sh" --push 127.0.0.1:5000 busybox
 ensure_venv test
 cd "$ROOT"

@@ -8,7 +8,6 @@ import logging
 import socket
 import sys
 from collections.abc import Sequence
-
 from typing import TYPE_CHECKING
 
 from oslo_config import cfg
@@ -196,7 +195,8 @@ def config_files_first(argv: Sequence[str]) -> list[str]:
             front += args[i:i + 2]
             i += 2
             continue
-        (front if args[i].startswith(tuple(o + "=" for o in _FILE_OPTS)) else rest).append(args[i])
+        joined = args[i].startswith(tuple(o + "=" for o in _FILE_OPTS))
+        (front if joined else rest).append(args[i])
         i += 1
     return front + rest
 

@@ -154,8 +154,8 @@ class InvalidStateException(Conflict):
 class ContainerHostNotUp(Conflict):
     message = (
         "Container %(container)s is on host %(host)s, whose compute agent is down "
-        "(no heartbeat recently). Start berth-compute on %(host)s, or delete the "
-        "container with --force."
+        "(no heartbeat recently). Start berth-compute on %(host)s and try again; the "
+        "agent resumes control of its containers when it comes back."
     )
 
 

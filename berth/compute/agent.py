@@ -58,7 +58,8 @@ class ComputeAgent:
         self.deps = AgentDeps(db=db, runtime=runtime, tracker=self.tracker,
                               settings=config.settings, placement=placement)
         self.workers = ContainerWorkers(config.action_workers)
-        self.manager = ComputeManager(self.deps, self.workers)
+        self.manager = ComputeManager(self.deps, self.workers,
+                                      live_state=lambda: self.pleg.live())
         self.periodic = PeriodicScheduler()
         self._server: Server | None = None
         # State sync: PLEG notices engine changes, SyncWorkers writes them (pleg/).

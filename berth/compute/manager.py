@@ -9,6 +9,8 @@ in ``compute/endpoints/``, one mixin per area; this class only combines them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from berth.compute.deps import AgentDeps
 from berth.compute.endpoints.actions import ActionEndpoints
 from berth.compute.endpoints.console import ConsoleEndpoints
@@ -24,6 +26,8 @@ _MIXINS = (ContainerEndpoints, ActionEndpoints, InspectionEndpoints, ConsoleEndp
 class ComputeManager(*_MIXINS):  # type: ignore[misc]
     RPC_METHODS: frozenset[str] = frozenset().union(*(m.METHODS for m in _MIXINS))
 
-    def __init__(self, deps: AgentDeps, workers: ContainerWorkers) -> None:
+    def __init__(self, deps: AgentDeps, workers: ContainerWorkers,
+                 live_state: Callable[[], bool] = lambda: False) -> None:
         self._deps = deps
         self._workers = workers
+        self._live_state = live_state

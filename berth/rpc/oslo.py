@@ -44,7 +44,7 @@ def _import_messaging() -> Any:
     logging.getLogger("oslo_service.backend").setLevel(logging.WARNING)  # "Loading backend"
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"\s*Eventlet is deprecated")
-        import oslo_messaging
+        import oslo_messaging  # type: ignore[import-untyped]
     return oslo_messaging
 
 
@@ -159,12 +159,10 @@ class OsloTransport:
             raise exc.RPCError(host=host, reason=f"call {method} failed: {err}") from err
 
     def serve(self, host: str, endpoint: Endpoint) -> _Server:
-        from oslo_messaging.rpc.dispatcher import ExpectedException
-
+        expected = self._messaging.rpc.dispatcher.ExpectedException
         target = self._messaging.Target(topic=self._topic, server=host)
         return _Server(self._messaging.get_rpc_server(
-            self._transport, target, [_Dispatch(endpoint, ExpectedException)],
-            executor="threading"))
+            self._transport, target, [_Dispatch(endpoint, expected)], executor="threading"))
 
     def cleanup(self) -> None:
         self._transport.cleanup()

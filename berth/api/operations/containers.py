@@ -150,9 +150,14 @@ def delete(state: ApiState, ctx: RequestContext, ident: str, force: bool, stop: 
         containers.destroy(state.db, row.uuid)
         return
     state.compute.check_host(row)
-    if stop and row.status == Status.RUNNING:
+    was_running = row.status == Status.RUNNING
+    # Compare-and-swap: if a flow changed the row since it was checked above, the
+    # delete is refused rather than racing it (a forced delete ignores the task).
+    expect_task = containers.ANY if force else None
+    row = containers.update_(state.db, row.uuid, {"status": Status.DELETING.value},
+                             expected_status=row.status, expected_task_state=expect_task)
+    if stop and was_running:
         actions.action_start(state.db, ctx, row.uuid, "stop")
         state.compute.container_stop(ctx, row, 10)
-    row = containers.update_(state.db, row.uuid, {"status": Status.DELETING.value})
     actions.action_start(state.db, ctx, row.uuid, "delete")
     state.compute.container_delete(ctx, row, force)

@@ -56,7 +56,7 @@ async def create(request: Request, ctx: RequestContext = Ctx, state: ApiState = 
 @router.get("")
 @router.get("/", include_in_schema=False)
 def list_containers(request: Request, ctx: RequestContext = Ctx, state: ApiState = State
-                    ) -> dict[str, Any]:
+                    ) -> JSONResponse:
     q = request.query_params
     unknown = [k for k in q if k not in LIST_FILTERS + LIST_PARAMS]
     if unknown:
@@ -88,7 +88,9 @@ def list_containers(request: Request, ctx: RequestContext = Ctx, state: ApiState
         carry.update(sort_key=sort_key, sort_dir=sort_dir, limit=str(limit),
                      marker=rows[-1].uuid)
         next_url = f"{base_url(request)}/v1/containers?{urlencode(carry)}"
-    return {"containers": items, "next": next_url}
+    # A JSONResponse skips FastAPI's generic encoder, which costs more than the query
+    # for a page of 1,000 containers; the views are plain JSON values already.
+    return JSONResponse({"containers": items, "next": next_url})
 
 
 def _limit(value: str | None, max_limit: int) -> int:
@@ -107,10 +109,10 @@ def _all_projects_flag(ctx: RequestContext, value: str | None) -> None:
 
 @router.get("/{ident}")
 def show(ident: str, request: Request, ctx: RequestContext = Ctx, state: ApiState = State
-         ) -> dict[str, Any]:
+         ) -> JSONResponse:
     _all_projects_flag(ctx, request.query_params.get("all_projects"))
     row = compute_api.show(state, ctx, ident)
-    return container_view(row, is_admin=ctx.is_admin, request=request)
+    return JSONResponse(container_view(row, is_admin=ctx.is_admin, request=request))
 
 
 @router.delete("/{ident}", status_code=204)

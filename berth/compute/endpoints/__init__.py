@@ -4,6 +4,7 @@ union) and uses ``self._deps`` (AgentDeps) and ``self._workers`` (ContainerWorke
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from berth.compute.deps import AgentDeps
@@ -16,6 +17,8 @@ class EndpointBase:
     METHODS: frozenset[str] = frozenset()
     _deps: AgentDeps
     _workers: ContainerWorkers
+    #: True while the event stream keeps the rows true (PLEG live): reads may use them.
+    _live_state: Callable[[], bool]
 
 
 def uuid_of(container: Wire) -> str:

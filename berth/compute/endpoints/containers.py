@@ -7,6 +7,7 @@ from berth.common.log import container_context
 from berth.compute.endpoints import EndpointBase, Wire, uuid_of
 from berth.compute.flows import create, delete, lifecycle
 from berth.compute.views import container_payload
+from berth.db import containers
 
 
 class ContainerEndpoints(EndpointBase):
@@ -36,5 +37,11 @@ class ContainerEndpoints(EndpointBase):
                              uuid_of(container), timeout=None if timeout is None else int(timeout))
 
     def container_show(self, context: Wire, container: Wire) -> Wire:
-        with container_context(uuid_of(container)):
-            return container_payload(lifecycle.refresh(self._deps, uuid_of(container)))
+        """The container as Docker holds it. While the event stream is live the row is
+        already that (updated within about a second of any change), so it is returned
+        without asking Docker; otherwise the engine is inspected and the row refreshed."""
+        uuid = uuid_of(container)
+        with container_context(uuid):
+            if self._live_state():
+                return container_payload(containers.get_by_uuid(self._deps.db, uuid))
+            return container_payload(lifecycle.refresh(self._deps, uuid))

@@ -94,7 +94,10 @@ def stop_container(deps: AgentDeps, ctx: RequestContext, uuid: str, timeout: int
 
 def refresh(deps: AgentDeps, uuid: str) -> Container:
     """container_show: re-read the engine and save what changed (not while a task
-    runs). A vanished container becomes Deleted or Error instead of raising."""
+    runs). A vanished container is handled as the state sync does (Deleted, healed
+    when auto_heal, else Error) instead of raising."""
+    from berth.compute.pleg.reconcile import handle_vanished  # pleg imports this module
+
     row = containers.get_by_uuid(deps.db, uuid)
     if not row.container_id:
         return row
@@ -102,6 +105,6 @@ def refresh(deps: AgentDeps, uuid: str) -> Container:
         seen = deps.runtime.inspect(row.container_id)
     except rt.RuntimeNotFound:
         if row.task_state is None and row.status not in (Status.DELETED, Status.ERROR):
-            vanished(deps, row)
+            handle_vanished(deps, row)
         return containers.get_by_uuid(deps.db, uuid)
     return common.apply_runtime_state(deps, row, seen)

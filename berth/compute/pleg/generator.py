@@ -150,6 +150,11 @@ class EventGenerator:
             return False
         return self._clock() - last <= self.settings.healthy_threshold
 
+    def live(self) -> bool:
+        """Healthy and following the event stream: the database is at most about a
+        second behind the engine, so a read need not ask the engine."""
+        return self.healthy() and self.watcher.healthy()
+
     def status(self) -> dict[str, object]:
         """Figures for /metrics and logs."""
         last = self.relister.last_good

@@ -1,0 +1,209 @@
+"""berth's multi-process deployment: ``berth db upgrade``, ``berth-compute`` agents and
+``berth-api`` as separate processes talking over RabbitMQ (oslo.messaging), on
+PostgreSQL and on MariaDB, driven with the real python-zunclient.
+
+Each database kind gets a fresh database, one API (whose Docker address answers
+nothing: berth-api needs no engine) and agent ``a``; the last test adds agent ``b``
+on the same Docker engine and stops it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import statistics
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import docker
+import pytest
+from support.berth_proc import TEST_IMAGE, wait_for
+from zunclient.common.apiclient import exceptions as zun_exc
+
+pytestmark = pytest.mark.integration
+
+API_ONLY = {"fastapi", "pydantic", "pydantic_core", "starlette", "uvicorn"}
+#: A conftest ``Deployment`` (tests/integration/conftest.py).
+Deployment = Any
+
+
+@pytest.fixture(scope="module", params=["postgresql", "mariadb"])
+def deployment(request: pytest.FixtureRequest, deployment_factory: Any,
+               database_maker: Any) -> Iterator[Deployment]:
+    with database_maker(request.param) as url:
+        d = deployment_factory(url)
+        try:
+            done = d.berth("db", "upgrade")   # --config-file after the sub-command
+            assert done.returncode == 0, f"berth db upgrade failed:\n{done.stderr}"
+            version = d.berth("db", "version")
+            assert version.stdout.strip().splitlines()[-1] == "0003", version
+            d.start_agent("a")
+            d.start_api()
+            yield d
+        finally:
+            d.close()   # before the database is dropped
+
+
+@pytest.fixture
+def zun(deployment: Deployment) -> Any:
+    return deployment.client()
+
+
+@pytest.fixture(scope="module")
+def docker_client() -> Iterator[docker.DockerClient]:
+    client = docker.from_env()
+    yield client
+    client.close()
+
+
+def _run(zun: Any, name: str) -> Any:
+    return zun.containers.run(name=f"{name}-{os.urandom(3).hex()}", image=TEST_IMAGE,
+                              command=["sleep", "600"], image_pull_policy="ifnotpresent")
+
+
+def _status(zun: Any, uuid: str, want: str, timeout: float = 90) -> Any:
+    def reached() -> Any:
+        c = zun.containers.get(uuid)
+        if c.status == "Error":
+            raise AssertionError(f"container {uuid} went to Error: {c.status_reason}")
+        return c if c.status == want and not c.task_state else None
+
+    return wait_for(reached, timeout, interval=0.3, what=f"container {uuid} to be {want}")
+
+
+def _docker_running(dc: docker.DockerClient, uuid: str) -> bool:
+    return bool(dc.api.inspect_container(f"zun-{uuid}")["State"]["Running"])
+
+
+def _error_code(deployment: Deployment, method: str, path: str, **kw: Any) -> tuple[int, dict]:
+    with deployment.http() as http:
+        resp = http.request(method, path, **kw)
+    return resp.status_code, resp.json()["errors"][0]
+
+
+def test_lifecycle_over_rabbitmq(deployment: Deployment, zun: Any,
+                                 docker_client: docker.DockerClient) -> None:
+    host = next(iter(deployment.agents))
+    c = _run(zun, "life")
+    try:
+        running = _status(zun, c.uuid, "Running")
+        assert running.host == host
+        labels = docker_client.api.inspect_container(f"zun-{c.uuid}")["Config"]["Labels"]
+        assert labels["berth.host"] == host
+        assert _docker_running(docker_client, c.uuid)
+
+        zun.containers.stop(c.uuid, timeout=1)
+        _status(zun, c.uuid, "Stopped")
+        assert not _docker_running(docker_client, c.uuid)
+
+        zun.containers.start(c.uuid)
+        _status(zun, c.uuid, "Running")
+        assert _docker_running(docker_client, c.uuid)
+
+        # Latency of a show (an RPC call to the agent) over RabbitMQ, for the record.
+        times = []
+        for _ in range(10):
+            t0 = time.monotonic()
+            zun.containers.get(c.uuid)
+            times.append(time.monotonic() - t0)
+        print(f"show over RabbitMQ: median {statistics.median(times) * 1000:.1f} ms")
+    finally:
+        zun.containers.delete(c.uuid, stop=True)
+
+    def gone() -> bool:
+        try:
+            zun.containers.get(c.uuid)
+            return False
+        except zun_exc.NotFound:
+            return True
+
+    wait_for(gone, 90, interval=0.3, what=f"container {c.uuid} to be deleted")
+    with pytest.raises(docker.errors.NotFound):
+        docker_client.api.inspect_container(f"zun-{c.uuid}")
+
+
+def test_show_waits_for_the_agents_fresh_answer(deployment: Deployment, zun: Any,
+                                                docker_client: docker.DockerClient) -> None:
+    """While the agent is frozen (SIGSTOP) its container is killed behind berth's back:
+    a show then waits for the agent (an RPC call queued in RabbitMQ) and, once the
+    agent runs again, answers with what Docker says now: Stopped."""
+    host = next(iter(deployment.agents))
+    agent = deployment.agents[host]
+    c = _run(zun, "show")
+    try:
+        _status(zun, c.uuid, "Running")
+        answer: dict[str, Any] = {}
+        os.kill(agent.pid, signal.SIGSTOP)
+        try:
+            docker_client.api.kill(f"zun-{c.uuid}")
+            shower = threading.Thread(
+                target=lambda: answer.update(row=zun.containers.get(c.uuid)), daemon=True)
+            shower.start()
+            shower.join(1.5)
+            assert shower.is_alive(), "show answered while the agent was frozen"
+        finally:
+            os.kill(agent.pid, signal.SIGCONT)
+        shower.join(60)
+        assert not shower.is_alive(), "show did not answer after the agent came back"
+        assert answer["row"].status == "Stopped", answer["row"].status
+    finally:
+        zun.containers.delete(c.uuid, force=True)
+
+
+def test_agent_errors_cross_rabbitmq_with_status_and_code(deployment: Deployment,
+                                                          zun: Any) -> None:
+    # The image validation call finds nothing on the node nor in its registry: 400.
+    image = "127.0.0.1:5000/berth-test/no-such-image:latest"
+    with pytest.raises(zun_exc.BadRequest) as err:
+        zun.containers.run(name="noimage", image=image, command=["sleep", "1"],
+                           image_pull_policy="ifnotpresent")
+    assert image in str(err.value)
+    status, body = _error_code(deployment, "POST", "/v1/containers", json={
+        "image": image, "command": ["true"], "image_pull_policy": "ifnotpresent"})
+    assert (status, body["code"]) == (400, "container.image-not-found"), body
+
+    # An error the agent itself raises (exc.Invalid) comes back as that class: 400.
+    status, body = _error_code(deployment, "GET",
+                               "/v1/images/127.0.0.1:5000/berth-test/busybox/search")
+    assert (status, body["code"]) == (400, "container.invalid"), body
+    assert "Keyword search only works on Docker Hub" in body["detail"]
+    assert "Traceback" not in body["detail"] and "_Remote" not in body["title"]
+    agent = deployment.agents[next(iter(deployment.agents))]
+    assert "RPC image_search answered Invalid" in agent.log_text()
+    assert "Exception during message handling" not in agent.log_text()
+
+
+def test_agent_stays_clear_of_the_api(deployment: Deployment, modules_loaded: Any) -> None:
+    assert modules_loaded("import berth.cmd.compute") & API_ONLY == set()
+    agent = deployment.agents[next(iter(deployment.agents))]
+    with open(f"/proc/{agent.pid}/maps") as fh:
+        assert "pydantic_core" not in fh.read(), "berth-compute loaded pydantic"
+
+
+def test_two_agents_share_the_work_and_a_stopped_one_is_refused(
+        deployment: Deployment, zun: Any) -> None:
+    a = next(iter(deployment.agents))
+    b = deployment.start_agent("b")
+    made = [_run(zun, "spread") for _ in range(4)]
+    hosts = {m.uuid: _status(zun, m.uuid, "Running").host for m in made}
+    assert set(hosts.values()) == {a, b}, hosts
+    on_b = next(uuid for uuid, host in hosts.items() if host == b)
+
+    assert deployment.agents[b].stop(signal.SIGTERM) == 0
+    deployment.wait_service(b, "down", timeout=60)
+    with pytest.raises(zun_exc.Conflict) as err:
+        zun.containers.stop(on_b, timeout=1)
+    assert b in str(err.value)
+    status, body = _error_code(deployment, "POST", f"/v1/containers/{on_b}/stop")
+    assert (status, body["code"]) == (409, "container.container-host-not-up"), body
+    assert b in body["detail"]
+
+    for _ in range(2):
+        new = _run(zun, "after")
+        assert _status(zun, new.uuid, "Running").host == a
+        zun.containers.delete(new.uuid, force=True)
+    for uuid, host in hosts.items():
+        if host == a:
+            zun.containers.delete(uuid, force=True)
