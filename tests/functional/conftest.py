@@ -51,6 +51,12 @@ def berth(docker_url: str):  # type: ignore[no-untyped-def]
     from support.berth_proc import BerthProcess
 
     proc = BerthProcess().start()
+    # Many test modules share this berth and its admin project: do not let Zun's
+    # default quotas (40 containers, 20 cpus) turn leftovers of one test into 403s
+    # in another. Tests of quotas use projects of their own.
+    with proc.http() as http:
+        http.put("/v1/quotas/admin", json={"containers": -1, "cpu": -1, "memory": -1,
+                                           "disk": -1}).raise_for_status()
     yield proc
     proc.stop()
     _remove_containers_of(proc.host)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from berth.api.operations import quotas as quotas_api
 from berth.api.operations.containers import _check_image, _check_name, _ready_for, get
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
@@ -137,7 +138,7 @@ def update(state: ApiState, ctx: RequestContext, ident: str, changes: dict[str, 
         LOG.info("container %s: %s saved", row.uuid, ", ".join(sorted(values)))
         return containers.update_(state.db, row.uuid, values, expected_task_state=None)
     _require_created(row)
-    # The quota helper's hook goes here: check_quota_delta(...) on `resources`.
+    _check_quota(state, ctx, row, resources)
     with container_context(row.uuid):
         try:
             state.compute.call(ctx, row, "container_update", patch=changes)
@@ -154,10 +155,20 @@ def resize(state: ApiState, ctx: RequestContext, ident: str, changes: dict[str, 
            ) -> Container:
     """resize_container: the asynchronous update; answers with the values before it."""
     row = _prepare(state, ctx, ident, "resize_container")
+    _check_quota(state, ctx, row, changes)   # Zun skipped quotas on resize_container
     with container_context(row.uuid):
         state.compute.cast(ctx, row, "resize_container", patch=dict(changes))
         LOG.info("resize to %s accepted (host %s)", changes, row.host)
     return row
+
+
+def _check_quota(state: ApiState, ctx: RequestContext, row: Container,
+                 resources: dict[str, Any]) -> None:
+    """OverQuota (403) when the new cpu/memory would take the project over its quota."""
+    cpu_delta = float(resources["cpu"]) - float(row.cpu or 0) if "cpu" in resources else 0.0
+    mem_delta = (int(resources["memory"]) - int(row.memory or 0)
+                 if "memory" in resources else 0)
+    quotas_api.check_quota_delta(state, ctx, row.project_id, cpu_delta, mem_delta)
 
 
 def rename(state: ApiState, ctx: RequestContext, ident: str, name: str) -> Container:

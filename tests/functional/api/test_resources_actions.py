@@ -9,7 +9,7 @@ import uuid as uuidlib
 from typing import Any
 
 import pytest
-from support.berth_proc import BerthProcess, bin_path, wait_for
+from support.berth_proc import BerthProcess, bin_path
 from support.lifecycle import Made, database_of, wait_action
 from support.registry_probe import push_probe, remove_probe
 from zunclient import exceptions as zexc
@@ -75,8 +75,9 @@ def test_a_failed_action_shows_its_traceback_to_admins_only(
     c = zun.containers.create(image=only_in_registry, command=["sleep", "1"],
                               image_pull_policy="never")
     made.uuids.append(c.uuid)
-    wait_for(lambda: zun.containers.get(c.uuid).status == "Error", 60,
-             what="the create to fail on the node")
+    with database_of(berth) as db:
+        wait_action(db, c.uuid, "create")          # finished (Error comes a bit earlier)
+    assert zun.containers.get(c.uuid).status == "Error"
     create = next(a for a in zun.actions.list(c.uuid) if a.action == "create")
     assert create.message == "Error"
     as_admin = zun.actions.get(c.uuid, create.request_id)

@@ -147,7 +147,9 @@ def test_show_waits_for_the_agents_fresh_answer(deployment: Deployment, zun: Any
             os.kill(agent.pid, signal.SIGCONT)
         shower.join(60)
         assert not shower.is_alive(), "show did not answer after the agent came back"
-        assert answer["row"].status == "Stopped", answer["row"].status
+        assert answer["row"].status == "Stopped", (
+            f"{answer['row'].status}; agent log:\n{agent.log_text()[-3000:]}\napi log:\n"
+            f"{deployment.api.log_text()[-2000:]}")
     finally:
         zun.containers.delete(c.uuid, force=True)
 
