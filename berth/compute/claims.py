@@ -80,22 +80,17 @@ class ResourceTracker:
     def claim(self, uuid: str, cpu: float | None, memory: str | None) -> None:
         """Check that the container fits next to everything else on the node, then
         record it as placed here. ResourcesUnavailable when it does not fit."""
-        with self._lock:
-            if self._capacity is None:
-                raise exc.ResourcesUnavailable(
-                    reason="the node has not reported its resources yet")
-            used_cpu, used_mem, _ = containers.usage_on_host(self._db, self._host,
-                                                             exclude=[uuid])
-            why = shortfall(self._capacity, Usage(used_cpu, used_mem), request_of(cpu, memory))
-            if why:
-                raise exc.ResourcesUnavailable(reason=why)
-            containers.update_(self._db, uuid, {"host": self._host})
-        self.publish_usage()
+        self._claim(uuid, cpu, memory, {"host": self._host})
 
     def claim_update(self, uuid: str, cpu: float | None, memory: str | None) -> None:
         """Resize a placed container's claim: check that its new ``cpu`` / ``memory``
         fit next to everything else on the node, then write them to its row (which
         is the claim). ResourcesUnavailable, and the row unchanged, when they do not."""
+        self._claim(uuid, cpu, memory, {"cpu": cpu, "memory": memory})
+
+    def _claim(self, uuid: str, cpu: float | None, memory: str | None,
+               record: dict[str, object]) -> None:
+        """Under the node lock: the fit check, then ``record`` written to the row."""
         with self._lock:
             if self._capacity is None:
                 raise exc.ResourcesUnavailable(
@@ -105,7 +100,7 @@ class ResourceTracker:
             why = shortfall(self._capacity, Usage(used_cpu, used_mem), request_of(cpu, memory))
             if why:
                 raise exc.ResourcesUnavailable(reason=why)
-            containers.update_(self._db, uuid, {"cpu": cpu, "memory": memory})
+            containers.update_(self._db, uuid, record)
         self.publish_usage()
 
     def publish_usage(self) -> None:
