@@ -332,9 +332,8 @@ def modules_loaded() -> Callable[[str], set[str]]:
 
 
 def python_modules_loaded(code: str) -> set[str]:
-    """Top-level packages imported by ``python -c CODE`` (for import-hygiene checks)."""
-    script = (f"{code}\nimport sys\n"
-              "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))")
+    """The modules ``python -c CODE`` has imported (for import-hygiene checks)."""
+    script = f"{code}\nimport sys\nprint(' '.join(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
                          text=True, timeout=120, cwd=ROOT)
     return set(out.stdout.split())

@@ -152,10 +152,11 @@ def delete(state: ApiState, ctx: RequestContext, ident: str, force: bool, stop: 
     state.compute.check_host(row)
     was_running = row.status == Status.RUNNING
     # Compare-and-swap: if a flow changed the row since it was checked above, the
-    # delete is refused rather than racing it (a forced delete ignores the task).
-    expect_task = containers.ANY if force else None
-    row = containers.update_(state.db, row.uuid, {"status": Status.DELETING.value},
-                             expected_status=row.status, expected_task_state=expect_task)
+    # delete is refused rather than racing it. A forced delete wins whatever the row
+    # is doing (the agent's delete takes the task over).
+    expect: dict[str, object] = {} if force else {"expected_status": row.status,
+                                                  "expected_task_state": None}
+    row = containers.update_(state.db, row.uuid, {"status": Status.DELETING.value}, **expect)
     if stop and was_running:
         actions.action_start(state.db, ctx, row.uuid, "stop")
         state.compute.container_stop(ctx, row, 10)
