@@ -34,11 +34,31 @@ def database_url(conf: cfg.ConfigOpts) -> str:
 def build_database(conf: cfg.ConfigOpts, upgrade: bool = True) -> Database:
     url = database_url(conf)
     if upgrade:
-        from berth.db import migrate  # Alembic: only for processes that migrate
+        from berth.db import migrate
 
-        migrate.upgrade(url)
+        if not migrate.is_current(url):
+            _upgrade_in_child(conf)
     return Database(url, pool_size=conf.database.max_pool_size,
                     echo=conf.database.connection_debug)
+
+
+def _upgrade_in_child(conf: cfg.ConfigOpts) -> None:
+    """Run ``berth db upgrade`` in a child process with the same configuration, so that
+    Alembic is never loaded into this long-running one (see berth.db.migrate)."""
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "berth.cmd.main"]
+    for path in conf.config_file or []:
+        args += ["--config-file", path]
+    dirs = conf.config_dir or []
+    for path in [dirs] if isinstance(dirs, str) else dirs:
+        args += ["--config-dir", path]
+    LOG.info("migrating the database (berth db upgrade)")
+    done = subprocess.run(args + ["db", "upgrade"], check=False, stdout=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise SystemExit(f"berth: the database migration failed (exit {done.returncode}); "
+                         f"run `berth db upgrade` to see why.")
 
 
 def build_transport(conf: cfg.ConfigOpts) -> Transport:

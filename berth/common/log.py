@@ -39,6 +39,7 @@ def setup(debug: bool = False, stream=None) -> None:  # type: ignore[no-untyped-
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if debug else logging.INFO)
-    for noisy in ("urllib3", "docker", "alembic.runtime.migration", "stevedore",
+    for noisy in ("urllib3", "docker", "alembic.runtime.migration", "alembic.runtime.plugins",
+                  "stevedore",
                   "oslo.messaging", "oslo_messaging", "amqp", "kombu", "uvicorn.access"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

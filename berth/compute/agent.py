@@ -105,11 +105,14 @@ class ComputeAgent:
     def start(self) -> None:
         started_at = utcnow()
         self.runtime.ping()
-        self.heartbeat()
         self.inventory()
         self.recovery = init_containers(self.deps, started_at)
         self._server = self.transport.serve(self.host, self.manager)
         self._server.start()
+        # The first heartbeat only now: the scheduler places containers on hosts whose
+        # service is up, and a cast sent before the RPC server listened would be lost
+        # (with RabbitMQ, a new host's queue does not exist until then).
+        self.heartbeat()
         self.pleg.start()
         interval = self.config.periodic_interval_max
         sync_interval = self.config.sync_container_state_interval

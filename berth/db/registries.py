@@ -18,9 +18,6 @@ import uuid as uuidlib
 from collections.abc import Mapping
 from typing import Any
 
-from cryptography.fernet import Fernet, InvalidToken
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from sqlalchemy import select
 
 from berth.common import exceptions as exc
@@ -39,6 +36,10 @@ FILTERS = ("name", "domain", "username", "project_id", "user_id")
 
 def derive_key(secret: str) -> bytes:
     """The Fernet key for the configured ``auth_encryption_key``."""
+    # cryptography costs a process about 6 MiB: imported only when a key is made or used.
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
     raw = HKDF(algorithm=hashes.SHA256(), length=32, salt=None,
                info=b"berth registry passwords").derive(secret.encode())
     return base64.urlsafe_b64encode(raw)
@@ -56,7 +57,7 @@ def load_key(secret: str | None, state_path: str) -> bytes:
     except FileNotFoundError:
         pass
     os.makedirs(state_path, exist_ok=True)
-    key = Fernet.generate_key()
+    key = base64.urlsafe_b64encode(os.urandom(32))   # what Fernet.generate_key() makes
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
@@ -73,12 +74,16 @@ class PasswordCipher:
     """Encrypts registry passwords for the database and decrypts them for a pull."""
 
     def __init__(self, key: bytes) -> None:
+        from cryptography.fernet import Fernet
+
         self._fernet = Fernet(key)
 
     def encrypt(self, password: str) -> str:
         return self._fernet.encrypt(password.encode()).decode("ascii")
 
     def decrypt(self, token: str) -> str:
+        from cryptography.fernet import InvalidToken
+
         try:
             return self._fernet.decrypt(token.encode("ascii")).decode()
         except (InvalidToken, ValueError) as err:
