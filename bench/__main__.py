@@ -14,6 +14,7 @@ from bench import (
     p3_state_latency,
     p4_sync_rows,
     p5_api_latency,
+    p6_agent_memory,
     p6_memory,
     p7_restart,
 )
@@ -26,6 +27,7 @@ BENCHMARKS = {
     "P4": p4_sync_rows.p4,
     "P5": p5_api_latency.p5,
     "P6": p6_memory.p6,
+    "P6A": p6_agent_memory.p6_agent,
     "P7": p7_restart.p7,
 }
 
