@@ -330,7 +330,10 @@ def pushed_image(sdk: docker.APIClient) -> Iterator[ImageRef]:
     image plus a file written by a throw-away container, committed, pushed, then removed
     locally (the registry keeps the tag, overwritten by the next run)."""
     ref = ImageRef(f"{REGISTRY}/berth-test/pull-probe", "functional")
-    container = sdk.create_container(IMAGE, command=["sh", "-c", f"echo {uuid.uuid4()} > /probe"])
+    # A few MiB of random data: Docker reports byte progress only for layers big enough
+    # to be downloaded in chunks (a tiny layer comes as "Download complete" alone).
+    container = sdk.create_container(IMAGE, command=[
+        "sh", "-c", f"echo {uuid.uuid4()} > /probe && head -c 4194304 /dev/urandom >> /probe"])
     try:
         sdk.start(container)
         sdk.wait(container, timeout=30)
