@@ -103,7 +103,8 @@ def _create(deps: AgentDeps, row: Container) -> Container:
             LOG.info("container row was removed during creation; undoing")
             raise
         undo.pop_all()
-    deps.tracker.publish_usage()
+    # No publish_usage here: the claim published this container's share already, and
+    # the node's per-status counts are refreshed by the next claim, delete or inventory.
     LOG.info("created Docker container %s", row.container_id)
     return row
 
