@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from berth.api.schemas.container import CreateLimits
@@ -37,6 +38,10 @@ class ApiState:
     compute: ComputeAPI
     scheduler: Scheduler
     settings: ApiSettings
+    #: In ``berth serve`` the agent shares the API's process: for its host this says
+    #: whether its event stream is live (rows at most about a second behind Docker),
+    #: so that a show can answer from the row without the RPC. Elsewhere always False.
+    local_state_live: Callable[[str], bool] = field(default=lambda host: False)
 
     def host_is_up(self, host: str) -> bool:
         return host in nodes.up_compute_hosts(self.db, self.settings.service_down_time)

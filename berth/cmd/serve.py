@@ -57,6 +57,7 @@ def run(conf: cfg.ConfigOpts) -> int:
         agent.stop()
         return 1
     state = wiring.build_api_state(conf, db, transport)
+    state.local_state_live = lambda host: host == agent.host and agent.pleg.live()
     app = create_app(state, noauth=conf.api.auth_strategy == "noauth",
                      public_endpoint=conf.api.public_endpoint)
     address = wiring.api_listen_address(conf)
