@@ -19,6 +19,7 @@ from sqlalchemy import (
     UniqueConstraint,
     select,
 )
+from sqlalchemy.dialects import mysql
 from sqlalchemy.orm import DeclarativeBase, Mapped, column_property, mapped_column
 
 
@@ -27,13 +28,18 @@ def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
+#: Timestamps keep microseconds everywhere: MariaDB's plain DATETIME drops them, which
+#: start-up recovery's "created after the agent started" comparison cannot afford.
+Timestamp = DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
+
+
 class Base(DeclarativeBase):
     pass
 
 
 class TimestampMixin:
-    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
-    updated_at: Mapped[dt.datetime | None] = mapped_column(DateTime, onupdate=utcnow)
+    created_at: Mapped[dt.datetime] = mapped_column(Timestamp, default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column(Timestamp, onupdate=utcnow)
 
 
 class Container(TimestampMixin, Base):
@@ -87,7 +93,7 @@ class Container(TimestampMixin, Base):
     healthcheck: Mapped[Any] = mapped_column(JSON, nullable=True)
     websocket_url: Mapped[str | None] = mapped_column(String(255))
     websocket_token: Mapped[str | None] = mapped_column(String(255))
-    started_at: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    started_at: Mapped[dt.datetime | None] = mapped_column(Timestamp)
     registry_id: Mapped[int | None] = mapped_column(Integer)
     cni_metadata: Mapped[Any] = mapped_column(JSON, nullable=True)
     capsule_id: Mapped[int | None] = mapped_column(
@@ -95,7 +101,7 @@ class Container(TimestampMixin, Base):
     container_type: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
     #: When the current task_state must be over (berth: a lost cast cannot leave a
     #: container busy forever; the owner's sync, or the API, fails it after this).
-    task_deadline: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    task_deadline: Mapped[dt.datetime | None] = mapped_column(Timestamp)
 
 
 class ComputeNode(TimestampMixin, Base):
@@ -141,7 +147,7 @@ class ZunService(TimestampMixin, Base):
     binary: Mapped[str] = mapped_column(String(255), nullable=False)
     disabled: Mapped[bool] = mapped_column(Boolean, default=False)
     disabled_reason: Mapped[str | None] = mapped_column(String(255))
-    last_seen_up: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    last_seen_up: Mapped[dt.datetime | None] = mapped_column(Timestamp)
     forced_down: Mapped[bool] = mapped_column(Boolean, default=False)
     report_count: Mapped[int] = mapped_column(Integer, default=0)
     availability_zone: Mapped[str | None] = mapped_column(String(255))
@@ -161,8 +167,8 @@ class ContainerAction(TimestampMixin, Base):
     request_id: Mapped[str | None] = mapped_column(String(255))
     user_id: Mapped[str | None] = mapped_column(String(255))
     project_id: Mapped[str | None] = mapped_column(String(255))
-    start_time: Mapped[dt.datetime | None] = mapped_column(DateTime)
-    finish_time: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    start_time: Mapped[dt.datetime | None] = mapped_column(Timestamp)
+    finish_time: Mapped[dt.datetime | None] = mapped_column(Timestamp)
     message: Mapped[str | None] = mapped_column(String(255))
 
 
@@ -173,8 +179,8 @@ class ContainerActionEvent(TimestampMixin, Base):
     event: Mapped[str | None] = mapped_column(String(255))
     action_id: Mapped[int] = mapped_column(
         Integer, ForeignKey("container_actions.id", ondelete="CASCADE"), nullable=False)
-    start_time: Mapped[dt.datetime | None] = mapped_column(DateTime)
-    finish_time: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    start_time: Mapped[dt.datetime | None] = mapped_column(Timestamp)
+    finish_time: Mapped[dt.datetime | None] = mapped_column(Timestamp)
     result: Mapped[str | None] = mapped_column(String(255))
     traceback: Mapped[str | None] = mapped_column(Text)
     details: Mapped[str | None] = mapped_column(Text)
@@ -209,8 +215,8 @@ class ConsoleToken(TimestampMixin, Base):
         String(36), ForeignKey("container.uuid", ondelete="CASCADE"), nullable=False)
     exec_id: Mapped[str | None] = mapped_column(String(255))
     kind: Mapped[str] = mapped_column(String(16), nullable=False)      # attach | exec
-    expires_at: Mapped[dt.datetime] = mapped_column(DateTime, nullable=False)
-    used_at: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    expires_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False)
+    used_at: Mapped[dt.datetime | None] = mapped_column(Timestamp)
 
 
 class Image(TimestampMixin, Base):
