@@ -103,10 +103,10 @@ def show(state: ApiState, ctx: RequestContext, ident: str) -> Container:
     """The row, refreshed from Docker by its agent when the agent is up; the stored row
     when it is down (with a task past its deadline failed: ``stale_tasks``)."""
     row = get(state, ctx, ident)
-    if row.host and state.local_state_live(row.host):
-        return row      # what the agent's container_show would answer, without the hop
     if row.host and not state.host_is_up(row.host):
         return stale_tasks.expire_if_stale(state, row, host_is_up=lambda _host: False)
+    if row.host and state.local_state_live(row.host):
+        return row      # what the agent's container_show would answer, without the hop
     if row.host and row.container_id:
         try:
             state.compute.container_show(ctx, row)
