@@ -17,6 +17,7 @@ from sqlalchemy import case, false, func, select, update
 from sqlalchemy.sql import Select
 
 from berth.common import exceptions as exc
+from berth.db import rows
 from berth.db.engine import Database
 from berth.db.models import Container, utcnow
 
@@ -212,12 +213,7 @@ def list_overdue_tasks(db: Database, now: dt.datetime, host: str | None = None
 
 def destroy(db: Database, uuid: str) -> bool:
     """Delete the row (its actions and events go with it). False if it was gone."""
-    with db.writer() as s:
-        row = s.scalars(select(Container).where(Container.uuid == uuid)).first()
-        if row is None:
-            return False
-        s.delete(row)
-        return True
+    return rows.destroy_by_uuid(db, Container, uuid)
 
 
 def counts_on_host(db: Database, host: str) -> tuple[dict[str, int], int]:

@@ -14,6 +14,7 @@ from sqlalchemy.exc import IntegrityError
 
 from berth.common import exceptions as exc
 from berth.db import paging
+from berth.db import rows
 from berth.db.engine import Database
 from berth.db.models import Image
 
@@ -70,12 +71,7 @@ def update_(db: Database, uuid: str, values: Mapping[str, Any]) -> Image | None:
 
 
 def destroy(db: Database, uuid: str) -> bool:
-    with db.writer() as s:
-        row = s.scalars(select(Image).where(Image.uuid == uuid)).first()
-        if row is None:
-            return False
-        s.delete(row)
-        return True
+    return rows.destroy_by_uuid(db, Image, uuid)
 
 
 def payload(row: Image) -> dict[str, Any]:

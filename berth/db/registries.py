@@ -23,6 +23,7 @@ from sqlalchemy import select
 from berth.common import exceptions as exc
 from berth.db import paging
 from berth.db.containers import is_uuid_like
+from berth.db import rows
 from berth.db.engine import Database
 from berth.db.models import Container, Registry
 
@@ -151,12 +152,7 @@ def update_(db: Database, uuid: str, values: Mapping[str, Any]) -> Registry:
 
 
 def destroy(db: Database, uuid: str) -> bool:
-    with db.writer() as s:
-        row = s.scalars(select(Registry).where(Registry.uuid == uuid)).first()
-        if row is None:
-            return False
-        s.delete(row)
-        return True
+    return rows.destroy_by_uuid(db, Registry, uuid)
 
 
 def containers_using(db: Database, registry_id: int, limit: int = 5) -> list[str]:
