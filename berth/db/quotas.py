@@ -10,6 +10,7 @@ are not counted on their own: the capsule row already holds their sum.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from sqlalchemy import delete, select
 
@@ -41,15 +42,7 @@ def class_limits(db: Database, class_name: str) -> dict[str, int]:
 
 def set_project_limits(db: Database, project_id: str, values: Mapping[str, int]) -> None:
     """Upsert one row per resource in ``values``."""
-    with db.writer() as s:
-        existing = {r.resource: r for r in s.scalars(
-            select(Quota).where(Quota.project_id == project_id)).all()}
-        for resource, limit in values.items():
-            row = existing.get(resource)
-            if row is None:
-                s.add(Quota(project_id=project_id, resource=resource, hard_limit=limit))
-            else:
-                row.hard_limit = limit
+    _upsert_limits(db, Quota, "project_id", project_id, values)
 
 
 def delete_project_limits(db: Database, project_id: str) -> int:
@@ -60,13 +53,20 @@ def delete_project_limits(db: Database, project_id: str) -> int:
 
 
 def set_class_limits(db: Database, class_name: str, values: Mapping[str, int]) -> None:
+    _upsert_limits(db, QuotaClass, "class_name", class_name, values)
+
+
+def _upsert_limits(db: Database, model: Any, key: str, owner: str,
+                   values: Mapping[str, int]) -> None:
+    """One row per resource of ``values`` for ``owner`` (a project or a quota class),
+    inserted or updated in one transaction."""
     with db.writer() as s:
         existing = {r.resource: r for r in s.scalars(
-            select(QuotaClass).where(QuotaClass.class_name == class_name)).all()}
+            select(model).where(getattr(model, key) == owner)).all()}
         for resource, limit in values.items():
             row = existing.get(resource)
             if row is None:
-                s.add(QuotaClass(class_name=class_name, resource=resource, hard_limit=limit))
+                s.add(model(**{key: owner}, resource=resource, hard_limit=limit))
             else:
                 row.hard_limit = limit
 
