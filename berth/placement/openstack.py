@@ -156,6 +156,16 @@ class OpenStackPlacement:
         return PlacementError(reason=f"{method} {url} answered {resp.status_code} "
                                      f"{code}: {detail}")
 
+    def _get_of_provider(self, uuid: str, part: str) -> Any:
+        """GET /resource_providers/<uuid>/<part> as JSON; ProviderNotFound on a 404."""
+        url = f"/resource_providers/{uuid}/{part}"
+        resp = self._call("GET", url)
+        if resp.status_code == 404:
+            raise ProviderNotFound(uuid=uuid)
+        if resp.status_code != 200:
+            raise self._unexpected("GET", url, resp)
+        return resp.json()
+
     def _retrying(self, what: str, fn: Callable[[], T]) -> T:
         def log(state: tenacity.RetryCallState) -> None:
             LOG.info("%s: generation conflict (attempt %d of %d); reading again", what,
@@ -235,13 +245,7 @@ class OpenStackPlacement:
     # --- inventory -----------------------------------------------------------
 
     def _read_inventory(self, uuid: str) -> dict[str, Inventory]:
-        url = f"/resource_providers/{uuid}/inventories"
-        resp = self._call("GET", url)
-        if resp.status_code == 404:
-            raise ProviderNotFound(uuid=uuid)
-        if resp.status_code != 200:
-            raise self._unexpected("GET", url, resp)
-        d = resp.json()
+        d = self._get_of_provider(uuid, "inventories")
         inv = {rc: _inventory_of(v) for rc, v in d["inventories"].items()}
         self._remember(uuid, int(d["resource_provider_generation"]), inventory=inv)
         return inv
@@ -274,13 +278,7 @@ class OpenStackPlacement:
     # --- traits and aggregates -------------------------------------------------
 
     def _read_set(self, uuid: str, field: str) -> frozenset[str]:
-        url = f"/resource_providers/{uuid}/{field}"
-        resp = self._call("GET", url)
-        if resp.status_code == 404:
-            raise ProviderNotFound(uuid=uuid)
-        if resp.status_code != 200:
-            raise self._unexpected("GET", url, resp)
-        d = resp.json()
+        d = self._get_of_provider(uuid, field)
         value = frozenset(d[field])
         self._remember(uuid, int(d["resource_provider_generation"]), **{field: value})
         return value
@@ -387,10 +385,5 @@ class OpenStackPlacement:
         raise self._unexpected("DELETE", url, resp)
 
     def usages(self, provider_uuid: str) -> dict[str, int]:
-        url = f"/resource_providers/{provider_uuid}/usages"
-        resp = self._call("GET", url)
-        if resp.status_code == 404:
-            raise ProviderNotFound(uuid=provider_uuid)
-        if resp.status_code != 200:
-            raise self._unexpected("GET", url, resp)
-        return {rc: int(n) for rc, n in resp.json()["usages"].items()}
+        usages = self._get_of_provider(provider_uuid, "usages")["usages"]
+        return {rc: int(n) for rc, n in usages.items()}
