@@ -9,7 +9,9 @@ from berth.api.routers.identity import parse_noauth_token
 from berth.common.context import RequestContext
 
 
-def context_from_request(request: Request) -> RequestContext:
+async def context_from_request(request: Request) -> RequestContext:
+    """A FastAPI dependency. ``async`` because it does no I/O: FastAPI runs a plain
+    ``def`` dependency on its thread pool, a thread hop (~0.5 ms of CPU) per request."""
     headers = request.headers
     token = headers.get("x-auth-token")
     user, project, is_admin = parse_noauth_token(token)

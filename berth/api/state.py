@@ -42,6 +42,20 @@ class ApiState:
     #: whether its event stream is live (rows at most about a second behind Docker),
     #: so that a show can answer from the row without the RPC. Elsewhere always False.
     local_state_live: Callable[[str], bool] = field(default=lambda host: False)
+    #: Whether a host's compute service is up (cached briefly: nodes.UpHosts); the
+    #: same object ``compute`` asks before each cast or call.
+    up_hosts: nodes.UpHosts | None = None
+
+    def __post_init__(self) -> None:
+        if self.up_hosts is None:
+            self.up_hosts = nodes.UpHosts(self.db, self.settings.service_down_time)
 
     def host_is_up(self, host: str) -> bool:
-        return host in nodes.up_compute_hosts(self.db, self.settings.service_down_time)
+        assert self.up_hosts is not None
+        return self.up_hosts(host)
+
+    def services_changed(self) -> None:
+        """The API changed a service (forced down, disabled, deleted): forget the
+        cached up-hosts so that the change counts from the next request."""
+        assert self.up_hosts is not None
+        self.up_hosts.forget()

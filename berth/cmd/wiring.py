@@ -168,10 +168,10 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
     scheduler = FilterScheduler(
         lambda: load_host_states(db, r, down_time, conf.default_availability_zone),
         filters.by_name(list(conf.scheduler.enabled_filters), conf.default_schedule_zone))
-    compute = ComputeAPI(transport,
-                         lambda host: host in nodes.up_compute_hosts(db, down_time),
-                         call_timeout=conf.compute.rpc_call_timeout)
-    return ApiState(db=db, compute=compute, scheduler=scheduler, settings=settings)
+    up_hosts = nodes.UpHosts(db, down_time)
+    compute = ComputeAPI(transport, up_hosts, call_timeout=conf.compute.rpc_call_timeout)
+    return ApiState(db=db, compute=compute, scheduler=scheduler, settings=settings,
+                    up_hosts=up_hosts)
 
 
 def registry_key(conf: cfg.ConfigOpts) -> bytes:

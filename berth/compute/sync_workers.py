@@ -20,12 +20,12 @@ called (the agent asks PLEG to re-emit the container at the next relist).
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import logging
 import threading
 from collections.abc import Callable
 
 from berth.common.log import container_context
+from berth.common.threads import ElasticThreadPool
 from berth.compute.pleg.events import ContainerEvent
 
 LOG = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ class SyncWorkers:
                  on_failure: Callable[[ContainerEvent], None] | None = None) -> None:
         self._sync = sync
         self._on_failure = on_failure
-        self._pool = cf.ThreadPoolExecutor(max_workers, thread_name_prefix="state-sync")
+        self._pool = ElasticThreadPool(max_workers, "state-sync")
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._running: set[str] = set()

@@ -16,20 +16,20 @@ Timeline of one key::
 from __future__ import annotations
 
 import collections
-import concurrent.futures as cf
 import logging
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from berth.common.log import container_context
+from berth.common.threads import ElasticThreadPool
 
 LOG = logging.getLogger(__name__)
 
 
 class ContainerWorkers:
     def __init__(self, max_workers: int) -> None:
-        self._pool = cf.ThreadPoolExecutor(max_workers, thread_name_prefix="container-worker")
+        self._pool = ElasticThreadPool(max_workers, "container-worker")
         self._queues: dict[str, collections.deque[tuple[Callable[..., Any], tuple, dict]]] = {}
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)

@@ -143,6 +143,7 @@ def enable_service(state: ApiState, ctx: RequestContext, params: Mapping[str, An
     check_admin(ctx, "zun-service:enable")
     host, binary = _service_ident(params)
     nodes.update_service(state.db, host, binary, {"disabled": False, "disabled_reason": None})
+    state.services_changed()
     LOG.info("service %s on %s enabled", binary, host)
     return {"host": host, "binary": binary, "disabled": False, "disabled_reason": None}
 
@@ -155,6 +156,7 @@ def disable_service(state: ApiState, ctx: RequestContext, params: Mapping[str, A
     reason = None if T.is_none_string(reason) else \
         T.string("disabled_reason", reason, 1, 255, what="a reason")
     nodes.update_service(state.db, host, binary, {"disabled": True, "disabled_reason": reason})
+    state.services_changed()
     LOG.info("service %s on %s disabled (%s): no new containers go there", binary, host,
              reason or "no reason given")
     return {"host": host, "binary": binary, "disabled": True, "disabled_reason": reason}
@@ -170,6 +172,7 @@ def force_down_service(state: ApiState, ctx: RequestContext, params: Mapping[str
                 "service down, forced_down=False to undo it.")
     forced = T.strict_bool("forced_down", params["forced_down"])
     nodes.update_service(state.db, host, binary, {"forced_down": forced})
+    state.services_changed()
     LOG.info("service %s on %s %s", binary, host,
              "forced down" if forced else "no longer forced down")
     return {"host": host, "binary": binary, "forced_down": forced}
@@ -179,6 +182,7 @@ def delete_service(state: ApiState, ctx: RequestContext, params: Mapping[str, An
     check_admin(ctx, "zun-service:delete")
     host, binary = _service_ident(params)
     nodes.delete_service(state.db, host, binary)
+    state.services_changed()
     LOG.info("service %s on %s deleted", binary, host)
 
 

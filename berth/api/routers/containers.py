@@ -29,7 +29,7 @@ LIST_FILTERS = ("name", "image", "project_id", "user_id", "memory", "host", "tas
 LIST_PARAMS = ("limit", "marker", "sort_key", "sort_dir", "all_projects")
 
 
-def api_state(request: Request) -> ApiState:
+async def api_state(request: Request) -> ApiState:   # async: no thread hop (see auth.py)
     return request.app.state.berth
 
 

@@ -12,7 +12,6 @@ which berth does not otherwise use.)
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import heapq
 import logging
 import random
@@ -20,6 +19,8 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from berth.common.threads import ElasticThreadPool
 
 LOG = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ class PeriodicScheduler:
         self._heap: list[tuple[float, int, str]] = []
         self._seq = 0
         self._cond = threading.Condition()
-        self._pool = cf.ThreadPoolExecutor(max_workers, thread_name_prefix="periodic")
+        self._pool = ElasticThreadPool(max_workers, "periodic")
         self._thread: threading.Thread | None = None
         self._stopping = False
 

@@ -55,3 +55,16 @@ def test_a_password_saved_under_another_key_is_a_clear_error() -> None:
     assert "auth_encryption_key" in err.value.msg and "registry-update" in err.value.msg
     with pytest.raises(exc.Invalid):
         registries.PasswordCipher(registries.derive_key("new")).decrypt("not a token")
+
+
+@pytest.mark.parametrize("secret", ["my deployment secret", "", "ünïcode ✓", "x" * 200])
+def test_the_derived_key_is_cryptographys_hkdf_sha256(secret: str) -> None:
+    # Keys derived by earlier berth versions (cryptography's HKDF) must still decrypt.
+    import base64
+
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+    expected = HKDF(algorithm=hashes.SHA256(), length=32, salt=None,
+                    info=b"berth registry passwords").derive(secret.encode())
+    assert registries.derive_key(secret) == base64.urlsafe_b64encode(expected)
