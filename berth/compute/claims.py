@@ -77,10 +77,13 @@ class ResourceTracker:
         with self._lock:
             self._capacity = capacity
 
-    def claim(self, uuid: str, cpu: float | None, memory: str | None) -> None:
+    def claim(self, uuid: str, cpu: float | None, memory: str | None, *,
+              placed: bool = False) -> None:
         """Check that the container fits next to everything else on the node, then
-        record it as placed here. ResourcesUnavailable when it does not fit."""
-        self._claim(uuid, cpu, memory, {"host": self._host})
+        record it as placed here. ResourcesUnavailable when it does not fit.
+        ``placed``: the row already names this host (the scheduler's pick), which is
+        the record; nothing to write."""
+        self._claim(uuid, cpu, memory, {} if placed else {"host": self._host})
 
     def claim_update(self, uuid: str, cpu: float | None, memory: str | None) -> None:
         """Resize a placed container's claim: check that its new ``cpu`` / ``memory``
@@ -100,13 +103,13 @@ class ResourceTracker:
             why = shortfall(self._capacity, Usage(used_cpu, used_mem), request_of(cpu, memory))
             if why:
                 raise exc.ResourcesUnavailable(reason=why)
-            containers.update_(self._db, uuid, record)
+            if record:
+                containers.update_(self._db, uuid, record)
         self.publish_usage()
 
     def publish_usage(self) -> None:
         """Write the node's current usage to its compute_node row (host-show, scheduler)."""
-        cpu, mem, tracked = containers.usage_on_host(self._db, self._host)
-        counts, disk = containers.counts_on_host(self._db, self._host)
+        counts, disk, (cpu, mem, tracked) = containers.census_of_host(self._db, self._host)
         # running_containers keeps Zun's meaning: the containers that hold resources.
         nodes.update_compute_node_usage(self._db, self._host, {
             "cpu_used": cpu, "mem_used": mem, "disk_used": disk,

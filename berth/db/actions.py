@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
@@ -38,11 +38,16 @@ def _find_action(s, container_uuid: str, request_id: str | None):  # type: ignor
 def action_finish(db: Database, container_uuid: str, request_id: str | None,
                   error: bool) -> None:
     with db.writer() as s:
-        row = _find_action(s, container_uuid, request_id)
-        if row is not None:
-            row.finish_time = utcnow()
-            if error:
-                row.message = "Error"
+        _finish_action(s, container_uuid, request_id, error)
+
+
+def _finish_action(s, container_uuid: str, request_id: str | None,  # type: ignore[no-untyped-def]
+                   error: bool) -> None:
+    row = _find_action(s, container_uuid, request_id)
+    if row is not None:
+        row.finish_time = utcnow()
+        if error:
+            row.message = "Error"
 
 
 def event_start(db: Database, container_uuid: str, request_id: str | None, event: str
@@ -57,16 +62,20 @@ def event_start(db: Database, container_uuid: str, request_id: str | None, event
         return ev.id
 
 
-def event_finish(db: Database, event_id: int | None, error: bool, traceback: str | None = None
-                 ) -> None:
-    if event_id is None:
+def event_finish(db: Database, event_id: int | None, error: bool, traceback: str | None = None,
+                 *, action_of: tuple[str, str | None] | None = None) -> None:
+    """End the event (Success or Error with the traceback); with ``action_of``
+    (container uuid, request id), finish that action too, in the same transaction."""
+    if event_id is None and action_of is None:
         return
     with db.writer() as s:
-        ev = s.get(ContainerActionEvent, event_id)
-        if ev is not None:
-            ev.finish_time = utcnow()
-            ev.result = "Error" if error else "Success"
-            ev.traceback = traceback
+        if event_id is not None:
+            s.execute(update(ContainerActionEvent).where(ContainerActionEvent.id == event_id)
+                      .values(finish_time=utcnow(), result="Error" if error else "Success",
+                              traceback=traceback)
+                      .execution_options(synchronize_session=False))
+        if action_of is not None:
+            _finish_action(s, action_of[0], action_of[1], error)
 
 
 def list_actions(db: Database, container_uuid: str) -> list[ContainerAction]:

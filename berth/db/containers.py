@@ -219,14 +219,25 @@ def destroy(db: Database, uuid: str) -> bool:
 def counts_on_host(db: Database, host: str) -> tuple[dict[str, int], int]:
     """({status: number of containers and capsules}, disk GiB they hold) on ``host``:
     what host-show reports (berth's own containers, not every container Docker has)."""
+    counts, disk, _ = census_of_host(db, host)
+    return counts, disk
+
+
+def census_of_host(db: Database, host: str
+                   ) -> tuple[dict[str, int], int, tuple[float, int, int]]:
+    """``counts_on_host`` and ``usage_on_host`` of ``host`` from one read."""
     with db.reader() as s:
-        rows = s.execute(select(Container.status, Container.disk).where(
+        rows = s.execute(select(Container.status, Container.disk, Container.cpu,
+                                Container.memory).where(
             Container.host == host, Container.container_type.in_((0, 1)))).all()
     counts: dict[str, int] = {}
     for row in rows:
         counts[row.status or ""] = counts.get(row.status or "", 0) + 1
-    disk = sum(r.disk or 0 for r in rows if r.status not in NOT_HOLDING)
-    return counts, disk
+    holding = [r for r in rows if r.status is not None and r.status not in NOT_HOLDING]
+    disk = sum(r.disk or 0 for r in holding)
+    cpu = sum(r.cpu or 0.0 for r in holding)
+    mem = sum(int(r.memory) for r in holding if r.memory and str(r.memory).isdigit())
+    return counts, disk, (cpu, mem, len(holding))
 
 
 def usage_on_host(db: Database, host: str, exclude: Iterable[str] = ()) -> tuple[float, int, int]:

@@ -8,6 +8,7 @@ import logging
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from berth.common import exceptions as exc
@@ -33,17 +34,15 @@ def recorded(deps: AgentDeps, ctx: RequestContext, uuid: str, event: str,
     request: start, then Success or Error with the traceback; then finish the action.
     The exception, if any, goes on."""
     event_id = actions.event_start(deps.db, uuid, ctx.request_id, event)
+    action_of = (uuid, ctx.request_id) if finish_action else None
     try:
         yield
     except BaseException as err:
         actions.event_finish(deps.db, event_id, error=True,
-                             traceback="".join(traceback.format_exception(err)))
-        if finish_action:
-            actions.action_finish(deps.db, uuid, ctx.request_id, error=True)
+                             traceback="".join(traceback.format_exception(err)),
+                             action_of=action_of)
         raise
-    actions.event_finish(deps.db, event_id, error=False)
-    if finish_action:
-        actions.action_finish(deps.db, uuid, ctx.request_id, error=False)
+    actions.event_finish(deps.db, event_id, error=False, action_of=action_of)
 
 
 def task_timeout(settings: AgentSettings, task_state: str) -> int:
@@ -65,31 +64,87 @@ def task_deadline(settings: AgentSettings, task_state: str,
     return start.replace(tzinfo=None) + dt.timedelta(seconds=seconds)
 
 
+@dataclass
+class TaskHold:
+    """A task this flow owns (``owned_task``). Its last write may end the task too
+    (``apply_and_end``, ``hand_over``), which saves the separate write that clears it."""
+
+    uuid: str
+    task_state: str
+    row: Container
+    ended: bool = False
+
+    def apply_and_end(self, deps: AgentDeps, seen: RuntimeContainer,
+                      extra: dict[str, Any] | None = None) -> Container:
+        """The engine's state (``apply_runtime_state``, forced) and ``extra``, written
+        with the end of the task: one compare-and-swap on the task. When another actor
+        took the task over meanwhile, the state is written without touching its task."""
+        ending = {**(extra or {}), "task_state": None, "task_deadline": None}
+        try:
+            row = apply_runtime_state(deps, self.row, seen, force=True, extra=ending,
+                                      expected_task_state=self.task_state)
+        except exc.TaskInProgress:
+            LOG.warning("task %s was taken over by another actor", self.task_state)
+            self.ended = True
+            return apply_runtime_state(deps, self.row, seen, force=True, extra=extra)
+        self.ended = True
+        self.row = row
+        return row
+
+    def hand_over(self, deps: AgentDeps, task_state: str, values: dict[str, Any]
+                  ) -> Container:
+        """Write ``values`` and pass straight to the next task of the same flow
+        (container_creating -> container_starting) in one compare-and-swap. The new
+        task is the caller's to hold next (``owned_task(..., held=row)``)."""
+        row = containers.update_(deps.db, self.uuid, {
+            **values, "task_state": task_state,
+            "task_deadline": task_deadline(deps.settings, task_state)},
+            expected_task_state=self.task_state)
+        self.ended = True
+        self.row = row
+        return row
+
+
 @contextmanager
-def task(deps: AgentDeps, uuid: str, task_state: str, *, steal: bool = False
-         ) -> Iterator[Container]:
+def owned_task(deps: AgentDeps, uuid: str, task_state: str, *, steal: bool = False,
+               held: Container | None = None) -> Iterator[TaskHold]:
     """Own the container's task for the block: set ``task_state`` only if none is set
     (compare-and-swap; ``steal`` takes it over whatever it is), clear it at the end,
-    whatever happens. TaskInProgress when another task holds it.
+    whatever happens, unless the block's last write ended it. TaskInProgress when
+    another task holds it. ``held``: the row whose write already set ``task_state``
+    (``TaskHold.hand_over``): nothing to set.
 
     The task carries a deadline (``task_deadline``): if the agent dies or the work is
     lost, the agent's ``expire_tasks`` (or the API, when the agent is down) fails the
     container after it instead of leaving it busy forever."""
-    expected = containers.ANY if steal else None
-    row = containers.update_(deps.db, uuid, {
-        "task_state": task_state,
-        "task_deadline": task_deadline(deps.settings, task_state)},
-        expected_task_state=expected)
+    if held is not None and held.task_state == task_state:
+        row = held
+    else:
+        expected = containers.ANY if steal else None
+        row = containers.update_(deps.db, uuid, {
+            "task_state": task_state,
+            "task_deadline": task_deadline(deps.settings, task_state)},
+            expected_task_state=expected)
+    hold = TaskHold(uuid, task_state, row)
     try:
-        yield row
+        yield hold
     finally:
-        try:
-            containers.update_(deps.db, uuid, {"task_state": None, "task_deadline": None},
-                               expected_task_state=task_state)
-        except exc.ContainerNotFound:
-            pass          # the flow removed the row (delete)
-        except exc.TaskInProgress:
-            LOG.warning("task %s was taken over by another actor", task_state)
+        if not hold.ended:
+            try:
+                containers.update_(deps.db, uuid, {"task_state": None, "task_deadline": None},
+                                   expected_task_state=task_state)
+            except exc.ContainerNotFound:
+                pass          # the flow removed the row (delete)
+            except exc.TaskInProgress:
+                LOG.warning("task %s was taken over by another actor", task_state)
+
+
+@contextmanager
+def task(deps: AgentDeps, uuid: str, task_state: str, *, steal: bool = False
+         ) -> Iterator[Container]:
+    """``owned_task`` for a block that needs only the row."""
+    with owned_task(deps, uuid, task_state, steal=steal) as hold:
+        yield hold.row
 
 
 def fail(deps: AgentDeps, uuid: str, reason: str, **extra: Any) -> None:

@@ -52,7 +52,7 @@ def create_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
     try:
         with common.recorded(deps, ctx, uuid, "compute__do_container_create",
                              finish_action=not run):
-            row = _create(deps, row)
+            row = _create(deps, row, run)
     except exc.BerthError:
         if run:
             _finish_create_action(deps, ctx, uuid, error=True)
@@ -60,7 +60,7 @@ def create_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
     if run:
         try:
             with common.recorded(deps, ctx, uuid, "compute__do_container_start"):
-                start_in_runtime(deps, row)
+                start_in_runtime(deps, row, task_held=True)
         except exc.BerthError:
             pass   # start_in_runtime recorded the failure on the row
 
@@ -71,11 +71,14 @@ def _finish_create_action(deps: AgentDeps, ctx: RequestContext, uuid: str, error
     actions.action_finish(deps.db, uuid, ctx.request_id, error=error)
 
 
-def _create(deps: AgentDeps, row: Container) -> Container:
+def _create(deps: AgentDeps, row: Container, run: bool = False) -> Container:
+    """With ``run``, the row leaves with task container_starting (handed over in the
+    write that records the Docker container) and status still Creating: the start
+    that follows ends the task with the Running write."""
     uuid = row.uuid
     with ExitStack() as undo:
         try:
-            deps.tracker.claim(uuid, row.cpu, row.memory)
+            deps.tracker.claim(uuid, row.cpu, row.memory, placed=row.host == deps.host)
         except exc.ResourcesUnavailable as err:
             common.fail(deps, uuid, f"ResourcesUnavailable: {err.msg}. Ask for less, or "
                                     f"free resources on host {deps.host}.", host=None)
@@ -84,14 +87,17 @@ def _create(deps: AgentDeps, row: Container) -> Container:
         allocate_resources(deps, row)
         undo.callback(release_allocation, deps, uuid)
         try:
-            with common.task(deps, uuid, TaskState.CONTAINER_CREATING):
+            with common.owned_task(deps, uuid, TaskState.CONTAINER_CREATING) as hold:
                 image = pull_image(deps, row)
                 spec = build_spec(deps, row, image)
                 container_id = deps.runtime.create(spec)
                 undo.callback(_remove_quietly, deps, container_id)
-                seen = deps.runtime.inspect(container_id)
-                row = containers.update_(deps.db, uuid, _created_values(row, image, container_id))
-                row = common.apply_runtime_state(deps, row, seen, force=True)
+                created = _created_values(row, image, container_id)
+                if run:   # the start's inspect tells the state; Creating until then
+                    row = hold.hand_over(deps, TaskState.CONTAINER_STARTING, created)
+                else:
+                    row = hold.apply_and_end(deps, deps.runtime.inspect(container_id),
+                                             created)
         except exc.ImageNotFound as err:
             common.fail(deps, uuid, err.msg)
             raise

@@ -39,10 +39,13 @@ def _require_created(row: Container) -> str:
     return row.container_id
 
 
-def start_in_runtime(deps: AgentDeps, row: Container) -> Container:
-    """docker start under task container_starting; Running and started_at on success."""
+def start_in_runtime(deps: AgentDeps, row: Container, *, task_held: bool = False) -> Container:
+    """docker start under task container_starting; Running and started_at on success,
+    written with the end of the task. ``task_held``: ``row`` already carries the task
+    (a create with run handed it over)."""
     container_id = _require_created(row)
-    with common.task(deps, row.uuid, TaskState.CONTAINER_STARTING):
+    with common.owned_task(deps, row.uuid, TaskState.CONTAINER_STARTING,
+                           held=row if task_held else None) as hold:
         try:
             deps.runtime.start(container_id)
             seen = deps.runtime.inspect(container_id)
@@ -52,10 +55,8 @@ def start_in_runtime(deps: AgentDeps, row: Container) -> Container:
         except rt.RuntimeDriverError as err:
             common.fail(deps, row.uuid, f"Docker could not start the container: {err.msg}")
             raise
-        row = containers.update_(deps.db, row.uuid, {"started_at": common.now_utc()
-                                                     .replace(tzinfo=None),
-                                                     "status_reason": None})
-        row = common.apply_runtime_state(deps, row, seen, force=True)
+        row = hold.apply_and_end(deps, seen, {
+            "started_at": common.now_utc().replace(tzinfo=None), "status_reason": None})
     LOG.info("started")
     return row
 
