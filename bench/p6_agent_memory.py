@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 
 from bench.common import COMMAND, IMAGE, Result, name, wait
-from bench.p6_memory import rss_mib
+from bench.p6_memory import rss_mib, settled_rss_mib
 
 
 def p6_agent(_berth: object, n: int = 100) -> Result:
@@ -53,12 +53,13 @@ def p6_agent(_berth: object, n: int = 100) -> Result:
             return all(seen.get(u) == "Running" for u in uuids)
 
         wait(all_running, 600, 0.5)
-        loaded = rss_mib(agent.pid)
+        burst = rss_mib(agent.pid)
+        loaded = settled_rss_mib(agent.pid)
         for u in uuids:
             http.delete(f"/v1/containers/{u}", params={"force": "True"})
         http.close()
     finally:
         dep.close()
-    return Result("P6a", f"berth-compute (agent alone) RSS with {n} running containers",
-                  loaded, 100.0, "MiB", "≤ 80 MiB", loaded <= 80, loaded / 100.0,
-                  {"idle_rss_mib": idle})
+    return Result("P6a", f"berth-compute (agent alone) RSS with {n} running containers "
+                  f"(settled)", loaded, 100.0, "MiB", "≤ 80 MiB", loaded <= 80, loaded / 100.0,
+                  {"idle_rss_mib": idle, "burst_end_rss_mib": burst})
