@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from berth.compute.claims import ResourceTracker
+from berth.compute.recent_images import RecentImages
 from berth.db.engine import Database
 from berth.placement.base import Placement
 from berth.runtime.base import Runtime
@@ -44,6 +45,9 @@ class AgentDeps:
     #: Where the node's inventory and the containers' allocations are recorded
     #: (berth.placement); None: no Placement at all (only the local claims).
     placement: Placement | None = None
+    #: Images seen present in the engine in the last seconds (image validation, then
+    #: the create's pull decision): see berth.compute.recent_images.
+    recent_images: RecentImages = field(default_factory=RecentImages)
 
     @property
     def host(self) -> str:

@@ -49,6 +49,7 @@ def container_commit(deps: AgentDeps, ctx: RequestContext, uuid: str, repository
         try:
             with engine_call(deps, row):
                 image = deps.runtime.commit(container_id, repository, tag, pause=running)
+            deps.recent_images.forget()       # repository:tag may name another image now
         finally:
             if running:
                 _status_from_engine(deps, uuid, container_id)

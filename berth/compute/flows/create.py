@@ -89,8 +89,14 @@ def _create(deps: AgentDeps, row: Container, run: bool = False) -> Container:
         try:
             with common.owned_task(deps, uuid, TaskState.CONTAINER_CREATING) as hold:
                 image = pull_image(deps, row)
-                spec = build_spec(deps, row, image)
-                container_id = deps.runtime.create(spec)
+                try:
+                    container_id = deps.runtime.create(build_spec(deps, row, image))
+                except rt.RuntimeImageNotFound:
+                    # removed since it was last seen: decide again from what the engine has
+                    LOG.info("image %s is gone from the engine; looking again", image[0].ref)
+                    deps.recent_images.forget(image[0].ref)
+                    image = pull_image(deps, row)
+                    container_id = deps.runtime.create(build_spec(deps, row, image))
                 undo.callback(_remove_quietly, deps, container_id)
                 created = _created_values(row, image, container_id)
                 if run:   # the start's inspect tells the state; Creating until then
@@ -163,10 +169,12 @@ def pull_image(deps: AgentDeps, row: Container) -> tuple[rt.ImageRef, rt.ImageIn
     image = parse_image(row.image or "", default_registry=settings.default_registry,
                         registry_domain=registry.domain if registry else None)
     policy = normalize_pull_policy(row.image_pull_policy or settings.default_pull_policy)
-    try:
-        info: rt.ImageInfo | None = deps.runtime.inspect_image(image.ref)
-    except rt.RuntimeImageNotFound:
-        info = None
+    info = deps.recent_images.get(image.ref) if policy != "always" else None
+    if info is None:
+        try:
+            info = deps.runtime.inspect_image(image.ref)
+        except rt.RuntimeImageNotFound:
+            info = None
     decision = pull_decision(policy, info is not None)
     if decision == "use_local" and info is not None:
         LOG.info("image %s is present locally (pull policy %s)", image.ref, policy)
@@ -177,6 +185,7 @@ def pull_image(deps: AgentDeps, row: Container) -> tuple[rt.ImageRef, rt.ImageIn
             f"{policy}: pull it first, or create the container with image_pull_policy "
             f"ifnotpresent or always.")
     LOG.info("pulling image %s (pull policy %s)", image.ref, policy)
+    deps.recent_images.forget(image.ref)
     try:
         return image, deps.runtime.pull_image(image,
                                               auth=registry_auth_for(deps, image, registry))

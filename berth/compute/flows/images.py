@@ -56,7 +56,7 @@ def search_image(deps: AgentDeps, image: str, exact_match: bool,
     if not exact_match:
         return _keyword_search(deps, image)
     try:
-        deps.runtime.inspect_image(ref.ref)
+        deps.recent_images.remember(ref.ref, deps.runtime.inspect_image(ref.ref))
         return [_result(ref.ref, f"present on host {deps.host}")]
     except rt.RuntimeImageNotFound:
         pass
@@ -132,6 +132,7 @@ def delete_image_record(deps: AgentDeps, ctx: RequestContext, uuid: str) -> None
         return
     ref = f"{row.repo}:{row.tag or 'latest'}"
     if row.image_id:
+        deps.recent_images.forget()
         try:
             deps.runtime.remove_image(ref)
         except rt.RuntimeDriverError as err:

@@ -38,8 +38,10 @@ class ImageEngine:
         self.removed: list[str] = []
         self.refuse_removal = False
         self.searched: list[str] = []
+        self.inspected: list[str] = []
 
     def inspect_image(self, ref: str) -> rt.ImageInfo:
+        self.inspected.append(ref)
         if ref not in self.local:
             raise rt.RuntimeImageNotFound(reason=ref)
         return self.local[ref]
@@ -224,3 +226,50 @@ def test_a_container_with_a_registry_pulls_the_prefixed_name_with_its_credential
                                       "image_pull_policy": "always", "status": "Creating"})
     ref, _ = create_flow.pull_image(deps, row)
     assert ref.ref == "other.example/app:latest" and engine.pulls[-1][1] is None
+
+
+# -- the image validation's answer, reused by the create (berth.compute.recent_images) ----------
+
+def _local(engine: ImageEngine, ref: str) -> None:
+    engine.local[ref] = rt.ImageInfo(id="sha256:" + "a" * 64, repo_tags=(ref,), size=1,
+                                     cmd=("sh",), entrypoint=None)
+
+
+def test_the_create_reuses_what_the_validation_just_saw(deps: AgentDeps,
+                                                        engine: ImageEngine) -> None:
+    _local(engine, "reg.example:5000/app:latest")
+    assert flows.search_image(deps, "reg.example:5000/app", exact_match=True)
+    assert engine.inspected == ["reg.example:5000/app:latest"]
+    row = containers.create(deps.db, {"image": "reg.example:5000/app", "status": "Creating",
+                                      "image_pull_policy": "ifnotpresent"})
+    ref, info = create_flow.pull_image(deps, row)
+    assert ref.ref == "reg.example:5000/app:latest" and info.cmd == ("sh",)
+    assert engine.inspected == ["reg.example:5000/app:latest"] and engine.pulls == []
+
+
+def test_pull_policy_always_and_a_forgotten_image_ask_the_engine_again(
+        deps: AgentDeps, engine: ImageEngine) -> None:
+    _local(engine, "reg.example:5000/app:latest")
+    engine.registry.add("reg.example:5000/app:latest")
+    flows.search_image(deps, "reg.example:5000/app", exact_match=True)
+    always = containers.create(deps.db, {"image": "reg.example:5000/app", "status": "Creating",
+                                         "image_pull_policy": "always"})
+    create_flow.pull_image(deps, always)
+    assert len(engine.inspected) == 2 and len(engine.pulls) == 1
+    # removed behind berth's back: the create's "No such image" makes it forget and look
+    # again, and ifnotpresent then pulls it
+    del engine.local["reg.example:5000/app:latest"]
+    deps.recent_images.forget("reg.example:5000/app:latest")
+    row = containers.create(deps.db, {"image": "reg.example:5000/app", "status": "Creating",
+                                      "image_pull_policy": "ifnotpresent"})
+    create_flow.pull_image(deps, row)
+    assert len(engine.pulls) == 2
+
+
+def test_deleting_an_image_forgets_what_was_seen(deps: AgentDeps, engine: ImageEngine) -> None:
+    _local(engine, "reg.example:5000/app:latest")
+    flows.search_image(deps, "reg.example:5000/app", exact_match=True)
+    record = images.create(deps.db, {"repo": "reg.example:5000/app", "tag": "latest",
+                                     "image_id": "sha256:" + "a" * 64, "host": HOST})
+    flows.delete_image_record(deps, CTX, record.uuid)
+    assert deps.recent_images.get("reg.example:5000/app:latest") is None
