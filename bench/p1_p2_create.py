@@ -62,9 +62,9 @@ def p2(berth: Berth, n: int = 50) -> Result:
         with cf.ThreadPoolExecutor(n) as pool:
             uuids = list(pool.map(lambda i: berth.run(name("p2b")), range(n)))
         wanted = set(uuids)
-        # One list every 0.1 s: late by at most that (~1% of the wall time), and light
-        # enough not to take the CPU the engine and the agent need (a 50-row list is
-        # a few ms of server CPU; at 0.02 s the observer alone used a fifth of a core).
+        # One list every 0.1 s: late by at most that (~1% of the wall time). Each list
+        # costs the server milliseconds of CPU; at 0.02 s the observer competed with
+        # the engine and the agent for the machine's two cores.
         wait(lambda: all(berth.list_status().get(u) == "Running" for u in wanted), 300, 0.1)
         berth_wall = time.perf_counter() - t0
     finally:

@@ -5,7 +5,8 @@ threading executor is) keeps every thread it ever started. An agent's pools fill
 during a burst (100 creates start 16 action workers and 64 RPC threads) and then hold
 them for the life of the process: about 150 KiB of resident memory each, some 13 MiB
 for nothing (bench P6a). Here a thread that has waited ``idle_timeout`` seconds
-without work exits; the next burst starts threads again (a thread starts in ~0.1 ms).
+without work exits; the next burst starts threads again (start and join of a
+thread: ~0.2 ms here).
 
 Accounting is the standard library's: a thread that finishes a job releases one
 "idle" token; ``submit`` takes a token (an idle thread will pick the job up) or, when
