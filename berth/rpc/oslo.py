@@ -65,7 +65,7 @@ def _use_elastic_executor(server: Any) -> None:
     """Run the server's requests on an ElasticThreadPool of the same bound
     (``executor_thread_pool_size``, 64 by default) instead of futurist's
     ThreadPoolExecutor, which starts a thread per request until the bound and never
-    lets one go: a burst of 100 casts left an agent with 64 idle threads (~10 MiB).
+    lets one go: a burst of 100 casts left an agent with 64 idle threads.
 
     oslo.messaging accepts no executor but its own two names, so this sets the class
     the server instantiates at ``start()`` (a private attribute; test_rpc_oslo checks
