@@ -120,6 +120,11 @@ def _engine_containers(deps: AgentDeps) -> list[rt.RuntimeContainer]:
 def _recover(deps: AgentDeps, ctx: RequestContext, row: Container,
              engine: list[rt.RuntimeContainer], started_at: dt.datetime | None) -> str:
     task = row.task_state
+    if row.status == Status.CREATING and task == TaskState.CONTAINER_STARTING \
+            and row.container_id:
+        # A create with run had recorded its Docker container and handed its task to the
+        # start (flows.create): the create is done, so run the start again.
+        return _retry(deps, ctx, row, task)
     if row.status == Status.CREATING or task in CREATE_TASK_STATES:
         if task is None and started_at is not None and row.created_at is not None \
                 and row.created_at >= started_at:

@@ -188,9 +188,12 @@ def test_interrupted_stop_is_run_again(db: Database, deps: AgentDeps,
     assert report.retried == 1
 
 
+@pytest.mark.parametrize("status", [Status.CREATED, Status.CREATING])
 def test_interrupted_start_is_run_again(db: Database, deps: AgentDeps,
-                                        engine: FakeRuntime) -> None:
-    r = row(db, Status.CREATED, task=TaskState.CONTAINER_STARTING)
+                                        engine: FakeRuntime, status: str) -> None:
+    # Creating: a create with run stopped after recording its Docker container and
+    # handing its task to the start (flows.create._create)
+    r = row(db, status, task=TaskState.CONTAINER_STARTING)
     cid = engine.add(r.uuid, HOST, RunState.CREATED, started=False)
     containers.update_(db, r.uuid, {"container_id": cid})
     report = recovery.init_containers(deps)
