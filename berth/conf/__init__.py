@@ -31,7 +31,8 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
 
 def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
     """For oslo-config-generator: every group and its options."""
-    return [(m.GROUP, list(m.OPTS)) for m in _MODULES]
+    return [(m.GROUP, list(m.all_opts() if hasattr(m, "all_opts") else m.OPTS))
+            for m in _MODULES]
 
 
 register_opts(CONF)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import copy
 
-from keystoneauth1 import loading
 from oslo_config import cfg
 
 GROUP = "placement"
@@ -27,6 +26,8 @@ _DEFAULTS = {"service_type": "placement", "valid_interfaces": ["internal", "publ
 
 
 def _adapter_opts() -> list[cfg.Opt]:
+    from keystoneauth1 import loading
+
     out = []
     for opt in loading.get_adapter_conf_options(include_deprecated=False):
         if opt.dest in _DEFAULTS:
@@ -42,12 +43,29 @@ OWN_OPTS = [
                     "service). openstack: OpenStack Placement over its REST API."),
 ]
 
-OPTS = (OWN_OPTS
-        + loading.get_auth_plugin_conf_options("admin_token")      # endpoint, token
-        + loading.get_auth_common_conf_options()                   # auth_type, auth_section
-        + loading.get_session_conf_options()
-        + _adapter_opts())
+
+def keystoneauth_opts() -> list[cfg.Opt]:
+    """keystoneauth1's options of the group. Registered only for ``driver =
+    openstack`` (``register_openstack_opts``): importing keystoneauth1 costs every
+    process about 1.4 MiB, and oslo.config keeps the file's values of an option
+    registered late."""
+    from keystoneauth1 import loading
+
+    return (loading.get_auth_plugin_conf_options("admin_token")      # endpoint, token
+            + loading.get_auth_common_conf_options()                  # auth_type, auth_section
+            + loading.get_session_conf_options()
+            + _adapter_opts())
+
+
+def all_opts() -> list[cfg.Opt]:
+    """Every option of the group (oslo-config-generator)."""
+    return OWN_OPTS + keystoneauth_opts()
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
-    conf.register_opts(OPTS, group=GROUP)
+    conf.register_opts(OWN_OPTS, group=GROUP)
+
+
+def register_openstack_opts(conf: cfg.ConfigOpts, group: str = GROUP) -> None:
+    """Before reading the OpenStack Placement settings of ``conf`` (idempotent)."""
+    conf.register_opts(keystoneauth_opts(), group=group)

@@ -120,6 +120,9 @@ class OpenStackPlacement:
 
     @classmethod
     def from_conf(cls, conf: cfg.ConfigOpts, group: str = "placement") -> OpenStackPlacement:
+        from berth.conf.placement import register_openstack_opts
+
+        register_openstack_opts(conf, group)
         g = conf[group]
         if not g.auth_type:
             if not g.endpoint or not g.token:

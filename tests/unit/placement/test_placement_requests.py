@@ -3,10 +3,14 @@ configured (no request is sent)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from oslo_config import cfg
 
 from berth.conf import register_opts
+from berth.conf.placement import register_openstack_opts
 from berth.placement.base import (
     DISK_GB,
     MEMORY_MB,
@@ -73,10 +77,26 @@ def _conf(text: str, tmp_path) -> cfg.ConfigOpts:  # type: ignore[no-untyped-def
 
 
 def test_placement_options_default_to_the_embedded_driver(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    conf = _conf("", tmp_path)
+    conf = _conf("[placement]\nregion_name = r1\n", tmp_path)
     assert conf.placement.driver == "embedded"
+    # keystoneauth1's options come with the openstack driver, and keep the file's values
+    register_openstack_opts(conf)
     assert conf.placement.service_type == "placement"
     assert conf.placement.valid_interfaces == ["internal", "public"]
+    assert conf.placement.region_name == "r1"
+    register_openstack_opts(conf)                                  # idempotent
+
+
+def test_an_agent_with_the_embedded_driver_does_not_load_keystoneauth() -> None:
+    code = ("import sys, berth.cmd.compute, berth.cmd.serve\n"
+            "from berth.conf import CONF\n"
+            "CONF([], project='berth', default_config_files=[])\n"
+            "assert CONF.placement.driver == 'embedded'\n"
+            "print(sorted(m for m in sys.modules if m.startswith('keystoneauth1'))[:3])\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def test_openstack_driver_needs_an_endpoint_and_token_or_an_auth_type(tmp_path) -> None:  # type: ignore[no-untyped-def]
