@@ -22,12 +22,14 @@ from collections.abc import Sequence
 
 from berth.cmd import wiring
 from berth.common import log
+from berth.common.memory import limit_malloc_arenas
 from berth.conf import CONF
 
 LOG = logging.getLogger(__name__)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    limit_malloc_arenas()
     wiring.parse_config(argv if argv is not None else sys.argv[1:], CONF)
     log.setup()
     if not CONF.transport_url:

@@ -35,7 +35,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = CONF.command.name
     if name == "serve":
         from berth.cmd import serve
+        from berth.common.memory import limit_malloc_arenas
 
+        limit_malloc_arenas()
         return serve.run(CONF)
     from berth.db import migrate
 
