@@ -7,8 +7,10 @@ way::
       (the row's host;      undo: remove the
        released by the      allocation
        Error write)
-    ──► docker create ──► inspect → Created ──► [run] task container_starting ──► start
+    ──► docker create ──► inspect → Created, task cleared          (create only)
           undo: docker rm -f
+                      └──► [run] task handed to container_starting ──► start → Running
+                           (one write; the row stays Creating until the start's write)
 
 A failure before or during ``docker create`` leaves no Docker container and sets
 Error (which releases the claim) and no Placement allocation. A failed start keeps
