@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid as uuidlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import case, false, func, select, update
@@ -216,16 +216,11 @@ def destroy(db: Database, uuid: str) -> bool:
     return rows.destroy_by_uuid(db, Container, uuid)
 
 
-def counts_on_host(db: Database, host: str) -> tuple[dict[str, int], int]:
-    """({status: number of containers and capsules}, disk GiB they hold) on ``host``:
-    what host-show reports (berth's own containers, not every container Docker has)."""
-    counts, disk, _ = census_of_host(db, host)
-    return counts, disk
-
-
 def census_of_host(db: Database, host: str
                    ) -> tuple[dict[str, int], int, tuple[float, int, int]]:
-    """``counts_on_host`` and ``usage_on_host`` of ``host`` from one read."""
+    """What host-show and the scheduler read of ``host``, from one query: {status:
+    number of containers and capsules} (berth's own, not every container Docker has),
+    the disk GiB they hold, and ``usage_on_host``'s (cpu, memory MiB, count)."""
     with db.reader() as s:
         rows = s.execute(select(Container.status, Container.disk, Container.cpu,
                                 Container.memory).where(
@@ -234,10 +229,7 @@ def census_of_host(db: Database, host: str
     for row in rows:
         counts[row.status or ""] = counts.get(row.status or "", 0) + 1
     holding = [r for r in rows if r.status is not None and r.status not in NOT_HOLDING]
-    disk = sum(r.disk or 0 for r in holding)
-    cpu = sum(r.cpu or 0.0 for r in holding)
-    mem = sum(int(r.memory) for r in holding if r.memory and str(r.memory).isdigit())
-    return counts, disk, (cpu, mem, len(holding))
+    return counts, sum(r.disk or 0 for r in holding), _held(holding)
 
 
 def usage_on_host(db: Database, host: str, exclude: Iterable[str] = ()) -> tuple[float, int, int]:
@@ -250,7 +242,11 @@ def usage_on_host(db: Database, host: str, exclude: Iterable[str] = ()) -> tuple
             Container.container_type.in_((0, 1)))
         if excluded:
             stmt = stmt.where(Container.uuid.not_in(excluded))
-        rows = s.execute(stmt).all()
+        return _held(s.execute(stmt).all())
+
+
+def _held(rows: Sequence[Any]) -> tuple[float, int, int]:
+    """(cpu, memory MiB, count) of rows that hold resources."""
     cpu = sum(r.cpu or 0.0 for r in rows)
     mem = sum(int(r.memory) for r in rows if r.memory and str(r.memory).isdigit())
     return cpu, mem, len(rows)
