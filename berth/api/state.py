@@ -55,7 +55,8 @@ class ApiState:
         return self.up_hosts(host)
 
     def services_changed(self) -> None:
-        """The API changed a service (forced down, disabled, deleted): forget the
-        cached up-hosts so that the change counts from the next request."""
+        """The API forced a service down (or up) or deleted it: forget the cached
+        up-hosts so that the change counts from the next request. (Disabling does not
+        change whether a host is up: it only keeps the scheduler away.)"""
         assert self.up_hosts is not None
         self.up_hosts.forget()

@@ -123,8 +123,8 @@ class UpHosts:
     action and show; the answer is read from the services at most once per ``ttl``
     seconds (a query of every service row otherwise, a third of a show's cost). A
     service seen down after a missed heartbeat is so ``down_time`` seconds late
-    anyway; the API's own service changes (force down, disable, delete) call
-    ``forget()`` so that they count at once."""
+    anyway; the API's own force-down and delete of a service call ``forget()`` so
+    that they count at once."""
 
     def __init__(self, db: Database, down_time: int, ttl: float = 1.0) -> None:
         self._db, self._down_time, self._ttl = db, down_time, ttl

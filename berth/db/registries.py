@@ -43,7 +43,7 @@ def derive_key(secret: str) -> bytes:
     Written with the standard library's HMAC rather than cryptography's HKDF (same
     output, checked in tests/unit/db/test_registry_cipher.py): every API and agent
     process derives the key at start-up, and importing cryptography for it costs each
-    of them about 8 MiB of resident memory that only a registry pull needs."""
+    of them about 7 MiB of resident memory that only a registry pull needs."""
     prk = hmac.new(b"\0" * 32, secret.encode(), hashlib.sha256).digest()       # extract
     okm = hmac.new(prk, b"berth registry passwords" + b"\x01", hashlib.sha256).digest()
     return base64.urlsafe_b64encode(okm)     # one expand block is the 32 bytes Fernet needs
