@@ -4,7 +4,7 @@ glibc gives each thread that allocates under contention an arena of its own (up 
 8 per core), and an arena keeps the memory it once held. An agent's threads are
 mostly waiting on Docker, the database or RabbitMQ, so more arenas buy nothing but
 resident memory: with two, berth-compute with 100 running containers settled ~2 MiB
-lower (bench P6a, 80.6 -> 78.5 MiB). Python's small objects do not use malloc at all
+lower (bench P6a, 80.6 -> 78.7 MiB). Python's small objects do not use malloc at all
 (pymalloc), so the lock contention two arenas could add is on large buffers only.
 
 ``MALLOC_ARENA_MAX`` in the environment wins: set it to choose another number.
