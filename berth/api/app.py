@@ -6,6 +6,7 @@ from fastapi import FastAPI
 
 from berth.api import errors
 from berth.api.middleware import BerthMiddleware
+from berth.api.responses import JSONResponse
 from berth.api.routers import (
     availability_zones,
     console,
@@ -34,7 +35,7 @@ def create_app(state: ApiState, *, noauth: bool = True,
                public_endpoint: str | None = None) -> FastAPI:
     app = FastAPI(title="berth", version="1.40",
                   description="A container service with OpenStack Zun's API v1.",
-                  docs_url="/docs", redoc_url=None)
+                  docs_url="/docs", redoc_url=None, default_response_class=JSONResponse)
     app.state.berth = state
     app.state.public_endpoint = public_endpoint
     errors.install(app)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import Request
 
 from berth.api.routers.identity import parse_noauth_token
-from berth.common.context import RequestContext
+from berth.common.context import RequestContext, new_request_id
 
 
 async def context_from_request(request: Request) -> RequestContext:
@@ -25,6 +25,6 @@ async def context_from_request(request: Request) -> RequestContext:
         is_admin = "admin" in (r.lower() for r in roles)
     return RequestContext(
         user_id=user, project_id=project, roles=roles, is_admin=is_admin,
-        request_id=getattr(request.state, "request_id", None) or RequestContext().request_id,
+        request_id=getattr(request.state, "request_id", None) or new_request_id(),
         auth_token=token, user_name=headers.get("x-user-name") or user,
         project_name=headers.get("x-project-name") or project)

@@ -16,9 +16,9 @@ import uuid
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from berth.api.responses import JSONResponse
 from berth.common import exceptions as exc
 from berth.runtime import base as rt
 

@@ -25,6 +25,8 @@ def format_time(value: dt.datetime | None) -> str | None:
     """Zun's container times: ``YYYY-MM-DD HH:MM:SS`` (``.ffffff`` when non-zero)."""
     if value is None:
         return None
+    if value.tzinfo is None:   # the database's naive UTC: isoformat is the same text, faster
+        return value.isoformat(sep=" ")
     return value.strftime("%Y-%m-%d %H:%M:%S.%f" if value.microsecond else "%Y-%m-%d %H:%M:%S")
 
 
@@ -33,8 +35,11 @@ def container_view(row: Container, *, is_admin: bool, request: Request | None = 
     """The container as Zun shows it; ``links`` only when ``request`` is given
     (single-object responses)."""
     out: dict[str, Any] = {}
+    # A loaded row keeps its columns in __dict__: reading them there skips the ORM's
+    # attribute descriptors (a list of 1,000 rows reads 36,000 of them).
+    loaded = row.__dict__
     for key in CONTAINER_KEYS + (ADMIN_KEYS if is_admin else ()):
-        value = getattr(row, key, None)
+        value = loaded[key] if key in loaded else getattr(row, key, None)
         if key in ("created_at", "updated_at"):
             value = format_time(value)
         elif key == "registry_id":

@@ -15,6 +15,13 @@ def new_request_id() -> str:
     return f"req-{uuid.uuid4()}"
 
 
+def _utc_timestamp() -> str:
+    """Now in naive UTC as ``YYYY-MM-DDTHH:MM:SS.ffffff`` (isoformat is several
+    times cheaper than strftime, and it runs on every API request)."""
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None).isoformat(
+        timespec="microseconds")
+
+
 @dataclass(slots=True)
 class RequestContext:
     user_id: str | None = None
@@ -26,9 +33,7 @@ class RequestContext:
     user_name: str | None = None
     project_name: str | None = None
     all_projects: bool = False
-    timestamp: str = field(
-        default_factory=lambda: dt.datetime.now(dt.timezone.utc)
-        .replace(tzinfo=None).strftime("%Y-%m-%dT%H:%M:%S.%f"))
+    timestamp: str = field(default_factory=lambda: _utc_timestamp())
 
     @classmethod
     def admin(cls, request_id: str | None = None) -> "RequestContext":

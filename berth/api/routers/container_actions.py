@@ -12,11 +12,11 @@ import re
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
 
 from berth.api.microversions import APIVersion
 from berth.api.operations import actions as ops
 from berth.api.params import absent, merged, read_json_body
+from berth.api.responses import JSONResponse
 from berth.api.routers.containers import Ctx, State, _threaded, version_of
 from berth.api.schemas import types as T
 from berth.api.schemas.container import CreateLimits, validate_update

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
 
 from berth.api.operations import inspection as inspection_api
 from berth.api.params import merged
+from berth.api.responses import JSONResponse
 from berth.api.routers.containers import Ctx, State, _threaded, version_of
 from berth.api.state import ApiState
 from berth.common.context import RequestContext

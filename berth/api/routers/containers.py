@@ -6,7 +6,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Request, Response
-from fastapi.responses import JSONResponse
 
 from berth.api.auth import context_from_request
 from berth.api.links import base_url
@@ -14,6 +13,7 @@ from berth.api.microversions import MIN_VERSION, APIVersion
 from berth.api.operations import containers as compute_api
 from berth.api.operations import stale_tasks
 from berth.api.params import absent, merged, read_json_body
+from berth.api.responses import JSONResponse
 from berth.api.schemas.container import parse_run_flag
 from berth.api.schemas.types import extended_bool, lenient_bool
 from berth.api.state import ApiState

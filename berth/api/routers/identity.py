@@ -23,7 +23,9 @@ import uuid
 from typing import Any
 
 import fastapi
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
+
+from berth.api.responses import JSONResponse
 
 router = fastapi.APIRouter(prefix="/identity")
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
 
 from berth.api.operations import images as ops
 from berth.api.operations.resources import next_url, page_params
 from berth.api.params import read_json_body
+from berth.api.responses import JSONResponse
 from berth.api.routers.containers import Ctx, State, _threaded
 from berth.api.state import ApiState
 from berth.common.context import RequestContext

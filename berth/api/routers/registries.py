@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import JSONResponse
 
 from berth.api.links import base_url
 from berth.api.operations import registries as ops
 from berth.api.operations.resources import PAGE_PARAMS, next_url, page_params
 from berth.api.params import read_json_body
+from berth.api.responses import JSONResponse
 from berth.api.routers.containers import Ctx, State, _threaded
 from berth.api.schemas.types import lenient_bool
 from berth.api.state import ApiState

@@ -108,6 +108,10 @@ class DockerRuntime(ActionsMixin, InspectionMixin, ConsoleMixin, ImagesMixin):
                         base_url=self.base_url, version=self._version,
                         timeout=self._timeout, tls=self._tls,
                     )
+                if self.base_url.startswith("unix://"):
+                    # No proxy or .netrc applies to a local socket: without this,
+                    # requests reads both from the environment on every call.
+                    self._client.trust_env = False
                 LOG.info("connected to Docker at %s (API %s)",
                          self.base_url, self._client.api_version)
             return self._client
