@@ -75,6 +75,27 @@ def wait(predicate: Callable[[], Any], timeout: float, interval: float = 0.005) 
     raise TimeoutError("benchmark condition not reached")
 
 
+def _cpu_busy_idle() -> tuple[int, int]:
+    fields = [int(v) for v in open("/proc/stat").readline().split()[1:]]
+    idle = fields[3] + fields[4]          # idle + iowait
+    return sum(fields) - idle, idle
+
+
+def settle(idle_share: float = 0.85, window: float = 0.5, timeout: float = 20.0) -> None:
+    """Wait until the machine is quiet (``idle_share`` of its CPU time idle over a
+    ``window``), at most ``timeout`` s: after a phase, Docker and the kernel go on
+    tearing down containers and namespaces for seconds, and the next phase measured
+    must not pay for them."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        busy0, idle0 = _cpu_busy_idle()
+        time.sleep(window)
+        busy1, idle1 = _cpu_busy_idle()
+        total = (busy1 - busy0) + (idle1 - idle0)
+        if total and (idle1 - idle0) / total >= idle_share:
+            return
+
+
 class Berth:
     """A berth serve process with an HTTP client, for the benchmarks."""
 
