@@ -40,6 +40,16 @@ def class_limits(db: Database, class_name: str) -> dict[str, int]:
         return {r.resource: r.hard_limit for r in rows}
 
 
+def class_and_project_limits(db: Database, class_name: str, project_id: str
+                             ) -> tuple[dict[str, int], dict[str, int]]:
+    """``class_limits`` and ``project_limits`` in one read (every create asks both)."""
+    with db.reader() as s:
+        classes = s.scalars(select(QuotaClass).where(QuotaClass.class_name == class_name))
+        of_class = {r.resource: r.hard_limit for r in classes}
+        projects = s.scalars(select(Quota).where(Quota.project_id == project_id))
+        return of_class, {r.resource: r.hard_limit for r in projects}
+
+
 def set_project_limits(db: Database, project_id: str, values: Mapping[str, int]) -> None:
     """Upsert one row per resource in ``values``."""
     _upsert_limits(db, Quota, "project_id", project_id, values)

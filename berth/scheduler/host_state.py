@@ -8,11 +8,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from berth.db import nodes
 from berth.db.containers import NOT_HOLDING
 from berth.db.engine import Database
-from berth.db.models import Container
+from berth.db.models import ComputeNode, Container, ZunService
 from berth.scheduler.base import HostState
 
 
@@ -24,14 +25,15 @@ class Ratios:
     reserved_memory_mib: int = 512
 
 
-def _usage_by_host(db: Database) -> dict[str, tuple[float, int]]:
-    with db.reader() as s:
-        rows = s.execute(
-            select(Container.host, Container.cpu, Container.memory)
-            .where(Container.host.is_not(None), Container.status.not_in(NOT_HOLDING),
-                   Container.container_type.in_((0, 1)))).all()
+def _usage_by_host(s: Session) -> dict[str, tuple[float, int]]:
+    rows = s.execute(
+        select(Container.host, Container.cpu, Container.memory)
+        .where(Container.host.is_not(None), Container.status.not_in(NOT_HOLDING),
+               Container.container_type.in_((0, 1)))).all()
     usage: dict[str, tuple[float, int]] = {}
     for host, cpu, memory in rows:
+        if host is None:        # excluded by the query; for the type checker
+            continue
         c, m = usage.get(host, (0.0, 0))
         mem = int(memory) if memory and str(memory).isdigit() else 0
         usage[host] = (c + (cpu or 0.0), m + mem)
@@ -40,10 +42,15 @@ def _usage_by_host(db: Database) -> dict[str, tuple[float, int]]:
 
 def load_host_states(db: Database, ratios: Ratios, down_time: int,
                      default_zone: str) -> Sequence[HostState]:
-    services = {s.host: s for s in nodes.list_services(db, nodes.COMPUTE_BINARY)}
-    usage = _usage_by_host(db)
+    # One read for the three (every create schedules).
+    with db.reader() as s:
+        services = {svc.host: svc for svc in s.scalars(
+            select(ZunService).where(ZunService.binary == nodes.COMPUTE_BINARY)
+            .order_by(ZunService.id))}
+        usage = _usage_by_host(s)
+        compute_nodes = list(s.scalars(select(ComputeNode).order_by(ComputeNode.uuid)))
     out = []
-    for node in nodes.list_compute_nodes(db):
+    for node in compute_nodes:
         svc = services.get(node.hostname)
         cpu_used, mem_used = usage.get(node.hostname, (0.0, 0))
         out.append(HostState(

@@ -47,15 +47,21 @@ def _check_admin(ctx: RequestContext, action: str) -> None:
 
 def defaults(state: ApiState) -> dict[str, int]:
     """Quota class ``default`` over the ``[quota]`` options."""
-    out = {r: int(state.settings.quota_defaults.get(r, db_quotas.CONFIG_DEFAULTS[r]))
-           for r in RESOURCES}
-    out.update(db_quotas.class_limits(state.db, db_quotas.DEFAULT_CLASS))
-    return {r: out[r] for r in RESOURCES}
+    return _layered(state, db_quotas.class_limits(state.db, db_quotas.DEFAULT_CLASS))
 
 
 def limits_for(state: ApiState, project_id: str) -> dict[str, int]:
-    out = defaults(state)
-    out.update(db_quotas.project_limits(state.db, project_id))
+    """The project's own limits over ``defaults``."""
+    of_class, of_project = db_quotas.class_and_project_limits(
+        state.db, db_quotas.DEFAULT_CLASS, project_id)
+    return _layered(state, of_class, of_project)
+
+
+def _layered(state: ApiState, *layers: Mapping[str, int]) -> dict[str, int]:
+    out = {r: int(state.settings.quota_defaults.get(r, db_quotas.CONFIG_DEFAULTS[r]))
+           for r in RESOURCES}
+    for layer in layers:
+        out.update(layer)
     return {r: out[r] for r in RESOURCES}
 
 
@@ -159,6 +165,8 @@ def overs(limits: Mapping[str, int], usage: Mapping[str, int | float],
 
 def _enforce(state: ApiState, project_id: str, deltas: Mapping[str, int | float]) -> None:
     limits = limits_for(state, project_id)
+    if not any(limits[r] >= 0 and (deltas.get(r, 0) or 0) > 0 for r in RESOURCES):
+        return      # nothing limited grows: no need to sum the project's containers
     usage = db_quotas.project_usage(state.db, project_id)
     over = overs(limits, usage, deltas)
     if not over:
