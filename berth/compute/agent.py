@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from berth.compute.claims import ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.flows.recovery import RecoveryReport, init_containers
+from berth.compute.last_inspected import LastInspected
 from berth.compute.manager import ComputeManager
 from berth.compute.periodic.cleanup import CleanupReport, delete_unused_containers
 from berth.compute.periodic.heartbeat import update_zun_service
@@ -31,6 +32,11 @@ from berth.rpc.base import Server, Transport
 from berth.runtime.base import Runtime
 
 LOG = logging.getLogger(__name__)
+
+
+def _engine_is_local(runtime: Runtime) -> bool:
+    """The engine is reached over a local socket, so its clock is this host's."""
+    return str(getattr(runtime, "base_url", "")).startswith("unix://")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +60,11 @@ class ComputeAgent:
         self.db = db
         self.runtime = runtime
         self.transport = transport
-        self.tracker = ResourceTracker(db, config.settings.host)
+        self.tracker = ResourceTracker(db, config.settings.host, publish_delay=0.25)
         self.deps = AgentDeps(db=db, runtime=runtime, tracker=self.tracker,
-                              settings=config.settings, placement=placement)
+                              settings=config.settings, placement=placement,
+                              last_inspected=LastInspected(
+                                  engine_clock_shared=_engine_is_local(runtime)))
         self.workers = ContainerWorkers(config.action_workers)
         self.manager = ComputeManager(self.deps, self.workers,
                                       live_state=lambda: self.pleg.live())
@@ -97,6 +105,16 @@ class ComputeAgent:
         return self.pleg.healthy()
 
     def _sync_event(self, event: ContainerEvent) -> None:
+        if self.deps.last_inspected.covers(event.uuid, event.at, event.engine_at_ns,
+                                           event.listed):
+            LOG.debug("%s event (%s) already seen by a later inspect; not syncing",
+                      event.kind, event.source)
+            return
+        if self.workers.defer_while_owned(event.uuid,
+                                          lambda: self.sync_workers.submit(event)):
+            LOG.debug("%s event (%s) waits for the running flow to end", event.kind,
+                      event.source)
+            return
         sync_container(self.deps, event.uuid)
 
     def _sync_failed(self, event: ContainerEvent) -> None:

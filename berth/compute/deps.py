@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from berth.compute.claims import ResourceTracker
+from berth.compute.last_inspected import LastInspected
 from berth.compute.recent_images import RecentImages
 from berth.db.engine import Database
 from berth.placement.base import Placement
@@ -48,6 +49,9 @@ class AgentDeps:
     #: Images seen present in the engine in the last seconds (image validation, then
     #: the create's pull decision): see berth.compute.recent_images.
     recent_images: RecentImages = field(default_factory=RecentImages)
+    #: When each row last received an inspect's answer (PLEG skips the events that
+    #: answer already covers): see berth.compute.last_inspected.
+    last_inspected: LastInspected = field(default_factory=LastInspected)
 
     @property
     def host(self) -> str:

@@ -11,6 +11,12 @@ Timeline of one key::
 
     submit(a) ──► a runs ────────► a done ─► b runs ──► b done ─► key idle
     submit(b) ──► b queued ───────┘
+
+A job submitted with ``submit_flow`` owns the container's state while it runs (it
+holds a task_state and ends by writing what the engine says). A state sync asks
+``defer_while_owned`` first: during such a job it would find the task and skip, and
+an event that came after the flow's own inspect would be lost, so the sync waits and
+runs when the job ends (the latest one per key).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import collections
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from berth.common.log import container_context
@@ -30,37 +37,64 @@ LOG = logging.getLogger(__name__)
 class ContainerWorkers:
     def __init__(self, max_workers: int) -> None:
         self._pool = ElasticThreadPool(max_workers, "container-worker")
-        self._queues: dict[str, collections.deque[tuple[Callable[..., Any], tuple, dict]]] = {}
+        self._queues: dict[str, collections.deque[_Job]] = {}
+        self._owned: set[str] = set()          # keys whose running job owns the state
+        self._after_owned: dict[str, Callable[[], None]] = {}
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._stopped = False
 
     def submit(self, key: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         """Queue ``fn(*args, **kwargs)`` behind the other jobs of ``key``."""
+        self._submit(_Job(fn, args, kwargs, owns_state=False), key)
+
+    def submit_flow(self, key: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        """``submit`` for a flow that owns the container's state while it runs."""
+        self._submit(_Job(fn, args, kwargs, owns_state=True), key)
+
+    def _submit(self, job: _Job, key: str) -> None:
         with self._lock:
             if self._stopped:
                 raise RuntimeError("ContainerWorkers is stopped")
             queue = self._queues.get(key)
             if queue is not None:
-                queue.append((fn, args, kwargs))
+                queue.append(job)
                 return
             self._queues[key] = collections.deque()
-        self._pool.submit(self._run, key, fn, args, kwargs)
+            if job.owns_state:
+                self._owned.add(key)
+        self._pool.submit(self._run, key, job)
 
-    def _run(self, key: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+    def _run(self, key: str, job: _Job) -> None:
         while True:
             with container_context(key):
                 try:
-                    fn(*args, **kwargs)
+                    job.fn(*job.args, **job.kwargs)
                 except Exception:  # noqa: BLE001 - a thread boundary: log and go on
-                    LOG.exception("unexpected error in %s", getattr(fn, "__name__", fn))
+                    LOG.exception("unexpected error in %s", getattr(job.fn, "__name__", job.fn))
+            with self._lock:
+                self._owned.discard(key)
+                after = self._after_owned.pop(key, None)
+            if after is not None:
+                _call_quietly(after)
             with self._lock:
                 queue = self._queues[key]
                 if not queue:
                     del self._queues[key]
                     self._idle.notify_all()
                     return
-                fn, args, kwargs = queue.popleft()
+                job = queue.popleft()
+                if job.owns_state:
+                    self._owned.add(key)
+
+    def defer_while_owned(self, key: str, then: Callable[[], None]) -> bool:
+        """When a ``submit_flow`` job of ``key`` is running, call ``then`` once it ends
+        (replacing an earlier ``then`` of the key) and return True; else False."""
+        with self._lock:
+            if key not in self._owned:
+                return False
+            self._after_owned[key] = then
+            return True
 
     def busy(self, key: str) -> bool:
         with self._lock:
@@ -79,3 +113,18 @@ class ContainerWorkers:
         with self._lock:
             self._stopped = True
         self._pool.shutdown(wait=wait, cancel_futures=not wait)
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    fn: Callable[..., Any]
+    args: tuple
+    kwargs: dict
+    owns_state: bool
+
+
+def _call_quietly(fn: Callable[[], None]) -> None:
+    try:
+        fn()
+    except Exception:  # noqa: BLE001 - a thread boundary: log and go on
+        LOG.exception("a call deferred until a flow ended failed")

@@ -31,8 +31,8 @@ class ActionEndpoints(EndpointBase):
     def _queue(self, context: Wire, container: Wire, flow: Callable[..., Any],
                *args: Any) -> None:
         uuid = uuid_of(container)
-        self._workers.submit(uuid, flow, self._deps, RequestContext.from_dict(context),
-                             uuid, *args)
+        self._workers.submit_flow(uuid, flow, self._deps, RequestContext.from_dict(context),
+                                  uuid, *args)
 
     def container_reboot(self, context: Wire, container: Wire,
                          timeout: int | None = None) -> None:

@@ -18,23 +18,24 @@ class ContainerEndpoints(EndpointBase):
                          requested_volumes: Wire | None, container: Wire, run: bool,
                          pci_requests: list | None = None) -> None:
         ctx = RequestContext.from_dict(context)
-        self._workers.submit(uuid_of(container), create.create_container, self._deps, ctx,
-                             uuid_of(container), run=bool(run), limits=limits or {})
+        self._workers.submit_flow(uuid_of(container), create.create_container, self._deps,
+                                  ctx, uuid_of(container), run=bool(run), limits=limits or {})
 
     def container_delete(self, context: Wire, container: Wire, force: bool = False) -> None:
         ctx = RequestContext.from_dict(context)
-        self._workers.submit(uuid_of(container), delete.delete_container, self._deps, ctx,
-                             uuid_of(container), force=bool(force))
+        self._workers.submit_flow(uuid_of(container), delete.delete_container, self._deps,
+                                  ctx, uuid_of(container), force=bool(force))
 
     def container_start(self, context: Wire, container: Wire) -> None:
         ctx = RequestContext.from_dict(context)
-        self._workers.submit(uuid_of(container), lifecycle.start_container, self._deps, ctx,
-                             uuid_of(container))
+        self._workers.submit_flow(uuid_of(container), lifecycle.start_container, self._deps,
+                                  ctx, uuid_of(container))
 
     def container_stop(self, context: Wire, container: Wire, timeout: int | None = None) -> None:
         ctx = RequestContext.from_dict(context)
-        self._workers.submit(uuid_of(container), lifecycle.stop_container, self._deps, ctx,
-                             uuid_of(container), timeout=None if timeout is None else int(timeout))
+        self._workers.submit_flow(uuid_of(container), lifecycle.stop_container, self._deps,
+                                  ctx, uuid_of(container),
+                                  timeout=None if timeout is None else int(timeout))
 
     def container_show(self, context: Wire, container: Wire) -> Wire:
         """The container as Docker holds it. While the event stream is live the row is

@@ -77,6 +77,7 @@ def _engine_action(deps: AgentDeps, ctx: RequestContext, uuid: str, verb: str,
                     if resync_on_failure:
                         _resync(deps, row, container_id)
                     raise
+                inspect_began = deps.last_inspected.now()
                 try:
                     seen = deps.runtime.inspect(container_id)
                 except rt.RuntimeNotFound as err:
@@ -88,6 +89,7 @@ def _engine_action(deps: AgentDeps, ctx: RequestContext, uuid: str, verb: str,
                                            f"{verb}: {err.msg}") from err
                     return
                 common.apply_runtime_state(deps, row, seen, force=True, extra=extra)
+                deps.last_inspected.record(uuid, inspect_began, seen.state)
         LOG.info("%s done", verb)
     except exc.BerthError as err:
         LOG.warning("%s failed: %s", verb, err.msg)

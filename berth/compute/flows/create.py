@@ -104,8 +104,10 @@ def _create(deps: AgentDeps, row: Container, run: bool = False) -> Container:
                 if run:   # the start's inspect tells the state; Creating until then
                     row = hold.hand_over(deps, TaskState.CONTAINER_STARTING, created)
                 else:
-                    row = hold.apply_and_end(deps, deps.runtime.inspect(container_id),
-                                             created)
+                    inspect_began = deps.last_inspected.now()
+                    seen = deps.runtime.inspect(container_id)
+                    row = hold.apply_and_end(deps, seen, created)
+                    deps.last_inspected.record(uuid, inspect_began, seen.state)
         except exc.ImageNotFound as err:
             common.fail(deps, uuid, err.msg)
             raise

@@ -48,6 +48,7 @@ def start_in_runtime(deps: AgentDeps, row: Container, *, task_held: bool = False
                            held=row if task_held else None) as hold:
         try:
             deps.runtime.start(container_id)
+            inspect_began = deps.last_inspected.now()
             seen = deps.runtime.inspect(container_id)
         except rt.RuntimeNotFound as err:
             vanished(deps, row)
@@ -57,6 +58,7 @@ def start_in_runtime(deps: AgentDeps, row: Container, *, task_held: bool = False
             raise
         row = hold.apply_and_end(deps, seen, {
             "started_at": common.now_utc().replace(tzinfo=None), "status_reason": None})
+        deps.last_inspected.record(row.uuid, inspect_began, seen.state)
     LOG.info("started")
     return row
 
@@ -82,11 +84,13 @@ def stop_container(deps: AgentDeps, ctx: RequestContext, uuid: str, timeout: int
             with common.task(deps, uuid, TaskState.CONTAINER_STOPPING):
                 try:
                     deps.runtime.stop(container_id, timeout)
+                    inspect_began = deps.last_inspected.now()
                     seen = deps.runtime.inspect(container_id)
                 except rt.RuntimeNotFound as err:
                     vanished(deps, row)
                     raise exc.Conflict(err.msg) from err
                 common.apply_runtime_state(deps, row, seen, force=True)
+                deps.last_inspected.record(uuid, inspect_began, seen.state)
         LOG.info("stopped")
     except exc.BerthError as err:
         # Zun leaves the status as it was when a stop fails; the action says Error.

@@ -30,3 +30,8 @@ class ContainerEvent:
     source: EventSource
     at: float
     action: str = ""     # the engine's own action word, when it came from the stream
+    #: The engine's own time for it (ns since the epoch), when it came from the stream.
+    engine_at_ns: int | None = None
+    #: The state a relist found it in (``last_inspected.state_key``), for a
+    #: difference between two listings; None for a container to re-inspect.
+    listed: tuple[str, int | None] | None = None

@@ -7,7 +7,10 @@ Rules shared by both paths:
 - only rows whose ``host`` is this agent's host are written;
 - rows with a task_state are left alone (the task's flow owns the status until it
   ends), and so are rows in Creating, Deleting or Deleted, and rows that never got a
-  Docker container;
+  Docker container. The agent holds back an event that arrives while a flow of the
+  container runs and syncs it when the flow ends (``ContainerWorkers.
+  defer_while_owned``), unless the flow's own inspect already saw it
+  (``berth.compute.last_inspected``);
 - every write is a compare-and-swap on the task_state and status read, so a task
   that began meanwhile wins (TaskInProgress: skipped, the task writes the outcome);
 - a container the engine is removing ("removing": ``docker rm -f`` kills it first,
@@ -77,11 +80,15 @@ def sync_container(deps: AgentDeps, uuid: str) -> Outcome:
         LOG.debug("not syncing: %s", why)
         return Outcome.SKIPPED
     assert row.container_id is not None
+    inspect_began = deps.last_inspected.now()
     try:
         seen = deps.runtime.inspect(row.container_id)
     except rt.RuntimeNotFound:
         return handle_vanished(deps, row)
-    return apply_seen(deps, row, seen)
+    outcome = apply_seen(deps, row, seen)
+    if outcome in (Outcome.UNCHANGED, Outcome.UPDATED):
+        deps.last_inspected.record(uuid, inspect_began, seen.state)
+    return outcome
 
 
 def apply_seen(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer) -> Outcome:

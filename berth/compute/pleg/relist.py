@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from berth.compute.last_inspected import state_key
 from berth.compute.pleg.events import ContainerEvent, EventSource
 from berth.runtime.base import (
     EventKind,
@@ -153,14 +154,17 @@ class Relister:
         for cid in self._records.keys() | current.keys() | reinspect.keys():
             old, new = self._records.get(cid), current.get(cid)
             kinds = diff(old, new)
+            listed_state = None if new is None else state_key(new.state, new.exit_code)
             if not kinds and cid in reinspect:
                 kinds = [EventKind.CHANGED if new is not None else EventKind.REMOVED]
+                listed_state = None     # a failed sync: look again whatever the state
             record = new or old
             uuid = record.uuid if record is not None else reinspect[cid]
             handed_on = True
             for kind in kinds:
                 event = ContainerEvent(uuid=uuid, container_id=cid, kind=kind,
-                                       source=EventSource.RELIST, at=self._clock())
+                                       source=EventSource.RELIST, at=self._clock(),
+                                       listed=listed_state)
                 if self._emit(event):
                     emitted.append(event)
                 else:

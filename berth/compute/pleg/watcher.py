@@ -178,4 +178,5 @@ class EventWatcher:
             return
         self._emit(ContainerEvent(uuid=event.uuid, container_id=event.container_id,
                                   kind=event.kind, source=EventSource.WATCH,
-                                  at=self._clock(), action=event.action))
+                                  at=self._clock(), action=event.action,
+                                  engine_at_ns=event.at_nano))

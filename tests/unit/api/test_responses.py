@@ -38,7 +38,7 @@ def test_the_response_carries_the_rendered_body() -> None:
 def test_times_keep_zuns_format() -> None:
     assert format_time(dt.datetime(2026, 1, 2, 3, 4, 5)) == "2026-01-02 03:04:05"
     assert format_time(dt.datetime(2026, 1, 2, 3, 4, 5, 7)) == "2026-01-02 03:04:05.000007"
-    aware = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+    aware = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
     assert format_time(aware) == "2026-01-02 03:04:05"
     assert format_time(None) is None
 

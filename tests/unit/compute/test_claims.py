@@ -4,6 +4,7 @@ real SQLite database (usage is derived from the container rows)."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -173,3 +174,31 @@ def test_concurrent_claims_never_overcommit(db: Database) -> None:
         t.join(60)
     assert len(won) == 10 and len(refused) == 10
     assert containers.usage_on_host(db, HOST)[1] == 1000
+
+
+def test_with_a_delay_claims_share_one_publish_made_after_them(db: Database) -> None:
+    tracker = ResourceTracker(db, HOST, publish_delay=0.5)
+    tracker.set_capacity(Capacity(cpus=4.0, memory_mib=4096))
+    calls = []
+    real = tracker.publish_usage
+
+    def counted() -> None:
+        real()
+        calls.append(1)                      # once the row is written
+
+    tracker.publish_usage = counted  # type: ignore[method-assign]
+    for _ in range(3):
+        tracker.claim(new_row(db, cpu=1.0, memory="512"), 1.0, "512")
+    assert calls == []                       # not in the claims' path
+    deadline = time.monotonic() + 5
+    while not calls and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.6)
+    assert calls == [1]                      # one publish for the three claims
+    node = nodes.get_compute_node(db, HOST)
+    assert (node.cpu_used, node.mem_used, node.running_containers) == (3.0, 1536, 3)
+    tracker.claim(new_row(db, cpu=1.0, memory="512"), 1.0, "512")
+    deadline = time.monotonic() + 5
+    while len(calls) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert nodes.get_compute_node(db, HOST).mem_used == 2048

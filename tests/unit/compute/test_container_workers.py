@@ -169,3 +169,52 @@ def test_a_key_can_be_reused_after_it_went_idle(workers: ContainerWorkers) -> No
     workers.submit("u1", ran.append, 2)
     assert workers.wait_idle(WAIT)
     assert ran == [1, 2]
+
+
+def test_a_call_deferred_while_a_flow_runs_happens_once_when_it_ends(
+        workers: ContainerWorkers) -> None:
+    inside, release = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    def flow() -> None:
+        inside.set()
+        release.wait(WAIT)
+        order.append("flow done")
+
+    workers.submit_flow("u1", flow)
+    assert inside.wait(WAIT)
+    assert workers.defer_while_owned("u1", lambda: order.append("first sync"))
+    assert workers.defer_while_owned("u1", lambda: order.append("latest sync"))
+    assert not workers.defer_while_owned("u2", lambda: order.append("other"))
+    release.set()
+    assert workers.wait_idle(WAIT)
+    assert order == ["flow done", "latest sync"]
+    assert not workers.defer_while_owned("u1", lambda: None)    # idle again
+
+
+def test_a_plain_job_does_not_defer_syncs(workers: ContainerWorkers) -> None:
+    inside, release = threading.Event(), threading.Event()
+    workers.submit("u1", lambda: (inside.set(), release.wait(WAIT)))
+    assert inside.wait(WAIT)
+    assert not workers.defer_while_owned("u1", lambda: None)    # logs, stats: sync now
+    release.set()
+    assert workers.wait_idle(WAIT)
+
+
+def test_a_deferred_call_runs_after_each_owning_flow_and_before_the_next_job(
+        workers: ContainerWorkers) -> None:
+    inside, release = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    def first() -> None:
+        inside.set()
+        release.wait(WAIT)
+        order.append("first")
+
+    workers.submit_flow("u1", first)
+    workers.submit("u1", lambda: order.append("plain"))
+    assert inside.wait(WAIT)
+    workers.defer_while_owned("u1", lambda: order.append("sync"))
+    release.set()
+    assert workers.wait_idle(WAIT)
+    assert order == ["first", "sync", "plain"]

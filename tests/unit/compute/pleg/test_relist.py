@@ -214,3 +214,17 @@ def test_a_failed_listing_keeps_the_snapshot_and_is_not_a_good_relist(
     relister.relist()
     assert sink.kinds() == [("u1", EventKind.DIED), ("u1", EventKind.REMOVED)]
     assert relister.last_good == 130.0
+
+
+def test_a_difference_carries_the_listed_state_and_a_reinspection_does_not(
+        relister: Relister, engine: ListingRuntime, sink: Sink) -> None:
+    relister.relist()                                   # baseline: nothing
+    engine.put("c1", "u1", RunState.RUNNING)
+    engine.put("c2", "u2", RunState.EXITED, exit_code=3)
+    relister.relist()
+    assert sorted((e.uuid, e.listed) for e in sink.events) == [
+        ("u1", ("running", None)), ("u2", ("exited", 3))]
+    sink.events.clear()
+    relister.reinspect("c1", "u1")
+    relister.relist()
+    assert [(e.uuid, e.listed) for e in sink.events] == [("u1", None)]
