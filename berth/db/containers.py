@@ -175,13 +175,23 @@ def update_(db: Database, uuid: str, values: Mapping[str, Any], *,
             stmt = stmt.where(Container.task_deadline.is_(None)
                               if expected_task_deadline is None
                               else Container.task_deadline == expected_task_deadline)
-        result = s.execute(stmt.values(**values).execution_options(synchronize_session=False))
-        if result.rowcount == 0:
+        stmt = stmt.values(**values).execution_options(synchronize_session=False)
+        if s.bind is not None and s.bind.dialect.update_returning:
+            # PostgreSQL and SQLite hand the updated row back: no second query, but
+            # for a container pulling from a registry (registry_uuid is a subquery).
+            updated = s.scalars(stmt.returning(Container)).first()
+            if updated is not None and updated.registry_id is not None:
+                updated = s.scalars(select(Container).where(Container.uuid == uuid)).one()
+        else:
+            result = s.execute(stmt)
+            updated = None if result.rowcount == 0 else s.scalars(
+                select(Container).where(Container.uuid == uuid)).one()
+        if updated is None:
             row = s.scalars(select(Container).where(Container.uuid == uuid)).first()
             if row is None:
                 raise exc.ContainerNotFound(container=uuid)
             raise exc.TaskInProgress(uuid=uuid, task_state=row.task_state or row.status)
-        return s.scalars(select(Container).where(Container.uuid == uuid)).one()
+        return updated
 
 
 def _expect(stmt, column, expected):  # type: ignore[no-untyped-def]

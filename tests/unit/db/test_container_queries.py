@@ -275,3 +275,19 @@ def test_usage_ignores_memory_that_is_not_a_number_of_mib(db: Database) -> None:
     make(db, host="h1", cpu=None, memory=None)
     make(db, host="h1", cpu=1.0, memory="1g")
     assert containers.usage_on_host(db, "h1") == (1.0, 0, 2)
+
+
+def test_update_returns_the_whole_row_including_its_registry_uuid(db: Database) -> None:
+    from berth.db import registries
+
+    registry = registries.create(db, {"name": "r", "domain": "reg.example",
+                                      "project_id": "p1", "user_id": "u"})
+    pulling = make(db, name="a", registry_id=registry.id, environment={"A": "1"})
+    plain = make(db, name="b", environment={"B": "2"})
+    out = containers.update_(db, pulling.uuid, {"status": "Stopped"})
+    assert out.__dict__["registry_uuid"] == registry.uuid      # what the view reads
+    assert (out.status, out.environment, out.name) == ("Stopped", {"A": "1"}, "a")
+    out = containers.update_(db, plain.uuid, {"status": "Stopped", "labels": {"x": "y"}})
+    assert (out.status, out.environment, out.labels, out.id) == \
+        ("Stopped", {"B": "2"}, {"x": "y"}, plain.id)
+    assert out.created_at == plain.created_at and out.updated_at is not None
