@@ -59,7 +59,7 @@ def p1(berth: Berth, runs: int = 30) -> Result:
                   {"berth_all": berth_times, "docker_all": docker_times})
 
 
-def p2(berth: Berth, n: int = 50, rounds: int = 3) -> Result:
+def p2(berth: Berth, n: int = 50, rounds: int = 5) -> Result:
     """``rounds`` paired trials, the order alternating (Docker first, then berth first),
     each phase starting on a settled machine: removing 50 containers leaves the kernel
     tearing down their network namespaces for seconds after ``docker rm`` returns, and

@@ -9,11 +9,14 @@ this: one engine serves both kinds of session there, at READ COMMITTED on both.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
+import orjson
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
@@ -23,6 +26,16 @@ LOG = logging.getLogger(__name__)
 
 def default_url(state_path: str) -> str:
     return f"sqlite:///{os.path.join(state_path, 'berth.sqlite')}"
+
+
+def _json_loads(text: str | bytes) -> Any:
+    """The JSON columns' reader: orjson, several times faster than the stdlib on the
+    small documents a row holds (a container row has fourteen); the stdlib for what
+    orjson refuses (NaN, which the stdlib writer lets through)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def _sqlite_engine(url: str, immediate: bool, echo: bool) -> Engine:
@@ -39,7 +52,7 @@ def _sqlite_engine(url: str, immediate: bool, echo: bool) -> Engine:
     engine = create_engine(
         url, echo=echo, connect_args={"check_same_thread": False, "timeout": 30},
         pool_size=1 if immediate else 4, max_overflow=0 if immediate else 16,
-        pool_timeout=60,
+        pool_timeout=60, json_deserializer=_json_loads,
     )
 
     @event.listens_for(engine, "connect")

@@ -291,3 +291,11 @@ def test_update_returns_the_whole_row_including_its_registry_uuid(db: Database) 
     assert (out.status, out.environment, out.labels, out.id) == \
         ("Stopped", {"B": "2"}, {"x": "y"}, plain.id)
     assert out.created_at == plain.created_at and out.updated_at is not None
+
+
+def test_json_columns_read_back_whatever_the_stdlib_wrote() -> None:
+    from berth.db.engine import _json_loads
+
+    assert _json_loads('{"a": [1, 2.5, null, "é"]}') == {"a": [1, 2.5, None, "é"]}
+    value = _json_loads('{"x": NaN}')       # json.dumps writes NaN; orjson refuses it
+    assert value["x"] != value["x"]
