@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import orjson
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
@@ -28,14 +27,16 @@ def default_url(state_path: str) -> str:
     return f"sqlite:///{os.path.join(state_path, 'berth.sqlite')}"
 
 
-def _json_loads(text: str | bytes) -> Any:
-    """The JSON columns' reader: orjson, several times faster than the stdlib on the
-    small documents a row holds (a container row has fourteen); the stdlib for what
-    orjson refuses (NaN, which the stdlib writer lets through)."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
+#: The JSON texts most of a row's JSON columns hold (no labels, no ports ...).
+_EMPTY_JSON: dict[str, Callable[[], Any]] = {"{}": dict, "[]": list, "null": lambda: None}
+
+
+def _json_loads(text: str) -> Any:
+    """The JSON columns' reader. A container row has fourteen, most of them empty:
+    those are built directly, which skips ``json.loads``'s regular expressions
+    (a list of 53 rows spent a third of its time there)."""
+    make = _EMPTY_JSON.get(text)
+    return make() if make is not None else json.loads(text)
 
 
 def _sqlite_engine(url: str, immediate: bool, echo: bool) -> Engine:

