@@ -13,11 +13,22 @@ from berth.db.engine import Database
 from berth.db.models import ContainerAction, ContainerActionEvent, utcnow
 
 
-def action_start(db: Database, ctx: RequestContext, container_uuid: str, action: str
-                 ) -> ContainerAction:
+def new_action(ctx: RequestContext, container_uuid: str, action: str, *,
+               failed: bool = False) -> ContainerAction:
+    """The record of ``action`` on the container, begun by this request (not saved);
+    ``failed``: already over, in Error."""
     row = ContainerAction(action=action, container_uuid=container_uuid,
                           request_id=ctx.request_id, user_id=ctx.user_id,
                           project_id=ctx.project_id, start_time=ctx.started)
+    if failed:
+        row.finish_time = utcnow()
+        row.message = "Error"
+    return row
+
+
+def action_start(db: Database, ctx: RequestContext, container_uuid: str, action: str
+                 ) -> ContainerAction:
+    row = new_action(ctx, container_uuid, action)
     with db.writer() as s:
         s.add(row)
     return row

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid as uuidlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import case, false, func, select, update
@@ -37,13 +37,18 @@ def is_uuid_like(value: str) -> bool:
         return False
 
 
-def create(db: Database, values: Mapping[str, Any]) -> Container:
+def create(db: Database, values: Mapping[str, Any], *,
+           along: Callable[[str], Iterable[Any]] | None = None) -> Container:
+    """Insert the row; ``along(uuid)`` gives other new records (its action) written in
+    the same transaction."""
     row = Container(**values)
     row.uuid = row.uuid or str(uuidlib.uuid4())
     if row.container_type is None:
         row.container_type = CONTAINER
     with db.writer() as s:
         s.add(row)
+        if along is not None:
+            s.add_all(along(row.uuid))
     return row
 
 

@@ -50,17 +50,18 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
     except exc.NoValidHost as err:
         # Zun's contract: still a 202, with the row in Error saying why.
         row = containers.create(state.db, dict(values, status=Status.ERROR.value,
-                                               status_reason=err.msg))
-        actions.action_start(state.db, ctx, row.uuid, "create")
-        actions.action_finish(state.db, row.uuid, ctx.request_id, error=True)
+                                               status_reason=err.msg),
+                                along=lambda uuid: [actions.new_action(ctx, uuid, "create",
+                                                                       failed=True)])
         LOG.warning("container %s not scheduled: %s", row.uuid, err.msg)
         return row
     if state.settings.enable_image_validation:
         _check_image(state, ctx, selection.host, image.ref, fields.get("image_driver"),
                      registry={"id": registry.id, "uuid": registry.uuid} if registry else None)
-    row = containers.create(state.db, dict(values, host=selection.host))
+    # The row and its create action in one transaction.
+    row = containers.create(state.db, dict(values, host=selection.host),
+                            along=lambda uuid: [actions.new_action(ctx, uuid, "create")])
     with container_context(row.uuid):
-        actions.action_start(state.db, ctx, row.uuid, "create")
         try:
             state.compute.container_create(ctx, row, limits=dict(selection.limits),
                                            requested_networks=extras.get("nets") or [],

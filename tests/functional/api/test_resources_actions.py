@@ -104,3 +104,21 @@ def test_actions_of_unknown_or_foreign_containers_are_not_found(berth, zun, made
         missing = http.get(f"/v1/containers/{uuid}/container_actions/req-nope")
     body: Any = missing.json()
     assert missing.status_code == 404 and "action-list" in body["errors"][0]["title"]
+
+
+def test_a_create_no_host_can_take_records_its_action_as_failed(berth, zun, made):
+    # Zun's contract: 202, and the row in Error saying why; its create action is
+    # written with the row and is already over, in Error.
+    with berth.http() as http:
+        resp = http.post("/v1/containers", headers={"OpenStack-API-Version": "container 1.40"},
+                         json={"image": "berth-test/busybox:latest",
+                               "availability_zone": "nowhere-" + uuidlib.uuid4().hex[:6]})
+    assert resp.status_code == 202, resp.text
+    uuid = resp.json()["uuid"]
+    made.uuids.append(uuid)
+    row = zun.containers.get(uuid)
+    assert row.status == "Error" and "nowhere" in (row.status_reason or ""), row.status_reason
+    [create] = zun.actions.list(uuid)
+    assert create.action == "create" and create.message == "Error"
+    assert create.finish_time is not None
+    assert parse_time(create.finish_time) >= parse_time(create.start_time)
