@@ -46,6 +46,7 @@ def delete_container(deps: AgentDeps, ctx: RequestContext, uuid: str, force: boo
             if not _release_allocation(deps, uuid):
                 return
             containers.destroy(deps.db, uuid)
+            deps.last_inspected.forget(uuid)
     except exc.TaskInProgress as err:
         LOG.warning("not deleting: %s", err.msg)
         return
