@@ -64,21 +64,29 @@ def _finish_action(s, container_uuid: str, request_id: str | None,  # type: igno
 def event_start(db: Database, container_uuid: str, request_id: str | None, event: str
                 ) -> int | None:
     with db.writer() as s:
-        action = _find_action(s, container_uuid, request_id)
-        if action is None:
-            return None
-        ev = ContainerActionEvent(event=event, action_id=action.id, start_time=utcnow())
-        s.add(ev)
-        s.flush()
-        return ev.id
+        return _start_event(s, container_uuid, request_id, event)
+
+
+def _start_event(s, container_uuid: str, request_id: str | None,  # type: ignore[no-untyped-def]
+                 event: str) -> int | None:
+    action = _find_action(s, container_uuid, request_id)
+    if action is None:
+        return None
+    ev = ContainerActionEvent(event=event, action_id=action.id, start_time=utcnow())
+    s.add(ev)
+    s.flush()
+    return ev.id
 
 
 def event_finish(db: Database, event_id: int | None, error: bool, traceback: str | None = None,
-                 *, action_of: tuple[str, str | None] | None = None) -> None:
+                 *, action_of: tuple[str, str | None] | None = None,
+                 then: tuple[str, str | None, str] | None = None) -> int | None:
     """End the event (Success or Error with the traceback); with ``action_of``
-    (container uuid, request id), finish that action too, in the same transaction."""
-    if event_id is None and action_of is None:
-        return
+    (container uuid, request id), finish that action too; with ``then`` (container
+    uuid, request id, event), start that event: all in one transaction. Returns the
+    id of the event started (None without ``then``, or when there is no action)."""
+    if event_id is None and action_of is None and then is None:
+        return None
     with db.writer() as s:
         if event_id is not None:
             s.execute(update(ContainerActionEvent).where(ContainerActionEvent.id == event_id)
@@ -87,6 +95,7 @@ def event_finish(db: Database, event_id: int | None, error: bool, traceback: str
                       .execution_options(synchronize_session=False))
         if action_of is not None:
             _finish_action(s, action_of[0], action_of[1], error)
+        return _start_event(s, *then) if then is not None else None
 
 
 def list_actions(db: Database, container_uuid: str) -> list[ContainerAction]:

@@ -27,22 +27,37 @@ def now_utc() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
 
 
+@dataclass
+class Recording:
+    """What ``recorded`` yields: after a success with ``then``, the id of the next
+    event, already started (for ``recorded(..., started=...)``)."""
+
+    next_event_id: int | None = None
+
+
 @contextmanager
 def recorded(deps: AgentDeps, ctx: RequestContext, uuid: str, event: str,
-             finish_action: bool = True) -> Iterator[None]:
+             finish_action: bool = True, *, then: str | None = None,
+             started: int | None = None) -> Iterator[Recording]:
     """Record ``event`` (``compute__do_container_start`` ...) on the action of this
     request: start, then Success or Error with the traceback; then finish the action.
-    The exception, if any, goes on."""
-    event_id = actions.event_start(deps.db, uuid, ctx.request_id, event)
+    The exception, if any, goes on. ``then``: on success, start that event in the
+    same write that ends this one (a create with run: create, then start);
+    ``started``: this event was started so, by the previous ``recorded``."""
+    event_id = started if started is not None else \
+        actions.event_start(deps.db, uuid, ctx.request_id, event)
     action_of = (uuid, ctx.request_id) if finish_action else None
+    recording = Recording()
     try:
-        yield
+        yield recording
     except BaseException as err:
         actions.event_finish(deps.db, event_id, error=True,
                              traceback="".join(traceback.format_exception(err)),
                              action_of=action_of)
         raise
-    actions.event_finish(deps.db, event_id, error=False, action_of=action_of)
+    recording.next_event_id = actions.event_finish(
+        deps.db, event_id, error=False, action_of=action_of,
+        then=(uuid, ctx.request_id, then) if then is not None else None)
 
 
 def task_timeout(settings: AgentSettings, task_state: str) -> int:

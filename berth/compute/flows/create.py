@@ -52,8 +52,10 @@ def create_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
         return
     LOG.info("creating container from image %s (run=%s)", row.image, run)
     try:
+        # With run, the start event begins in the write that ends the create event.
         with common.recorded(deps, ctx, uuid, "compute__do_container_create",
-                             finish_action=not run):
+                             finish_action=not run,
+                             then="compute__do_container_start" if run else None) as create:
             row = _create(deps, row, run)
     except exc.BerthError:
         if run:
@@ -61,7 +63,8 @@ def create_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
         return
     if run:
         try:
-            with common.recorded(deps, ctx, uuid, "compute__do_container_start"):
+            with common.recorded(deps, ctx, uuid, "compute__do_container_start",
+                                 started=create.next_event_id):
                 start_in_runtime(deps, row, task_held=True)
         except exc.BerthError:
             pass   # start_in_runtime recorded the failure on the row
