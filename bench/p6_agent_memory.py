@@ -57,8 +57,8 @@ def p6_agent(_berth: object, n: int = 100) -> Result:
         loaded = settled_rss_mib(agent.pid)
         for u in uuids:
             http.delete(f"/v1/containers/{u}", params={"force": "True"})
-        # Let the agent delete them before the deployment goes: a cleanup under a
-        # live agent shows it 100 containers removed outside berth (Error rows).
+        # Let the agent finish the deletes before the deployment goes, rather than
+        # the teardown removing containers under it.
         wait(lambda: not http.get("/v1/containers", params={"limit": 1000})
              .json()["containers"], 300, 0.5)
         http.close()
