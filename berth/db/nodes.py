@@ -9,7 +9,7 @@ import uuid as uuidlib
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import Select, select, update
 
 from berth.common import exceptions as exc
 from berth.db.engine import Database
@@ -48,7 +48,13 @@ def get_compute_node(db: Database, ident: str) -> ComputeNode:
 
 def list_compute_nodes(db: Database) -> list[ComputeNode]:
     with db.reader() as s:
-        return list(s.scalars(select(ComputeNode).order_by(ComputeNode.uuid)).all())
+        return list(s.scalars(compute_nodes_stmt()).all())
+
+
+def compute_nodes_stmt() -> Select[ComputeNode]:
+    """Every compute node, in ``list_compute_nodes``'s order (to read in a session of
+    one's own)."""
+    return select(ComputeNode).order_by(ComputeNode.uuid)
 
 
 def report_service_up(db: Database, host: str, binary: str,
@@ -72,10 +78,13 @@ def report_service_up(db: Database, host: str, binary: str,
 
 def list_services(db: Database, binary: str | None = None) -> list[ZunService]:
     with db.reader() as s:
-        stmt = select(ZunService).order_by(ZunService.id)
-        if binary:
-            stmt = stmt.where(ZunService.binary == binary)
-        return list(s.scalars(stmt).all())
+        return list(s.scalars(services_stmt(binary)).all())
+
+
+def services_stmt(binary: str | None = None) -> Select[ZunService]:
+    """The services (of ``binary``), in ``list_services``'s order."""
+    stmt = select(ZunService).order_by(ZunService.id)
+    return stmt.where(ZunService.binary == binary) if binary else stmt
 
 
 def update_service(db: Database, host: str, binary: str, values: Mapping[str, Any]

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
 
 from berth.db.engine import Database
 from berth.db.models import Container, Quota, QuotaClass
@@ -29,25 +30,30 @@ COUNTED_TYPES = (0, 1)
 def project_limits(db: Database, project_id: str) -> dict[str, int]:
     """The limits set for ``project_id`` (only the resources that have a row)."""
     with db.reader() as s:
-        rows = s.scalars(select(Quota).where(Quota.project_id == project_id)).all()
-        return {r.resource: r.hard_limit for r in rows}
+        return _project_limits(s, project_id)
 
 
 def class_limits(db: Database, class_name: str) -> dict[str, int]:
     """The limits of quota class ``class_name`` (only the resources that have a row)."""
     with db.reader() as s:
-        rows = s.scalars(select(QuotaClass).where(QuotaClass.class_name == class_name)).all()
-        return {r.resource: r.hard_limit for r in rows}
+        return _class_limits(s, class_name)
+
+
+def _project_limits(s: Session, project_id: str) -> dict[str, int]:
+    rows = s.scalars(select(Quota).where(Quota.project_id == project_id))
+    return {r.resource: r.hard_limit for r in rows}
+
+
+def _class_limits(s: Session, class_name: str) -> dict[str, int]:
+    rows = s.scalars(select(QuotaClass).where(QuotaClass.class_name == class_name))
+    return {r.resource: r.hard_limit for r in rows}
 
 
 def class_and_project_limits(db: Database, class_name: str, project_id: str
                              ) -> tuple[dict[str, int], dict[str, int]]:
     """``class_limits`` and ``project_limits`` in one read (every create asks both)."""
     with db.reader() as s:
-        classes = s.scalars(select(QuotaClass).where(QuotaClass.class_name == class_name))
-        of_class = {r.resource: r.hard_limit for r in classes}
-        projects = s.scalars(select(Quota).where(Quota.project_id == project_id))
-        return of_class, {r.resource: r.hard_limit for r in projects}
+        return _class_limits(s, class_name), _project_limits(s, project_id)
 
 
 def set_project_limits(db: Database, project_id: str, values: Mapping[str, int]) -> None:

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from berth.db import nodes
 from berth.db.containers import NOT_HOLDING
 from berth.db.engine import Database
-from berth.db.models import ComputeNode, Container, ZunService
+from berth.db.models import Container
 from berth.scheduler.base import HostState
 
 
@@ -45,10 +45,9 @@ def load_host_states(db: Database, ratios: Ratios, down_time: int,
     # One read for the three (every create schedules).
     with db.reader() as s:
         services = {svc.host: svc for svc in s.scalars(
-            select(ZunService).where(ZunService.binary == nodes.COMPUTE_BINARY)
-            .order_by(ZunService.id))}
+            nodes.services_stmt(nodes.COMPUTE_BINARY))}
         usage = _usage_by_host(s)
-        compute_nodes = list(s.scalars(select(ComputeNode).order_by(ComputeNode.uuid)))
+        compute_nodes = list(s.scalars(nodes.compute_nodes_stmt()))
     out = []
     for node in compute_nodes:
         svc = services.get(node.hostname)
