@@ -33,7 +33,7 @@ class RequestContext:
     user_name: str | None = None
     project_name: str | None = None
     all_projects: bool = False
-    timestamp: str = field(default_factory=lambda: _utc_timestamp())
+    timestamp: str = field(default_factory=_utc_timestamp)
 
     @classmethod
     def admin(cls, request_id: str | None = None) -> "RequestContext":

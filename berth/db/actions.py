@@ -21,9 +21,14 @@ def new_action(ctx: RequestContext, container_uuid: str, action: str, *,
                           request_id=ctx.request_id, user_id=ctx.user_id,
                           project_id=ctx.project_id, start_time=ctx.started)
     if failed:
-        row.finish_time = utcnow()
-        row.message = "Error"
+        _mark_finished(row, error=True)
     return row
+
+
+def _mark_finished(row: ContainerAction, error: bool) -> None:
+    row.finish_time = utcnow()
+    if error:
+        row.message = "Error"
 
 
 def action_start(db: Database, ctx: RequestContext, container_uuid: str, action: str
@@ -56,9 +61,7 @@ def _finish_action(s, container_uuid: str, request_id: str | None,  # type: igno
                    error: bool) -> None:
     row = _find_action(s, container_uuid, request_id)
     if row is not None:
-        row.finish_time = utcnow()
-        if error:
-            row.message = "Error"
+        _mark_finished(row, error)
 
 
 def event_start(db: Database, container_uuid: str, request_id: str | None, event: str

@@ -152,20 +152,19 @@ def update_class(state: ApiState, ctx: RequestContext, name: str, body: Any
 def overs(limits: Mapping[str, int], usage: Mapping[str, int | float],
           deltas: Mapping[str, int | float]) -> list[str]:
     """The resources that ``deltas`` would take over their limit (pure)."""
-    out = []
-    for resource in RESOURCES:
-        delta = deltas.get(resource, 0) or 0
-        limit = limits[resource]
-        if delta <= 0 or limit < 0:
-            continue
-        if usage[resource] + delta > limit + 1e-9:
-            out.append(resource)
-    return out
+    return [r for r in limited_growth(limits, deltas)
+            if usage[r] + (deltas.get(r, 0) or 0) > limits[r] + 1e-9]
+
+
+def limited_growth(limits: Mapping[str, int], deltas: Mapping[str, int | float]
+                   ) -> list[str]:
+    """The resources that ``deltas`` grow and that have a limit (-1: unlimited)."""
+    return [r for r in RESOURCES if (deltas.get(r, 0) or 0) > 0 and limits[r] >= 0]
 
 
 def _enforce(state: ApiState, project_id: str, deltas: Mapping[str, int | float]) -> None:
     limits = limits_for(state, project_id)
-    if not any(limits[r] >= 0 and (deltas.get(r, 0) or 0) > 0 for r in RESOURCES):
+    if not limited_growth(limits, deltas):
         return      # nothing limited grows: no need to sum the project's containers
     usage = db_quotas.project_usage(state.db, project_id)
     over = overs(limits, usage, deltas)
