@@ -88,8 +88,8 @@ def _engine_action(deps: AgentDeps, ctx: RequestContext, uuid: str, verb: str,
                         raise exc.Conflict(f"Container {uuid} vanished from Docker after "
                                            f"{verb}: {err.msg}") from err
                     return
-                common.apply_runtime_state(deps, row, seen, force=True, extra=extra)
-                deps.last_inspected.record(uuid, inspect_began, seen.state)
+                common.apply_runtime_state(deps, row, seen, force=True, extra=extra,
+                                           inspected=inspect_began)
         LOG.info("%s done", verb)
     except exc.BerthError as err:
         LOG.warning("%s failed: %s", verb, err.msg)

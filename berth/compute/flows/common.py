@@ -14,6 +14,7 @@ from typing import Any
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute.deps import AgentDeps, AgentSettings
+from berth.compute.last_inspected import Mark
 from berth.compute.states import CREATE_TASK_STATES, Status
 from berth.compute.status_mapping import map_state, should_apply
 from berth.db import actions, containers
@@ -90,18 +91,21 @@ class TaskHold:
     ended: bool = False
 
     def apply_and_end(self, deps: AgentDeps, seen: RuntimeContainer,
-                      extra: dict[str, Any] | None = None) -> Container:
+                      extra: dict[str, Any] | None = None, *,
+                      inspected: Mark | None = None) -> Container:
         """The engine's state (``apply_runtime_state``, forced) and ``extra``, written
         with the end of the task: one compare-and-swap on the task. When another actor
         took the task over meanwhile, the state is written without touching its task."""
         ending = {**(extra or {}), "task_state": None, "task_deadline": None}
         try:
             row = apply_runtime_state(deps, self.row, seen, force=True, extra=ending,
-                                      expected_task_state=self.task_state)
+                                      expected_task_state=self.task_state,
+                                      inspected=inspected)
         except exc.TaskInProgress:
             LOG.warning("task %s was taken over by another actor", self.task_state)
             self.ended = True
-            return apply_runtime_state(deps, self.row, seen, force=True, extra=extra)
+            return apply_runtime_state(deps, self.row, seen, force=True, extra=extra,
+                                       inspected=inspected)
         self.ended = True
         self.row = row
         return row
@@ -175,11 +179,24 @@ def fail(deps: AgentDeps, uuid: str, reason: str, **extra: Any) -> None:
 def apply_runtime_state(deps: AgentDeps, row: Container, seen: RuntimeContainer,
                         force: bool = False, extra: dict[str, Any] | None = None, *,
                         expected_task_state: Any = containers.ANY,
-                        expected_status: Any = containers.ANY) -> Container:
+                        expected_status: Any = containers.ANY,
+                        inspected: Mark | None = None) -> Container:
     """Copy what the engine says into the row (model.md §3.1): status and detail
     (unless a task runs and not ``force``), hostname when unset, ports, runtime.
     ``expected_*`` make the write a compare-and-swap (TaskInProgress when the row
-    moved on since it was read): the state syncs pass the values they read."""
+    moved on since it was read): the state syncs pass the values they read.
+    ``inspected``: when the inspect that said ``seen`` began; once the row holds its
+    answer, ``deps.last_inspected`` records it (PLEG skips the events it covers)."""
+    new = _write_runtime_state(deps, row, seen, force, extra, expected_task_state,
+                               expected_status)
+    if inspected is not None:
+        deps.last_inspected.record(row.uuid, inspected, seen.state)
+    return new
+
+
+def _write_runtime_state(deps: AgentDeps, row: Container, seen: RuntimeContainer,
+                         force: bool, extra: dict[str, Any] | None,
+                         expected_task_state: Any, expected_status: Any) -> Container:
     values: dict[str, Any] = dict(extra or {})
     if should_apply(row.task_state, force):
         mapped = map_state(seen.state, row.status or Status.CREATING, now_utc())

@@ -109,8 +109,7 @@ def _create(deps: AgentDeps, row: Container, run: bool = False) -> Container:
                 else:
                     inspect_began = deps.last_inspected.now()
                     seen = deps.runtime.inspect(container_id)
-                    row = hold.apply_and_end(deps, seen, created)
-                    deps.last_inspected.record(uuid, inspect_began, seen.state)
+                    row = hold.apply_and_end(deps, seen, created, inspected=inspect_began)
         except exc.ImageNotFound as err:
             common.fail(deps, uuid, err.msg)
             raise

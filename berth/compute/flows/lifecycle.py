@@ -57,8 +57,8 @@ def start_in_runtime(deps: AgentDeps, row: Container, *, task_held: bool = False
             common.fail(deps, row.uuid, f"Docker could not start the container: {err.msg}")
             raise
         row = hold.apply_and_end(deps, seen, {
-            "started_at": common.now_utc().replace(tzinfo=None), "status_reason": None})
-        deps.last_inspected.record(row.uuid, inspect_began, seen.state)
+            "started_at": common.now_utc().replace(tzinfo=None), "status_reason": None},
+            inspected=inspect_began)
     LOG.info("started")
     return row
 
@@ -89,8 +89,8 @@ def stop_container(deps: AgentDeps, ctx: RequestContext, uuid: str, timeout: int
                 except rt.RuntimeNotFound as err:
                     vanished(deps, row)
                     raise exc.Conflict(err.msg) from err
-                common.apply_runtime_state(deps, row, seen, force=True)
-                deps.last_inspected.record(uuid, inspect_began, seen.state)
+                common.apply_runtime_state(deps, row, seen, force=True,
+                                           inspected=inspect_began)
         LOG.info("stopped")
     except exc.BerthError as err:
         # Zun leaves the status as it was when a stop fails; the action says Error.

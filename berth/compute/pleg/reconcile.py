@@ -32,6 +32,7 @@ from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common, rebuild
+from berth.compute.last_inspected import Mark
 from berth.compute.states import VALID_STATES, Status
 from berth.db import actions, containers
 from berth.db.models import Container
@@ -85,20 +86,19 @@ def sync_container(deps: AgentDeps, uuid: str) -> Outcome:
         seen = deps.runtime.inspect(row.container_id)
     except rt.RuntimeNotFound:
         return handle_vanished(deps, row)
-    outcome = apply_seen(deps, row, seen)
-    if outcome in (Outcome.UNCHANGED, Outcome.UPDATED):
-        deps.last_inspected.record(uuid, inspect_began, seen.state)
-    return outcome
+    return apply_seen(deps, row, seen, inspected=inspect_began)
 
 
-def apply_seen(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer) -> Outcome:
-    """Write what inspect said, unless the row moved on since it was read."""
+def apply_seen(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer, *,
+               inspected: Mark | None = None) -> Outcome:
+    """Write what inspect said (begun at ``inspected``), unless the row moved on
+    since it was read."""
     if seen.state is not None and seen.state.status == rt.RunState.REMOVING:
         LOG.debug("Docker is removing it; waiting for its destroy event")
         return Outcome.REMOVING
     try:
         new = common.apply_runtime_state(deps, row, seen, expected_task_state=None,
-                                         expected_status=row.status)
+                                         expected_status=row.status, inspected=inspected)
     except (exc.TaskInProgress, exc.ContainerNotFound) as err:
         LOG.debug("not syncing: the row changed meanwhile (%s)", err.msg)
         return Outcome.SKIPPED
