@@ -28,35 +28,46 @@ from bench.common import (
 
 
 def p1(berth: Berth, runs: int = 30) -> Result:
+    """Paired runs, the order alternating (Docker first, then berth first). Each side
+    removes its container completely before the next measured run (berth's delete
+    returns before the agent has removed the Docker container: waited for), and each
+    measured run starts on a quiet machine (``settle``)."""
     client = docker_client()
-    berth_times, docker_times = [], []
+    times: dict[str, list[float]] = {"docker": [], "berth": []}
     try:
         for _ in range(3):     # warm both paths (page cache, connection pools)
-            c = client.containers.run(IMAGE, COMMAND, detach=True, name=name("warm"),
-                                      mem_limit="64m", labels={"bench": "1"})
-            c.remove(force=True)
-            u = berth.run(name("warm"))
-            wait(lambda: berth.status(u) == "Running", 60)
-            berth.delete(u)
+            _p1_docker(client)
+            _p1_berth(berth)
         for i in range(runs):
-            t0 = time.perf_counter()
-            c = client.containers.run(IMAGE, COMMAND, detach=True, name=name("p1d"),
-                                      mem_limit="64m", cpu_shares=102, labels={"bench": "1"})
-            docker_times.append(time.perf_counter() - t0)
-            c.remove(force=True)
-            t0 = time.perf_counter()
-            u = berth.run(name("p1b"))
-            wait(lambda: berth.status(u) == "Running", 60)
-            berth_times.append(time.perf_counter() - t0)
-            berth.delete(u)
+            for side in ("docker", "berth") if i % 2 == 0 else ("berth", "docker"):
+                settle(window=0.2)
+                times[side].append(_p1_docker(client) if side == "docker" else _p1_berth(berth))
     finally:
         client.close()
         berth.delete_all()
-    b, d = median(berth_times), median(docker_times)
+    b, d = median(times["berth"]), median(times["docker"])
     r = ratio(b, d)
-    return Result("P1", "create→Running, median of 30 sequential", b, d, "s",
+    return Result("P1", f"create→Running, median of {runs} sequential", b, d, "s",
                   "ratio ≤ 1.10", r is not None and r <= 1.10, r,
-                  {"berth_all": berth_times, "docker_all": docker_times})
+                  {"berth_all": times["berth"], "docker_all": times["docker"]})
+
+
+def _p1_docker(client: docker.DockerClient) -> float:
+    t0 = time.perf_counter()
+    c = client.containers.run(IMAGE, COMMAND, detach=True, name=name("p1d"),
+                              mem_limit="64m", cpu_shares=102, labels={"bench": "1"})
+    wall = time.perf_counter() - t0
+    c.remove(force=True)
+    return wall
+
+
+def _p1_berth(berth: Berth) -> float:
+    t0 = time.perf_counter()
+    u = berth.run(name("p1b"))
+    wait(lambda: berth.status(u) == "Running", 60)
+    wall = time.perf_counter() - t0
+    berth.delete_and_wait(u)
+    return wall
 
 
 def p2(berth: Berth, n: int = 50, rounds: int = 5) -> Result:
