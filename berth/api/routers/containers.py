@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from berth.api.auth import context_from_request
+from berth.api.auth import context_from_request, request_context
 from berth.api.links import base_url
 from berth.api.microversions import MIN_VERSION, APIVersion
 from berth.api.operations import containers as compute_api
@@ -33,6 +33,12 @@ async def api_state(request: Request) -> ApiState:   # async: no thread hop (see
     return request.app.state.berth
 
 
+def _state(request: Request) -> ApiState:
+    """``api_state`` for the endpoints that take no dependencies (``request_context``)."""
+    state: ApiState = request.app.state.berth
+    return state
+
+
 def version_of(request: Request) -> APIVersion:
     return getattr(request.state, "api_version", MIN_VERSION)
 
@@ -55,8 +61,8 @@ async def create(request: Request, ctx: RequestContext = Ctx, state: ApiState = 
 
 @router.get("")
 @router.get("/", include_in_schema=False)
-def list_containers(request: Request, ctx: RequestContext = Ctx, state: ApiState = State
-                    ) -> JSONResponse:
+def list_containers(request: Request) -> JSONResponse:
+    ctx, state = request_context(request), _state(request)
     q = request.query_params
     unknown = [k for k in q if k not in LIST_FILTERS + LIST_PARAMS]
     if unknown:
@@ -108,8 +114,8 @@ def _all_projects_flag(ctx: RequestContext, value: str | None) -> None:
 
 
 @router.get("/{ident}")
-def show(ident: str, request: Request, ctx: RequestContext = Ctx, state: ApiState = State
-         ) -> JSONResponse:
+def show(ident: str, request: Request) -> JSONResponse:
+    ctx, state = request_context(request), _state(request)
     _all_projects_flag(ctx, request.query_params.get("all_projects"))
     row = compute_api.show(state, ctx, ident)
     return JSONResponse(container_view(row, is_admin=ctx.is_admin, request=request))
