@@ -153,4 +153,5 @@ class ComputeAgent:
         if self._server is not None:
             self._server.stop()
         self.workers.stop(wait=True)
+        self.tracker.stop()
         LOG.info("compute agent %s stopped", self.host)

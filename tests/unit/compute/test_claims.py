@@ -202,3 +202,24 @@ def test_with_a_delay_claims_share_one_publish_made_after_them(db: Database) -> 
     while len(calls) < 2 and time.monotonic() < deadline:
         time.sleep(0.02)
     assert nodes.get_compute_node(db, HOST).mem_used == 2048
+
+
+def test_bursts_share_one_publishing_thread_that_stop_ends(db: Database) -> None:
+    tracker = ResourceTracker(db, HOST, publish_delay=0.05)
+    tracker.set_capacity(Capacity(cpus=8.0, memory_mib=8192))
+    before = set(threading.enumerate())     # other tests' trackers may still publish
+    for burst in range(1, 4):
+        tracker.claim(new_row(db, cpu=1.0, memory="512"), 1.0, "512")
+        deadline = time.monotonic() + 5
+        while nodes.get_compute_node(db, HOST).mem_used != 512 * burst and \
+                time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert nodes.get_compute_node(db, HOST).mem_used == 512 * burst
+    publishers = [t for t in set(threading.enumerate()) - before
+                  if t.name == "publish-usage"]
+    assert len(publishers) == 1              # the same thread served the three bursts
+    tracker.stop()
+    assert not publishers[0].is_alive()
+    tracker.claim(new_row(db, cpu=1.0, memory="512"), 1.0, "512")   # no publish, no error
+    time.sleep(0.15)
+    assert nodes.get_compute_node(db, HOST).mem_used == 1536
