@@ -120,18 +120,23 @@ class Berth:
         (P1, P5), so over a plain kept-alive ``http.client`` connection per thread:
         a GET costs this harness about a fifth of the CPU it costs through httpx, and
         the harness shares the machine's two cores with Docker and berth."""
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._local.conn = http.client.HTTPConnection(
-                "127.0.0.1", self.proc.port, timeout=120)
-        try:
-            conn.request("GET", f"/v1/containers/{ident}", headers=self._headers)
-            r = conn.getresponse()
-            body = r.read()
-        except (http.client.HTTPException, OSError):
-            conn.close()
-            self._local.conn = None
-            raise
+        for attempt in (1, 2):
+            conn = getattr(self._local, "conn", None)
+            reused = conn is not None
+            if conn is None:
+                conn = self._local.conn = http.client.HTTPConnection(
+                    "127.0.0.1", self.proc.port, timeout=120)
+            try:
+                conn.request("GET", f"/v1/containers/{ident}", headers=self._headers)
+                r = conn.getresponse()
+                body = r.read()
+                break
+            except (http.client.HTTPException, OSError):
+                conn.close()
+                self._local.conn = None
+                # The server closes a connection idle for 5 s: one retry on a new one.
+                if not reused or attempt == 2:
+                    raise
         return json.loads(body).get("status") if r.status == 200 else None
 
     def list_status(self) -> dict[str, str]:
