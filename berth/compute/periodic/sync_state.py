@@ -15,6 +15,11 @@ Per row of this host (rules shared with the event path, see ``pleg/reconcile.py`
     not listed                                         vanished: Deleted (auto_remove),
                                                        rebuilt (auto_heal), else Error
 
+A Docker container labelled for this host whose row no longer exists is removed
+(``docker rm -f``): a forced delete goes on when the engine does not answer, and
+drops the row; the container it could not remove would otherwise run, unaccounted,
+until the agent's next start-up recovery.
+
 A local container (labelled ``berth.container.uuid``) whose row names another host
 is taken over: the host is rewritten to this one, then the row is synced as above.
 This is for a node that was renamed; so that two live agents sharing one engine do
@@ -61,6 +66,7 @@ class SyncReport:
     inspected: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
     rehomed: int = 0
+    orphans_removed: int = 0
     failed: int = 0
 
     def count(self, outcome: Outcome) -> None:
@@ -69,8 +75,9 @@ class SyncReport:
     def summary(self) -> str:
         done = ", ".join(f"{k} {v}" for k, v in sorted(self.outcomes.items()) if v)
         return (f"{self.rows_read} rows read, {self.containers_listed} containers listed, "
-                f"{self.inspected} inspected, {self.rehomed} taken over, {self.failed} "
-                f"failed; {done or 'no changes'}")
+                f"{self.inspected} inspected, {self.rehomed} taken over, "
+                f"{self.orphans_removed} without a row removed, {self.failed} failed; "
+                f"{done or 'no changes'}")
 
 
 def needs_inspect(row: Container, seen: rt.RuntimeContainer) -> bool:
@@ -87,6 +94,15 @@ def takeover_candidates(own_uuids: set[str], listed: Iterable[rt.RuntimeContaine
     return {c.uuid for c in listed if c.uuid and c.uuid not in own_uuids}
 
 
+def orphans(host: str, listed: Iterable[rt.RuntimeContainer], candidates: set[str],
+            found: set[str]) -> list[rt.RuntimeContainer]:
+    """Among the ``candidates`` (local containers not among this host's rows), those
+    labelled for ``host`` whose row does not exist (``found``: the rows that do) (pure).
+    Containers of other hosts may belong to another berth sharing the engine."""
+    return [c for c in listed if c.uuid in candidates and c.uuid not in found
+            and c.labels.get(rt.LABEL_HOST) == host]
+
+
 def sync_container_state(deps: AgentDeps, service_down_time: int = 180) -> SyncReport:
     """One run (see the module docstring). One row's failure is logged and counted,
     and the run goes on; a failed ``docker ps`` fails the run (nothing is written)."""
@@ -96,7 +112,12 @@ def sync_container_state(deps: AgentDeps, service_down_time: int = 180) -> SyncR
     listed = deps.runtime.list()
     report.containers_listed = len(listed)
     by_id = {c.id: c for c in listed}
-    rows += _take_over(deps, rows, listed, service_down_time, report)
+    candidates = takeover_candidates({r.uuid for r in rows}, listed)
+    found = containers.find_by_uuids(deps.db, candidates) if candidates else []
+    report.rows_read += len(found)
+    rows += _take_over(deps, found, service_down_time, report)
+    _remove_orphans(deps, orphans(deps.host, listed, candidates, {r.uuid for r in found}),
+                    report)
     for row in rows:
         with container_context(row.uuid):
             try:
@@ -105,7 +126,7 @@ def sync_container_state(deps: AgentDeps, service_down_time: int = 180) -> SyncR
                 report.failed += 1
                 LOG.exception("state sync of this container failed; next run retries")
     level = logging.INFO if report.outcomes.keys() - {"skipped", "unchanged"} \
-        or report.failed or report.rehomed else logging.DEBUG
+        or report.failed or report.rehomed or report.orphans_removed else logging.DEBUG
     LOG.log(level, "sync_container_state on %s: %s", deps.host, report.summary())
     return report
 
@@ -130,15 +151,25 @@ def _sync_row(deps: AgentDeps, row: Container, by_id: dict[str, rt.RuntimeContai
     return reconcile.apply_seen(deps, row, full)
 
 
-def _take_over(deps: AgentDeps, rows: list[Container], listed: list[rt.RuntimeContainer],
-               service_down_time: int, report: SyncReport) -> list[Container]:
-    """Rewrite ``host`` on rows of local containers recorded on a host that is down;
-    return them (as written)."""
-    wanted = takeover_candidates({r.uuid for r in rows}, listed)
-    if not wanted:
-        return []
-    found = containers.find_by_uuids(deps.db, wanted)
-    report.rows_read += len(found)
+def _remove_orphans(deps: AgentDeps, found: list[rt.RuntimeContainer],
+                    report: SyncReport) -> None:
+    for seen in found:
+        with container_context(seen.uuid):
+            LOG.warning("removing Docker container %s (%s): its row is gone (a forced "
+                        "delete that Docker did not complete?)", seen.id[:12], seen.name)
+            try:
+                deps.runtime.delete(seen.id, force=True)
+            except rt.RuntimeDriverError as err:
+                report.failed += 1
+                LOG.error("could not remove it (%s); the next run tries again", err.msg)
+                continue
+            report.orphans_removed += 1
+
+
+def _take_over(deps: AgentDeps, found: list[Container], service_down_time: int,
+               report: SyncReport) -> list[Container]:
+    """Rewrite ``host`` on rows of local containers (``found``) recorded on a host
+    that is down; return them (as written)."""
     if not found:
         return []
     up = nodes.up_compute_hosts(deps.db, service_down_time) - {deps.host}

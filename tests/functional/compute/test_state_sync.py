@@ -256,3 +256,47 @@ def test_the_periodic_safety_nets_read_and_touch_only_this_hosts_rows(
         assert status_of(made.http, kept) == "Running"
     finally:
         made.cleanup()
+
+
+def test_a_container_whose_row_is_gone_is_removed_but_another_hosts_is_not(
+        berth_factory: Callable[..., BerthProcess], docker_client: docker.DockerClient) -> None:
+    """What a forced delete leaves when Docker does not answer in time (it drops the
+    row and goes on): a running container no row accounts for. The periodic sync
+    removes it; an unknown container labelled for another host (another berth
+    sharing the engine) is not its business."""
+    from berth.runtime import base as rt
+
+    proc = berth_factory("[DEFAULT]\ndebug = true\nsync_container_state_interval = 1\n"
+                         "periodic_interval_max = 2\n").start()
+    made = Containers(proc, docker_client)
+    foreign = docker_client.containers.run(
+        TEST_IMAGE, ["sleep", "1000"], detach=True, name=f"foreign-{proc.host}",
+        labels={rt.LABEL_UUID: "7d4c2f0e-3b1a-4c5d-9e8f-0a1b2c3d4e5f",
+                rt.LABEL_HOST: f"other-of-{proc.host}"})
+    try:
+        gone = made.run(["sleep", "1000"])
+        kept = made.run(["sleep", "1000"])
+        _drop_row(proc, gone)
+        wait_for(lambda: made.docker_id(gone) is None, 20,
+                 what="the periodic sync to remove the container whose row is gone")
+        assert "without a row removed" in proc.log_text()
+        mark = len(proc.log_text())
+        wait_for(lambda: len(_ROWS_READ.findall(proc.log_text()[mark:])) >= 2, 20,
+                 what="two more sync_container_state runs")
+        foreign.reload()
+        assert foreign.status == "running"
+        assert made.docker_id(kept) is not None and status_of(made.http, kept) == "Running"
+    finally:
+        foreign.remove(force=True)
+        made.cleanup()
+
+
+def _drop_row(proc: BerthProcess, uuid: str) -> None:
+    from berth.db import containers as rows
+    from berth.db.engine import Database
+
+    db = Database(f"sqlite:///{proc.dir / 'state' / 'berth.sqlite'}")
+    try:
+        rows.destroy(db, uuid)
+    finally:
+        db.dispose()

@@ -178,3 +178,31 @@ def test_needs_inspect_when_the_listing_disagrees(status: str, listed: RunState,
                                state=rt.ContainerState(status=listed))
     assert needs_inspect(r, seen) is expected
     assert sync_state.LISTED_STATUS.get(RunState.REMOVING) is None
+
+
+def test_a_container_of_this_host_without_a_row_is_removed_and_counted(
+        sync_db: Database, sync_deps: AgentDeps, sync_engine: Engine,
+        sync_row: RowFactory) -> None:
+    kept = sync_row(Status.RUNNING, RunState.RUNNING)
+    orphan = sync_engine.add("0b7c3e1a-5d2f-4a6b-8c9d-1e2f3a4b5c6d", SYNC_HOST, RunState.RUNNING)
+    foreign = sync_engine.add("uuid-of-another-berth", "elsewhere", RunState.RUNNING)
+
+    report = sync_container_state(sync_deps)
+
+    ids = {c.id for c in sync_engine.list()}
+    assert orphan not in ids
+    assert {kept.container_id, foreign} <= ids
+    assert report.orphans_removed == 1
+    assert "1 without a row removed" in report.summary()
+
+
+def test_orphans_are_only_this_hosts_containers_whose_row_does_not_exist() -> None:
+    def seen(uuid: str, host: str) -> rt.RuntimeContainer:
+        return rt.RuntimeContainer(id=f"id-{uuid}", name=uuid, uuid=uuid, image="i",
+                                   state=None, labels={rt.LABEL_HOST: host})
+
+    listed = [seen("mine-gone", "h"), seen("mine-elsewhere", "h"), seen("theirs", "x"),
+              seen("own-row", "h")]
+    found = sync_state.orphans("h", listed, {"mine-gone", "mine-elsewhere", "theirs"},
+                               {"mine-elsewhere"})
+    assert [c.uuid for c in found] == ["mine-gone"]
