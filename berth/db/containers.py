@@ -70,9 +70,12 @@ def get(db: Database, ident: str, project_id: str | None = None,
     ContainerNotFound, or Conflict when a name matches several containers."""
     with db.reader() as s:
         if is_uuid_like(ident):
-            params = {"uuid": ident.lower(), "ctype": container_type, "project": project_id}
-            row = s.scalars(_BY_UUID_OF_TYPE if project_id is None
-                            else _BY_UUID_OF_TYPE_IN_PROJECT, params).first()
+            params: dict[str, Any] = {"uuid": ident.lower(), "ctype": container_type}
+            if project_id is None:
+                row = s.scalars(_BY_UUID_OF_TYPE, params).first()
+            else:
+                row = s.scalars(_BY_UUID_OF_TYPE_IN_PROJECT,
+                                dict(params, project=project_id)).first()
             if row is not None:
                 return row
         base = _scoped(select(Container).where(Container.container_type == container_type),

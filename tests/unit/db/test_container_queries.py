@@ -63,6 +63,8 @@ def test_get_is_scoped_to_the_project_unless_none(db: Database) -> None:
         containers.get(db, "web", project_id="p2")
     assert containers.get(db, "web", project_id="p1").id == row.id
     assert containers.get(db, "web", project_id=None).id == row.id
+    assert containers.get(db, row.uuid.upper(), project_id="p1").id == row.id
+    assert containers.get(db, row.uuid, project_id=None).id == row.id
 
 
 def test_ambiguous_name_is_a_conflict_that_says_to_use_the_uuid(db: Database) -> None:
