@@ -29,14 +29,15 @@ LIST_FILTERS = ("name", "image", "project_id", "user_id", "memory", "host", "tas
 LIST_PARAMS = ("limit", "marker", "sort_key", "sort_dir", "all_projects")
 
 
-async def api_state(request: Request) -> ApiState:   # async: no thread hop (see auth.py)
-    return request.app.state.berth
-
-
 def _state(request: Request) -> ApiState:
-    """``api_state`` for the endpoints that take no dependencies (``request_context``)."""
+    """The shared state, for the endpoints that take no dependencies (as
+    ``request_context``); ``api_state`` is its dependency form."""
     state: ApiState = request.app.state.berth
     return state
+
+
+async def api_state(request: Request) -> ApiState:   # async: no thread hop (see auth.py)
+    return _state(request)
 
 
 def version_of(request: Request) -> APIVersion:

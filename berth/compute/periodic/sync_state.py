@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from berth.common import exceptions as exc
 from berth.common.log import container_context
 from berth.compute.deps import AgentDeps
+from berth.compute.flows import recovery
 from berth.compute.pleg import reconcile
 from berth.compute.pleg.reconcile import Outcome
 from berth.compute.states import Status
@@ -116,8 +117,8 @@ def sync_container_state(deps: AgentDeps, service_down_time: int = 180) -> SyncR
     found = containers.find_by_uuids(deps.db, candidates) if candidates else []
     report.rows_read += len(found)
     rows += _take_over(deps, found, service_down_time, report)
-    _remove_orphans(deps, orphans(deps.host, listed, candidates, {r.uuid for r in found}),
-                    report)
+    report.orphans_removed = recovery.remove_unreachable(
+        deps, orphans(deps.host, listed, candidates, {r.uuid for r in found}))
     for row in rows:
         with container_context(row.uuid):
             try:
@@ -149,21 +150,6 @@ def _sync_row(deps: AgentDeps, row: Container, by_id: dict[str, rt.RuntimeContai
     except rt.RuntimeNotFound:          # removed between the listing and now
         return reconcile.handle_vanished(deps, row)
     return reconcile.apply_seen(deps, row, full)
-
-
-def _remove_orphans(deps: AgentDeps, found: list[rt.RuntimeContainer],
-                    report: SyncReport) -> None:
-    for seen in found:
-        with container_context(seen.uuid):
-            LOG.warning("removing Docker container %s (%s): its row is gone (a forced "
-                        "delete that Docker did not complete?)", seen.id[:12], seen.name)
-            try:
-                deps.runtime.delete(seen.id, force=True)
-            except rt.RuntimeDriverError as err:
-                report.failed += 1
-                LOG.error("could not remove it (%s); the next run tries again", err.msg)
-                continue
-            report.orphans_removed += 1
 
 
 def _take_over(deps: AgentDeps, found: list[Container], service_down_time: int,
