@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import bindparam, delete, literal, select, union_all
 from sqlalchemy.orm import Session
 
 from berth.db.engine import Database
@@ -49,11 +49,27 @@ def _class_limits(s: Session, class_name: str) -> dict[str, int]:
     return {r.resource: r.hard_limit for r in rows}
 
 
+# Built once: every create reads both layers of limits and the project's usage, and
+# building the statements (and their cache keys) on each call cost most of the read.
+_LIMITS = union_all(
+    select(literal(0).label("layer"), QuotaClass.resource, QuotaClass.hard_limit)
+    .where(QuotaClass.class_name == bindparam("class_name")),
+    select(literal(1).label("layer"), Quota.resource, Quota.hard_limit)
+    .where(Quota.project_id == bindparam("project_id")))
+_USAGE = select(Container.cpu, Container.memory, Container.disk).where(
+    Container.project_id == bindparam("project_id"),
+    Container.container_type.in_(COUNTED_TYPES))
+
+
 def class_and_project_limits(db: Database, class_name: str, project_id: str
                              ) -> tuple[dict[str, int], dict[str, int]]:
-    """``class_limits`` and ``project_limits`` in one read (every create asks both)."""
+    """``class_limits`` and ``project_limits`` in one statement (every create asks both)."""
     with db.reader() as s:
-        return _class_limits(s, class_name), _project_limits(s, project_id)
+        rows = s.execute(_LIMITS, {"class_name": class_name, "project_id": project_id}).all()
+    layers: tuple[dict[str, int], dict[str, int]] = ({}, {})
+    for layer, resource, limit in rows:
+        layers[layer][resource] = limit
+    return layers
 
 
 def set_project_limits(db: Database, project_id: str, values: Mapping[str, int]) -> None:
@@ -92,9 +108,7 @@ def project_usage(db: Database, project_id: str) -> dict[str, int | float]:
     (MiB) and disk (GiB), over its containers and capsules in any status (a row in
     Error still counts until it is deleted, as in Zun)."""
     with db.reader() as s:
-        rows = s.execute(select(Container.cpu, Container.memory, Container.disk).where(
-            Container.project_id == project_id,
-            Container.container_type.in_(COUNTED_TYPES))).all()
+        rows = s.execute(_USAGE, {"project_id": project_id}).all()
     memory = sum(int(r.memory) for r in rows if r.memory and str(r.memory).isdigit())
     return {"containers": len(rows), "cpu": round(sum(r.cpu or 0.0 for r in rows), 6),
             "memory": memory, "disk": sum(r.disk or 0 for r in rows)}
