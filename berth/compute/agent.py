@@ -153,5 +153,6 @@ class ComputeAgent:
         if self._server is not None:
             self._server.stop()
         self.workers.stop(wait=True)
+        self.deps.overlap.shutdown(wait=True)
         self.tracker.stop()
         LOG.info("compute agent %s stopped", self.host)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 from dataclasses import dataclass, field
 
+from berth.common.threads import ElasticThreadPool
 from berth.compute.claims import ResourceTracker
 from berth.compute.last_inspected import LastInspected
 from berth.compute.recent_images import RecentImages
@@ -52,6 +54,11 @@ class AgentDeps:
     #: When each row last received an inspect's answer (PLEG skips the events that
     #: answer already covers): see berth.compute.last_inspected.
     last_inspected: LastInspected = field(default_factory=LastInspected)
+    #: Where a flow runs an engine or Placement call while it writes the database
+    #: (``flows.common.overlapped``): a create's docker start overlaps the writes
+    #: that record the Docker container. Threads start on demand and retire when idle.
+    overlap: cf.Executor = field(
+        default_factory=lambda: ElasticThreadPool(64, "flow-overlap", idle_timeout=10.0))
 
     @property
     def host(self) -> str:

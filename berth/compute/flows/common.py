@@ -3,13 +3,15 @@ from the engine, and failing a container with a reason."""
 
 from __future__ import annotations
 
+import concurrent.futures as cf
+import contextvars
 import datetime as dt
 import logging
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
@@ -22,6 +24,8 @@ from berth.db.models import Container
 from berth.runtime.base import RuntimeContainer
 
 LOG = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 def now_utc() -> dt.datetime:
@@ -59,6 +63,21 @@ def recorded(deps: AgentDeps, ctx: RequestContext, uuid: str, event: str,
     recording.next_event_id = actions.event_finish(
         deps.db, event_id, error=False, action_of=action_of,
         then=(uuid, ctx.request_id, then) if then is not None else None)
+
+
+def overlapped(deps: AgentDeps, fn: Callable[..., T], *args: Any) -> cf.Future[T]:
+    """Run ``fn(*args)`` on ``deps.overlap`` while this flow goes on (its log lines
+    still name the container); the caller must ``result()`` (or ``settle``) it."""
+    return deps.overlap.submit(contextvars.copy_context().run, fn, *args)
+
+
+def settle(future: cf.Future[Any]) -> None:
+    """Wait for an overlapped call whose outcome no longer matters (an undo path):
+    the engine must be done with the container before it is removed."""
+    try:
+        future.result()
+    except Exception:  # noqa: BLE001 - the flow is failing already for its own reason
+        LOG.debug("an overlapped call failed during an undo", exc_info=True)
 
 
 def task_timeout(settings: AgentSettings, task_state: str) -> int:

@@ -3,23 +3,30 @@
 Steps, each with its undo on one ExitStack, so every failure path cleans up the same
 way::
 
-    claim resources ──► allocate in Placement ──► task container_creating ──► pull image
-      (the row's host;      undo: remove the
-       released by the      allocation
-       Error write)
-    ──► docker create ──► inspect → Created, task cleared          (create only)
-          undo: docker rm -f
-                      └──► [run] task handed to container_starting ──► start → Running
-                           (one write; the row stays Creating until the start's write)
+    claim resources ──► task container_creating ──► pull image ──► docker create
+      (the row's host;    ┆ allocate in Placement, overlapped with the pull and the
+       released by the    ┆ create (undo: remove the allocation); joined before the
+       Error write)       ┆ create when already answered, else right after it
+                          └──────────────────────────────────────────┐
+    ──► inspect → Created, task cleared       (create only)          ▼  undo: docker rm -f
+    ──► [run] docker start, overlapped with the write that hands the task to
+        container_starting (and the one that ends the create event); the start's
+        inspect then writes Running and ends the task
 
 A failure before or during ``docker create`` leaves no Docker container and sets
-Error (which releases the claim) and no Placement allocation. A failed start keeps
-the Docker container (its logs say why) and its allocation, and sets Error; ``start``
-may be retried from Error.
+Error (which releases the claim) and no Placement allocation; so does an allocation
+that does not fit, answered after the create (its Docker container is removed). A
+failed start keeps the Docker container (its logs say why) and its allocation, and
+sets Error; ``start`` may be retried from Error.
+
+The overlaps (``common.overlapped``) take the database writes of a create with run
+off its critical path: the engine's create and start take tens to hundreds of
+milliseconds, the writes a few each (bench P1).
 """
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import logging
 from contextlib import ExitStack
 from typing import Any
@@ -51,13 +58,16 @@ def create_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
         LOG.warning("not creating: status is %s, not Creating", row.status)
         return
     LOG.info("creating container from image %s (run=%s)", row.image, run)
+    starting: cf.Future[None] | None = None
     try:
         # With run, the start event begins in the write that ends the create event.
         with common.recorded(deps, ctx, uuid, "compute__do_container_create",
                              finish_action=not run,
                              then="compute__do_container_start" if run else None) as create:
-            row = _create(deps, row, run)
+            row, starting = _create(deps, row, run)
     except exc.BerthError:
+        if starting is not None:      # the write ending the create event failed
+            common.settle(starting)
         if run:
             _finish_create_action(deps, ctx, uuid, error=True)
         return
@@ -65,7 +75,7 @@ def create_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
         try:
             with common.recorded(deps, ctx, uuid, "compute__do_container_start",
                                  started=create.next_event_id):
-                start_in_runtime(deps, row, task_held=True)
+                start_in_runtime(deps, row, task_held=True, starting=starting)
         except exc.BerthError:
             pass   # start_in_runtime recorded the failure on the row
 
@@ -76,11 +86,14 @@ def _finish_create_action(deps: AgentDeps, ctx: RequestContext, uuid: str, error
     actions.action_finish(deps.db, uuid, ctx.request_id, error=error)
 
 
-def _create(deps: AgentDeps, row: Container, run: bool = False) -> Container:
+def _create(deps: AgentDeps, row: Container, run: bool = False
+            ) -> tuple[Container, cf.Future[None] | None]:
     """With ``run``, the row leaves with task container_starting (handed over in the
-    write that records the Docker container) and status still Creating: the start
-    that follows ends the task with the Running write."""
+    write that records the Docker container) and status still Creating, and the
+    engine's start is under way: the returned future. The start that follows joins
+    it and ends the task with the Running write."""
     uuid = row.uuid
+    starting: cf.Future[None] | None = None
     with ExitStack() as undo:
         try:
             deps.tracker.claim(uuid, row.cpu, row.memory, placed=row.host == deps.host)
@@ -89,22 +102,24 @@ def _create(deps: AgentDeps, row: Container, run: bool = False) -> Container:
                                     f"free resources on host {deps.host}.", host=None)
             raise
         undo.callback(deps.tracker.publish_usage)
-        allocate_resources(deps, row)
-        undo.callback(release_allocation, deps, uuid)
         try:
             with common.owned_task(deps, uuid, TaskState.CONTAINER_CREATING) as hold:
-                image = pull_image(deps, row)
+                allocation = _allocate_overlapped(deps, row)
+                undo.callback(_release_when_answered, deps, uuid, allocation)
                 try:
-                    container_id = deps.runtime.create(build_spec(deps, row, image))
-                except rt.RuntimeImageNotFound:
-                    # removed since it was last seen: decide again from what the engine has
-                    LOG.info("image %s is gone from the engine; looking again", image[0].ref)
-                    deps.recent_images.forget(image[0].ref)
                     image = pull_image(deps, row)
-                    container_id = deps.runtime.create(build_spec(deps, row, image))
+                    if allocation is not None and allocation.done():
+                        _allocated(deps, row, allocation)     # refused: no docker create
+                    container_id, image = _create_in_engine(deps, row, image)
+                except (rt.RuntimeDriverError, exc.ImageNotFound):
+                    _allocated(deps, row, allocation)   # a refusal is the reason to give
+                    raise
                 undo.callback(_remove_quietly, deps, container_id)
+                _allocated(deps, row, allocation)
                 created = _created_values(row, image, container_id)
                 if run:   # the start's inspect tells the state; Creating until then
+                    starting = common.overlapped(deps, deps.runtime.start, container_id)
+                    undo.callback(common.settle, starting)
                     row = hold.hand_over(deps, TaskState.CONTAINER_STARTING, created)
                 else:
                     inspect_began = deps.last_inspected.now()
@@ -124,20 +139,39 @@ def _create(deps: AgentDeps, row: Container, run: bool = False) -> Container:
     # No publish_usage here: the claim published this container's share already, and
     # the node's per-status counts are refreshed by the next claim, delete or inventory.
     LOG.info("created Docker container %s", row.container_id)
-    return row
+    return row, starting
 
 
-def allocate_resources(deps: AgentDeps, row: Container) -> None:
-    """Record the container's resources in Placement against this node's provider
-    (consumer = the container's uuid). When they do not fit, or Placement fails, the
-    row goes to Error with its host cleared, as after a failed claim."""
-    if deps.placement is None:
-        return
-    resources = container_resources(row.cpu, row.memory, row.disk)
+def _create_in_engine(deps: AgentDeps, row: Container,
+                      image: tuple[rt.ImageRef, rt.ImageInfo]
+                      ) -> tuple[str, tuple[rt.ImageRef, rt.ImageInfo]]:
+    """docker create; the engine's id, and the image it was created from."""
     try:
-        node = nodes.get_compute_node(deps.db, deps.host)
-        deps.placement.allocate(row.uuid, node.rp_uuid or node.uuid, resources,
-                                row.project_id, row.user_id)
+        return deps.runtime.create(build_spec(deps, row, image)), image
+    except rt.RuntimeImageNotFound:
+        # removed since it was last seen: decide again from what the engine has
+        LOG.info("image %s is gone from the engine; looking again", image[0].ref)
+        deps.recent_images.forget(image[0].ref)
+        image = pull_image(deps, row)
+        return deps.runtime.create(build_spec(deps, row, image)), image
+
+
+def _allocate_overlapped(deps: AgentDeps, row: Container) -> cf.Future[None] | None:
+    """Start recording the container's resources in Placement (``allocate``) beside
+    the flow; None without Placement. ``_allocated`` joins it."""
+    if deps.placement is None:
+        return None
+    return common.overlapped(deps, allocate, deps, row)
+
+
+def _allocated(deps: AgentDeps, row: Container, allocation: cf.Future[None] | None) -> None:
+    """Join the allocation (once answered, joining again is free). When it did not
+    fit, or Placement failed, the row goes to Error with its host cleared, as after
+    a failed claim, and the create is undone."""
+    if allocation is None:
+        return
+    try:
+        allocation.result()
     except AllocationFailed as err:
         common.fail(deps, row.uuid, f"ResourcesUnavailable: {err.msg}. Ask for less, or "
                                     f"free resources on host {deps.host}.", host=None)
@@ -148,8 +182,26 @@ def allocate_resources(deps: AgentDeps, row: Container) -> None:
         raise
 
 
+def _release_when_answered(deps: AgentDeps, uuid: str,
+                           allocation: cf.Future[None] | None) -> None:
+    if allocation is None:
+        return
+    common.settle(allocation)       # an allocation still in flight would outlive the undo
+    release_allocation(deps, uuid)
+
+
+def allocate(deps: AgentDeps, row: Container) -> None:
+    """Record the container's resources in Placement against this node's provider
+    (consumer = the container's uuid). AllocationFailed when they do not fit."""
+    assert deps.placement is not None
+    resources = container_resources(row.cpu, row.memory, row.disk)
+    node = nodes.get_compute_node(deps.db, deps.host)
+    deps.placement.allocate(row.uuid, node.rp_uuid or node.uuid, resources,
+                            row.project_id, row.user_id)
+
+
 def release_allocation(deps: AgentDeps, uuid: str) -> None:
-    """Undo of ``allocate_resources`` (idempotent). A failure is logged: deleting the
+    """Undo of ``allocate`` (idempotent). A failure is logged: deleting the
     container releases the allocation again."""
     if deps.placement is None:
         return

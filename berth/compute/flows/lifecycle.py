@@ -6,6 +6,7 @@ request's action, and ends with the row saying what the engine says.
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import logging
 
 from berth.common import exceptions as exc
@@ -39,15 +40,20 @@ def _require_created(row: Container) -> str:
     return row.container_id
 
 
-def start_in_runtime(deps: AgentDeps, row: Container, *, task_held: bool = False) -> Container:
+def start_in_runtime(deps: AgentDeps, row: Container, *, task_held: bool = False,
+                     starting: cf.Future[None] | None = None) -> Container:
     """docker start under task container_starting; Running and started_at on success,
     written with the end of the task. ``task_held``: ``row`` already carries the task
-    (a create with run handed it over)."""
+    (a create with run handed it over); ``starting``: the engine's start, already
+    under way (a create with run began it beside its last writes)."""
     container_id = _require_created(row)
     with common.owned_task(deps, row.uuid, TaskState.CONTAINER_STARTING,
                            held=row if task_held else None) as hold:
         try:
-            deps.runtime.start(container_id)
+            if starting is not None:
+                starting.result()
+            else:
+                deps.runtime.start(container_id)
             inspect_began = deps.last_inspected.now()
             seen = deps.runtime.inspect(container_id)
         except rt.RuntimeNotFound as err:
