@@ -67,11 +67,12 @@ def _finish_action(s, container_uuid: str, request_id: str | None,  # type: igno
 def event_start(db: Database, container_uuid: str, request_id: str | None, event: str
                 ) -> int | None:
     with db.writer() as s:
-        return _start_event(s, container_uuid, request_id, event)
+        return start_event_in(s, container_uuid, request_id, event)
 
 
-def _start_event(s, container_uuid: str, request_id: str | None,  # type: ignore[no-untyped-def]
-                 event: str) -> int | None:
+def start_event_in(s, container_uuid: str, request_id: str | None,  # type: ignore[no-untyped-def]
+                   event: str) -> int | None:
+    """``event_start`` within the caller's write transaction ``s``."""
     action = _find_action(s, container_uuid, request_id)
     if action is None:
         return None
@@ -98,7 +99,7 @@ def event_finish(db: Database, event_id: int | None, error: bool, traceback: str
                       .execution_options(synchronize_session=False))
         if action_of is not None:
             _finish_action(s, action_of[0], action_of[1], error)
-        return _start_event(s, *then) if then is not None else None
+        return start_event_in(s, *then) if then is not None else None
 
 
 def list_actions(db: Database, container_uuid: str) -> list[ContainerAction]:

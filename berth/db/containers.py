@@ -11,9 +11,10 @@ from __future__ import annotations
 import datetime as dt
 import uuid as uuidlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import bindparam, case, false, func, select, update
+from sqlalchemy.orm import Session
 from sqlalchemy.sql import Select
 
 from berth.common import exceptions as exc
@@ -22,6 +23,8 @@ from berth.db.engine import Database
 from berth.db.models import Container, utcnow
 
 CONTAINER = 0
+
+T = TypeVar("T")
 
 #: Sentinel: "no expectation on this column".
 ANY = object()
@@ -183,33 +186,49 @@ def update_(db: Database, uuid: str, values: Mapping[str, Any], *,
     values; ``expected_task_deadline`` a datetime or None (with the task state, it tells
     one run of a task from a later run of the same task). Raises ContainerNotFound when
     the row is gone, TaskInProgress when the expectation no longer holds."""
+    with db.writer() as s:
+        return _update_in(s, uuid, values, expected_task_state, expected_status,
+                          expected_task_deadline)
+
+
+def update_with(db: Database, uuid: str, values: Mapping[str, Any],
+                along: Callable[[Session], T], *, expected_task_state: Any = ANY,
+                expected_status: Any = ANY) -> tuple[Container, T]:
+    """``update_``, and ``along(session)`` in the same transaction once the update has
+    succeeded (a flow's first write: its task and its action event in one commit)."""
+    with db.writer() as s:
+        row = _update_in(s, uuid, values, expected_task_state, expected_status, ANY)
+        return row, along(s)
+
+
+def _update_in(s: Session, uuid: str, values: Mapping[str, Any], expected_task_state: Any,
+               expected_status: Any, expected_task_deadline: Any) -> Container:
     values = dict(values)
     values.setdefault("updated_at", utcnow())
-    with db.writer() as s:
-        stmt = update(Container).where(Container.uuid == uuid)
-        stmt = _expect(stmt, Container.task_state, expected_task_state)
-        stmt = _expect(stmt, Container.status, expected_status)
-        if expected_task_deadline is not ANY:
-            stmt = stmt.where(Container.task_deadline.is_(None)
-                              if expected_task_deadline is None
-                              else Container.task_deadline == expected_task_deadline)
-        stmt = stmt.values(**values).execution_options(synchronize_session=False)
-        if s.bind is not None and s.bind.dialect.update_returning:
-            # PostgreSQL and SQLite hand the updated row back: no second query, but
-            # for a container pulling from a registry (registry_uuid is a subquery).
-            updated = s.scalars(stmt.returning(Container)).first()
-            if updated is not None and updated.registry_id is not None:
-                updated = s.scalars(_BY_UUID, {"uuid": uuid}).one()
-        else:
-            result = s.execute(stmt)
-            updated = None if result.rowcount == 0 else s.scalars(
-                _BY_UUID, {"uuid": uuid}).one()
-        if updated is None:
-            row = s.scalars(_BY_UUID, {"uuid": uuid}).first()
-            if row is None:
-                raise exc.ContainerNotFound(container=uuid)
-            raise exc.TaskInProgress(uuid=uuid, task_state=row.task_state or row.status)
-        return updated
+    stmt = update(Container).where(Container.uuid == uuid)
+    stmt = _expect(stmt, Container.task_state, expected_task_state)
+    stmt = _expect(stmt, Container.status, expected_status)
+    if expected_task_deadline is not ANY:
+        stmt = stmt.where(Container.task_deadline.is_(None)
+                          if expected_task_deadline is None
+                          else Container.task_deadline == expected_task_deadline)
+    stmt = stmt.values(**values).execution_options(synchronize_session=False)
+    if s.bind is not None and s.bind.dialect.update_returning:
+        # PostgreSQL and SQLite hand the updated row back: no second query, but
+        # for a container pulling from a registry (registry_uuid is a subquery).
+        updated = s.scalars(stmt.returning(Container)).first()
+        if updated is not None and updated.registry_id is not None:
+            updated = s.scalars(_BY_UUID, {"uuid": uuid}).one()
+    else:
+        result = s.execute(stmt)
+        updated = None if result.rowcount == 0 else s.scalars(
+            _BY_UUID, {"uuid": uuid}).one()
+    if updated is None:
+        row = s.scalars(_BY_UUID, {"uuid": uuid}).first()
+        if row is None:
+            raise exc.ContainerNotFound(container=uuid)
+        raise exc.TaskInProgress(uuid=uuid, task_state=row.task_state or row.status)
+    return updated
 
 
 def _expect(stmt, column, expected):  # type: ignore[no-untyped-def]

@@ -143,6 +143,20 @@ class TaskHold:
         return row
 
 
+def begin_task(deps: AgentDeps, ctx: RequestContext, uuid: str, task_state: str,
+               event: str, *, expected_status: Any) -> tuple[Container, int | None]:
+    """A flow's first write, one commit: ``task_state`` set when the row has no task
+    and ``expected_status`` (compare-and-swap), and ``event`` started on the
+    request's action. Returns the row (for ``owned_task(..., held=row)``) and the
+    event's id (for ``recorded(..., started=...)``). ContainerNotFound when the row
+    is gone, TaskInProgress when it has a task or another status."""
+    return containers.update_with(
+        deps.db, uuid,
+        {"task_state": task_state, "task_deadline": task_deadline(deps.settings, task_state)},
+        lambda s: actions.start_event_in(s, uuid, ctx.request_id, event),
+        expected_task_state=None, expected_status=expected_status)
+
+
 @contextmanager
 def owned_task(deps: AgentDeps, uuid: str, task_state: str, *, steal: bool = False,
                held: Container | None = None) -> Iterator[TaskHold]:

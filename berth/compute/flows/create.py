@@ -3,13 +3,16 @@
 Steps, each with its undo on one ExitStack, so every failure path cleans up the same
 way::
 
-    claim resources ──► task container_creating ──► pull image ──► docker create
-      (the row's host;    ┆ allocate in Placement, overlapped with the pull and the
-       released by the    ┆ create (undo: remove the allocation); joined before the
-       Error write)       ┆ create when already answered, else right after it
-                          └──────────────────────────────────────────┐
-    ──► inspect → Created, task cleared       (create only)          ▼  undo: docker rm -f
-    ──► [run] docker start, overlapped with the write that hands the task to
+    task container_creating ──► claim resources ──► pull image ──► docker create
+      + the create event          (the row's host;    undo: docker rm -f ─┘
+      (one write)                  released by the
+                                   Error write)
+                                       ┆ allocate in Placement, beside the pull and the
+                                       ┆ create (undo: remove the allocation); joined
+                                       ┆ before the create when already answered,
+                                       ┆ else right after it
+    ──► inspect → Created, task cleared                        (create only)
+    ──► [run] docker start, begun beside the write that hands the task to
         container_starting (and the one that ends the create event); the start's
         inspect then writes Running and ends the task
 
@@ -37,7 +40,7 @@ from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.flows.lifecycle import start_in_runtime
 from berth.compute.states import Status, TaskState
-from berth.db import containers, nodes
+from berth.db import nodes
 from berth.db import registries as db_registries
 from berth.db.models import Container, Registry
 from berth.image.reference import normalize_pull_policy, parse_image, pull_decision
@@ -50,19 +53,24 @@ LOG = logging.getLogger(__name__)
 
 def create_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
                      limits: dict[str, Any] | None = None) -> None:
-    row = containers.find_by_uuid(deps.db, uuid)
-    if row is None:
+    try:
+        # The task and the create event in one write, the row read back from it.
+        row, event_id = common.begin_task(deps, ctx, uuid, TaskState.CONTAINER_CREATING,
+                                          "compute__do_container_create",
+                                          expected_status=Status.CREATING.value)
+    except exc.ContainerNotFound:
         LOG.info("container was deleted before its creation began; nothing to do")
         return
-    if row.status != Status.CREATING:
-        LOG.warning("not creating: status is %s, not Creating", row.status)
+    except exc.TaskInProgress as err:
+        LOG.warning("not creating: the container is busy or no longer Creating (%s)",
+                    err.msg)
         return
     LOG.info("creating container from image %s (run=%s)", row.image, run)
     starting: cf.Future[None] | None = None
     try:
         # With run, the start event begins in the write that ends the create event.
         with common.recorded(deps, ctx, uuid, "compute__do_container_create",
-                             finish_action=not run,
+                             finish_action=not run, started=event_id,
                              then="compute__do_container_start" if run else None) as create:
             row, starting = _create(deps, row, run)
     except exc.BerthError:
@@ -88,7 +96,7 @@ def _finish_create_action(deps: AgentDeps, ctx: RequestContext, uuid: str, error
 
 def _create(deps: AgentDeps, row: Container, run: bool = False
             ) -> tuple[Container, cf.Future[None] | None]:
-    """With ``run``, the row leaves with task container_starting (handed over in the
+    """``row`` carries task container_creating (``common.begin_task``). With ``run``, the row leaves with task container_starting (handed over in the
     write that records the Docker container) and status still Creating, and the
     engine's start is under way: the returned future. The start that follows joins
     it and ends the task with the Running write."""
@@ -96,14 +104,17 @@ def _create(deps: AgentDeps, row: Container, run: bool = False
     starting: cf.Future[None] | None = None
     with ExitStack() as undo:
         try:
-            deps.tracker.claim(uuid, row.cpu, row.memory, placed=row.host == deps.host)
-        except exc.ResourcesUnavailable as err:
-            common.fail(deps, uuid, f"ResourcesUnavailable: {err.msg}. Ask for less, or "
-                                    f"free resources on host {deps.host}.", host=None)
-            raise
-        undo.callback(deps.tracker.publish_usage)
-        try:
-            with common.owned_task(deps, uuid, TaskState.CONTAINER_CREATING) as hold:
+            with common.owned_task(deps, uuid, TaskState.CONTAINER_CREATING,
+                                   held=row) as hold:
+                try:
+                    deps.tracker.claim(uuid, row.cpu, row.memory,
+                                       placed=row.host == deps.host)
+                except exc.ResourcesUnavailable as err:
+                    common.fail(deps, uuid, f"ResourcesUnavailable: {err.msg}. Ask for "
+                                            f"less, or free resources on host {deps.host}.",
+                                host=None)
+                    raise
+                undo.callback(deps.tracker.publish_usage)
                 allocation = _allocate_overlapped(deps, row)
                 undo.callback(_release_when_answered, deps, uuid, allocation)
                 try:
