@@ -96,10 +96,11 @@ def _finish_create_action(deps: AgentDeps, ctx: RequestContext, uuid: str, error
 
 def _create(deps: AgentDeps, row: Container, run: bool = False
             ) -> tuple[Container, cf.Future[None] | None]:
-    """``row`` carries task container_creating (``common.begin_task``). With ``run``, the row leaves with task container_starting (handed over in the
-    write that records the Docker container) and status still Creating, and the
-    engine's start is under way: the returned future. The start that follows joins
-    it and ends the task with the Running write."""
+    """``row`` carries task container_creating (``common.begin_task``). With ``run``,
+    the row leaves with task container_starting (handed over in the write that
+    records the Docker container) and status still Creating, and the engine's start
+    is under way: the returned future. The start that follows joins it and ends the
+    task with the Running write."""
     uuid = row.uuid
     starting: cf.Future[None] | None = None
     with ExitStack() as undo:
