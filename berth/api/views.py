@@ -4,6 +4,7 @@ which ones only an admin sees."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fastapi import Request
@@ -39,24 +40,45 @@ def container_view(row: Container, *, is_admin: bool, request: Request | None = 
     # attribute descriptors (a list of 1,000 rows reads 36,000 of them).
     loaded = row.__dict__
     for key in CONTAINER_KEYS + (ADMIN_KEYS if is_admin else ()):
-        value = loaded[key] if key in loaded else getattr(row, key, None)
-        if key in ("created_at", "updated_at"):
-            value = format_time(value)
-        elif key == "registry_id":
+        if key == "registry_id":
             # The registry's uuid (models.Container.registry_uuid), read without a
             # lazy load: the row is detached, and a new row has it only when set.
-            value = row.__dict__.get("registry_uuid") if row.registry_id else None
-        out[key] = value
-    if out["environment"] is None:
-        out["environment"] = {}
-    if out["labels"] is None:
-        out["labels"] = {}
-    if out["ports"] is None:
-        out["ports"] = []
-    if out["addresses"] is None:
-        out["addresses"] = {}
-    if out["security_groups"] is None:
-        out["security_groups"] = []
+            out[key] = row.__dict__.get("registry_uuid") if row.registry_id else None
+        else:
+            out[key] = loaded[key] if key in loaded else getattr(row, key, None)
+    _finish(out)
     if request is not None:
         out["links"] = links(request, "containers", row.uuid)
     return out
+
+
+#: The columns a list reads (``containers.list_columns``), in the order
+#: ``listed_view`` expects: the view's keys, then what the registry's uuid and the
+#: stale-task check (api.operations.stale_tasks) need.
+_LISTED_KEYS = tuple(k for k in CONTAINER_KEYS + ADMIN_KEYS if k != "registry_id")
+LIST_COLUMNS = _LISTED_KEYS + ("registry_id", "registry_uuid", "task_deadline")
+_REGISTRY_AT = len(_LISTED_KEYS)
+
+
+def listed_view(row: Sequence[Any], *, is_admin: bool) -> dict[str, Any]:
+    """``container_view`` of a row of ``LIST_COLUMNS`` (no links, as in a list)."""
+    out = dict(zip(_LISTED_KEYS, row))
+    out["registry_id"] = row[_REGISTRY_AT + 1] if row[_REGISTRY_AT] else None
+    if not is_admin:
+        for key in ADMIN_KEYS:
+            del out[key]
+    _finish(out)
+    return out
+
+
+def _finish(out: dict[str, Any]) -> None:
+    """Zun's formats: times as text, empty collections rather than nulls."""
+    out["created_at"] = format_time(out["created_at"])
+    out["updated_at"] = format_time(out["updated_at"])
+    for key, empty in _EMPTY.items():
+        if out[key] is None:
+            out[key] = empty()
+
+
+_EMPTY: dict[str, Callable[[], Any]] = {"environment": dict, "labels": dict, "ports": list,
+                                        "addresses": dict, "security_groups": list}

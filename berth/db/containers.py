@@ -13,7 +13,7 @@ import uuid as uuidlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import bindparam, case, false, func, select, update
+from sqlalchemy import Row, bindparam, case, false, func, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Select
 
@@ -132,6 +132,35 @@ def list_(db: Database, *, project_id: str | None, filters: Mapping[str, Any],
           sort_dir: str = "asc", container_type: int = CONTAINER) -> list[Container]:
     """One page of containers. ``marker`` is the uuid of the last row of the previous
     page (ContainerNotFound if unknown); ``sort_key`` must be a column."""
+    with db.reader() as s:
+        stmt = _page(s, select(Container), project_id, filters, limit, marker, sort_key,
+                     sort_dir, container_type)
+        return list(s.scalars(stmt).all())
+
+
+def list_columns(db: Database, columns: Sequence[str], *, project_id: str | None,
+                 filters: Mapping[str, Any], limit: int, marker: str | None = None,
+                 sort_key: str = "id", sort_dir: str = "asc",
+                 container_type: int = CONTAINER) -> list[Row[Any]]:
+    """``list_``'s page as rows of only ``columns`` (names of the container's columns,
+    or ``registry_uuid``), in that order: what a list view reads, without building
+    an ORM object per row (a page of 1,000 spent most of its time there)."""
+    with db.reader() as s:
+        base = select(*(_column(name) for name in columns))
+        stmt = _page(s, base, project_id, filters, limit, marker, sort_key, sort_dir,
+                     container_type)
+        return list(s.execute(stmt).all())
+
+
+def _column(name: str) -> Any:
+    if name == "registry_uuid":
+        return Container.registry_uuid.expression.label("registry_uuid")  # type: ignore[attr-defined]
+    return Container.__table__.c[name]
+
+
+def _page(s: Session, stmt: Select, project_id: str | None, filters: Mapping[str, Any],
+          limit: int, marker: str | None, sort_key: str, sort_dir: str,
+          container_type: int) -> Select:
     if sort_key not in SORTABLE:
         raise exc.InvalidParameterValue(
             err=f"Invalid sort_key {sort_key!r}: use one of the container's fields "
@@ -141,19 +170,16 @@ def list_(db: Database, *, project_id: str | None, filters: Mapping[str, Any],
     # last), so the page order and the marker arithmetic agree everywhere.
     has_value = case((col.is_(None), 0), else_=1)
     desc = sort_dir == "desc"
-    with db.reader() as s:
-        stmt = _scoped(select(Container).where(Container.container_type == container_type),
-                       project_id)
-        for key, value in filters.items():
-            stmt = stmt.where(getattr(Container, key) == value)
-        if marker is not None:
-            mrow = s.scalars(select(Container).where(Container.uuid == marker)).first()
-            if mrow is None:
-                raise exc.ContainerNotFound(container=marker)
-            stmt = stmt.where(_after(col, has_value, mrow, getattr(mrow, sort_key), desc))
-        keys = (has_value, col, Container.id)
-        stmt = stmt.order_by(*(k.desc() if desc else k.asc() for k in keys)).limit(limit)
-        return list(s.scalars(stmt).all())
+    stmt = _scoped(stmt.where(Container.container_type == container_type), project_id)
+    for key, value in filters.items():
+        stmt = stmt.where(getattr(Container, key) == value)
+    if marker is not None:
+        mrow = s.scalars(select(Container).where(Container.uuid == marker)).first()
+        if mrow is None:
+            raise exc.ContainerNotFound(container=marker)
+        stmt = stmt.where(_after(col, has_value, mrow, getattr(mrow, sort_key), desc))
+    keys = (has_value, col, Container.id)
+    return stmt.order_by(*(k.desc() if desc else k.asc() for k in keys)).limit(limit)
 
 
 def _after(col, has_value, marker: Container, mval: Any, desc: bool):  # type: ignore[no-untyped-def]

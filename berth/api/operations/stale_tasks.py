@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
@@ -28,9 +29,11 @@ from berth.db.models import Container, utcnow
 LOG = logging.getLogger(__name__)
 
 
-def expire_stale(state: ApiState, rows: Sequence[Container],
-                 now: dt.datetime | None = None) -> list[Container]:
-    """``rows`` with every stale task failed (the updated rows in their place)."""
+def expire_stale(state: ApiState, rows: Sequence[Any],
+                 now: dt.datetime | None = None) -> list[Any]:
+    """``rows`` with every stale task failed (the updated rows in their place).
+    ``rows``: containers, or rows of ``containers.list_columns`` that include uuid,
+    host, task_state and task_deadline."""
     now = now or utcnow()
     overdue = [r for r in rows if _overdue(r, now)]
     if not overdue:

@@ -17,10 +17,11 @@ from berth.api.responses import JSONResponse
 from berth.api.schemas.container import parse_run_flag
 from berth.api.schemas.types import extended_bool, lenient_bool
 from berth.api.state import ApiState
-from berth.api.views import container_view
+from berth.api.views import LIST_COLUMNS, container_view, listed_view
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.db import containers
+from berth.db.models import Container
 
 router = APIRouter(prefix="/v1/containers")
 
@@ -85,10 +86,12 @@ def list_containers(request: Request) -> JSONResponse:
     if "auto_remove" in filters:
         filters["auto_remove"] = lenient_bool("auto_remove", filters["auto_remove"])
     project = None if all_projects else ctx.project_id
-    rows = containers.list_(state.db, project_id=project, filters=filters, limit=limit,
-                            marker=q.get("marker"), sort_key=sort_key, sort_dir=sort_dir)
-    rows = stale_tasks.expire_stale(state, rows)
-    items = [container_view(r, is_admin=ctx.is_admin) for r in rows]
+    rows = stale_tasks.expire_stale(state, containers.list_columns(
+        state.db, LIST_COLUMNS, project_id=project, filters=filters, limit=limit,
+        marker=q.get("marker"), sort_key=sort_key, sort_dir=sort_dir))
+    # A stale task failed on the way comes back as the updated container.
+    items = [container_view(r, is_admin=ctx.is_admin) if isinstance(r, Container)
+             else listed_view(r, is_admin=ctx.is_admin) for r in rows]
     next_url = None
     if rows and len(rows) == limit:
         carry = {k: q[k] for k in q if k not in ("limit", "marker", "sort_key", "sort_dir")}

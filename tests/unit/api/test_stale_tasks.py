@@ -114,3 +114,22 @@ def test_show_of_a_down_host_serves_the_stored_row_without_rpc(state: ApiState) 
                                      "host": DOWN, "container_id": "c" * 64})
     shown = ops.show(state, RequestContext.admin(), r.uuid)
     assert (shown.uuid, shown.status) == (r.uuid, Status.RUNNING)
+
+
+def test_list_fails_stale_rows_read_as_list_columns(state: ApiState) -> None:
+    """The list reads plain rows (containers.list_columns), not containers: a stale
+    one comes back as the updated container, the others as they were read."""
+    from berth.api.views import LIST_COLUMNS, container_view, listed_view
+    from berth.db.models import Container
+
+    fresh = busy(state, UP, TaskState.CONTAINER_STOPPING)
+    stale = busy(state, DOWN, TaskState.CONTAINER_DELETING)
+    rows = containers.list_columns(state.db, LIST_COLUMNS, project_id="p1", filters={},
+                                   limit=10)
+    out = stale_tasks.expire_stale(state, rows)
+    assert [r.uuid for r in out] == [fresh.uuid, stale.uuid]
+    assert not isinstance(out[0], Container) and isinstance(out[1], Container)
+    views = [container_view(r, is_admin=True) if isinstance(r, Container)
+             else listed_view(r, is_admin=True) for r in out]
+    assert [(v["status"], v["task_state"]) for v in views] == [
+        (Status.RUNNING, TaskState.CONTAINER_STOPPING), (Status.ERROR, None)]

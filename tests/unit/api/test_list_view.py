@@ -1,0 +1,46 @@
+"""listed_view (a row of containers.list_columns) renders exactly what container_view
+renders for the same container, for admins and for everyone else, on a real SQLite
+database: the list and show answers must never disagree."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.migrated_sqlite import migrated_url
+
+from berth.api.views import LIST_COLUMNS, container_view, listed_view
+from berth.db import containers, registries
+from berth.db.engine import Database
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[Database]:
+    database = Database(migrated_url(tmp_path))
+    yield database
+    database.dispose()
+
+
+def test_listed_rows_render_as_shown_rows(db: Database) -> None:
+    reg = registries.create(db, {"name": "r", "domain": "registry.example:5000",
+                                 "project_id": "p1"})
+    plain = containers.create(db, {"name": "plain", "project_id": "p1", "status": "Running",
+                                   "host": "n1", "cpu": 0.5, "memory": "64"})
+    full = containers.create(db, {
+        "name": "full", "project_id": "p1", "status": "Created", "host": "n1",
+        "image": "busybox", "command": ["sh", "-c", "sleep 1"], "environment": {"A": "1"},
+        "labels": {"l": "v"}, "ports": [80], "addresses": {"net": [{"addr": "10.0.0.2"}]},
+        "restart_policy": {"Name": "always"}, "security_groups": ["default"],
+        "healthcheck": {"test": "true"}, "registry_id": reg.id, "privileged": True,
+        "runtime": "runc", "image_pull_policy": "always"})
+    rows = containers.list_columns(db, LIST_COLUMNS, project_id=None, filters={}, limit=10)
+    shown = {c.uuid: containers.get_by_uuid(db, c.uuid) for c in (plain, full)}
+    assert [r.uuid for r in rows] == [plain.uuid, full.uuid]
+    for row in rows:
+        for is_admin in (True, False):
+            assert listed_view(row, is_admin=is_admin) == \
+                container_view(shown[row.uuid], is_admin=is_admin)
+    assert listed_view(rows[1], is_admin=False)["registry_id"] == reg.uuid
+    assert listed_view(rows[0], is_admin=False)["labels"] == {}
+    assert "host" not in listed_view(rows[0], is_admin=False)
