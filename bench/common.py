@@ -105,7 +105,11 @@ class Berth:
     def __init__(self, extra_conf: str = "") -> None:
         self.proc = BerthProcess(extra_conf).start()
         self._headers = {"X-Auth-Token": "admin", "OpenStack-API-Version": "container 1.40"}
-        self.http = httpx.Client(base_url=self.proc.url, timeout=120, headers=self._headers)
+        # Idle connections are dropped after 2 s, before the server's keep-alive of
+        # 5 s closes them: a POST sent on a connection the server is closing fails
+        # with "Server disconnected" (seen after a settle between P2's phases).
+        self.http = httpx.Client(base_url=self.proc.url, timeout=120, headers=self._headers,
+                                 limits=httpx.Limits(keepalive_expiry=2.0))
         self._local = threading.local()
 
     def run(self, cname: str, command: list[str] | None = None, memory: int = 64) -> str:
