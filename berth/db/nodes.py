@@ -9,7 +9,7 @@ import uuid as uuidlib
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Select, select, update
+from sqlalchemy import Select, bindparam, select, update
 
 from berth.common import exceptions as exc
 from berth.db.engine import Database
@@ -44,6 +44,20 @@ def get_compute_node(db: Database, ident: str) -> ComputeNode:
     if row is None:
         raise exc.ComputeNodeNotFound(compute_node=ident)
     return row
+
+
+_PROVIDER_OF_HOST = select(ComputeNode.rp_uuid, ComputeNode.uuid).where(
+    ComputeNode.hostname == bindparam("host"))
+
+
+def provider_uuid_of(db: Database, host: str) -> str:
+    """The Placement provider of ``host``'s compute node (its ``rp_uuid``, else its
+    uuid): what every create allocates against, read without loading the node."""
+    with db.reader() as s:
+        found = s.execute(_PROVIDER_OF_HOST, {"host": host}).first()
+    if found is None:
+        raise exc.ComputeNodeNotFound(compute_node=host)
+    return str(found[0] or found[1])
 
 
 def list_compute_nodes(db: Database) -> list[ComputeNode]:

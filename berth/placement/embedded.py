@@ -20,8 +20,9 @@ import logging
 import re
 import uuid as uuidlib
 from collections.abc import Iterable, Mapping
+from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -46,6 +47,33 @@ LOG = logging.getLogger(__name__)
 _NAME = re.compile(r"^[A-Z0-9_]{1,255}$")
 
 
+# The statements of an allocation and its release, built once: every create and
+# delete runs them, and building them (and the ORM's objects and flush) cost several
+# times the SQL.
+_PROVIDER_LOCKED = (select(ResourceProvider.id)
+                    .where(ResourceProvider.uuid == bindparam("uuid")).with_for_update())
+_INVENTORIES = select(
+    ProviderInventory.resource_class, ProviderInventory.total, ProviderInventory.reserved,
+    ProviderInventory.min_unit, ProviderInventory.max_unit, ProviderInventory.step_size,
+    ProviderInventory.allocation_ratio,
+).where(ProviderInventory.resource_provider_id == bindparam("rp"))
+_USED_BESIDES = (
+    select(ProviderAllocation.resource_class, func.sum(ProviderAllocation.used))
+    .where(ProviderAllocation.resource_provider_id == bindparam("rp"),
+           ProviderAllocation.resource_class.in_(bindparam("classes", expanding=True)),
+           ProviderAllocation.consumer_id != bindparam("consumer"))
+    .group_by(ProviderAllocation.resource_class))
+_PROVIDERS_OF_CONSUMER = (select(ProviderAllocation.resource_provider_id).distinct()
+                          .where(ProviderAllocation.consumer_id == bindparam("consumer")))
+_DROP_CONSUMER = delete(ProviderAllocation).where(
+    ProviderAllocation.consumer_id == bindparam("consumer"))
+_BUMP_GENERATIONS = (
+    update(ResourceProvider)
+    .where(ResourceProvider.id.in_(bindparam("ids", expanding=True)))
+    .values(generation=ResourceProvider.generation + 1)
+    .execution_options(synchronize_session=False))
+
+
 def check_inventory(resource_class: str, inv: Inventory) -> None:
     """PlacementError for an inventory OpenStack Placement would refuse (400)."""
     if not _NAME.match(resource_class):
@@ -59,7 +87,8 @@ def check_inventory(resource_class: str, inv: Inventory) -> None:
                                     f"0 <= reserved <= total, allocation_ratio > 0")
 
 
-def _inventory_of(row: ProviderInventory) -> Inventory:
+def _inventory_of(row: Any) -> Inventory:
+    """From a ProviderInventory, or a row of its columns."""
     return Inventory(total=row.total, reserved=row.reserved, min_unit=row.min_unit,
                      max_unit=row.max_unit, step_size=row.step_size,
                      allocation_ratio=float(row.allocation_ratio))
@@ -225,35 +254,38 @@ class EmbeddedPlacement:
             raise PlacementError(reason=f"nothing to allocate for consumer {consumer_uuid}")
         with self._db.writer() as s:
             # Lock first: everything read below stays true until the commit.
-            rp = self._row(s, provider_uuid, lock=True)
-            inventories = self._inventories(s, rp.id)
-            used = self._used(s, rp.id, classes=resources, exclude_consumer=consumer_uuid)
+            found = s.execute(_PROVIDER_LOCKED, {"uuid": provider_uuid}).first()
+            if found is None:
+                raise ProviderNotFound(uuid=provider_uuid)
+            rp_id = found[0]
+            inventories = {row.resource_class: _inventory_of(row)
+                           for row in s.execute(_INVENTORIES, {"rp": rp_id})}
+            used = {rc: int(total or 0) for rc, total in s.execute(
+                _USED_BESIDES, {"rp": rp_id, "classes": list(resources),
+                                "consumer": consumer_uuid})}
             problems = [why for rc, amount in sorted(resources.items())
                         if (why := shortfall(rc, inventories.get(rc), used.get(rc, 0),
                                              int(amount)))]
             if problems:
                 raise AllocationFailed(reason=f"provider {provider_uuid}: " + "; ".join(problems))
             self._drop_consumer(s, consumer_uuid)
-            s.add_all(ProviderAllocation(resource_provider_id=rp.id, consumer_id=consumer_uuid,
-                                         resource_class=rc, used=int(amount),
-                                         project_id=project_id, user_id=user_id)
-                      for rc, amount in resources.items())
-            rp.generation += 1
+            s.execute(insert(ProviderAllocation), [
+                {"resource_provider_id": rp_id, "consumer_id": consumer_uuid,
+                 "resource_class": rc, "used": int(amount), "project_id": project_id,
+                 "user_id": user_id} for rc, amount in resources.items()])
+            s.execute(_BUMP_GENERATIONS, {"ids": [rp_id]})
         LOG.info("allocated %s on provider %s to container %s", dict(resources),
                  provider_uuid, consumer_uuid)
 
     @staticmethod
     def _drop_consumer(s: Session, consumer_uuid: str) -> bool:
         """Delete the consumer's allocations; bump the generation of each provider."""
-        provider_ids = set(s.scalars(select(ProviderAllocation.resource_provider_id).where(
-            ProviderAllocation.consumer_id == consumer_uuid)).all())
+        provider_ids = list(s.execute(_PROVIDERS_OF_CONSUMER,
+                                      {"consumer": consumer_uuid}).scalars())
         if not provider_ids:
             return False
-        for rp in s.scalars(select(ResourceProvider).where(
-                ResourceProvider.id.in_(provider_ids)).with_for_update()).all():
-            rp.generation += 1
-        s.execute(delete(ProviderAllocation).where(
-            ProviderAllocation.consumer_id == consumer_uuid))
+        s.execute(_BUMP_GENERATIONS, {"ids": provider_ids})
+        s.execute(_DROP_CONSUMER, {"consumer": consumer_uuid})
         return True
 
     def remove_allocation(self, consumer_uuid: str) -> bool:

@@ -207,8 +207,7 @@ def allocate(deps: AgentDeps, row: Container) -> None:
     (consumer = the container's uuid). AllocationFailed when they do not fit."""
     assert deps.placement is not None
     resources = container_resources(row.cpu, row.memory, row.disk)
-    node = nodes.get_compute_node(deps.db, deps.host)
-    deps.placement.allocate(row.uuid, node.rp_uuid or node.uuid, resources,
+    deps.placement.allocate(row.uuid, nodes.provider_uuid_of(deps.db, deps.host), resources,
                             row.project_id, row.user_id)
 
 
