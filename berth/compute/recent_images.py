@@ -4,7 +4,9 @@ seconds.
 A create asks the engine about its image twice within milliseconds: the API's image
 validation (``image_search`` with ``exact_match``) and then the create flow's pull
 decision. The second answer is the first one again; remembering it for ``ttl``
-seconds saves an engine round trip per create (bench P1). A remembered answer can
+seconds saves an engine round trip per create (bench P1), and the validations of
+creates that follow within ``ttl`` (a burst of creates of one image) answer from it
+too. A remembered answer can
 be wrong only if the image was removed in between: ``docker create`` then says "No
 such image" and the create flow asks the engine again (``forget``) before deciding
 to pull. Pull policy ``always`` never reads from here.

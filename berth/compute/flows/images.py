@@ -55,6 +55,11 @@ def search_image(deps: AgentDeps, image: str, exact_match: bool,
                       registry_domain=record.domain if record else None)
     if not exact_match:
         return _keyword_search(deps, image)
+    # Seen present seconds ago (the previous create's check, or a pull): the same
+    # answer as asking the engine again, which a burst of creates would do once each.
+    # A create that then finds the image gone looks again (flows.create).
+    if deps.recent_images.get(ref.ref) is not None:
+        return [_result(ref.ref, f"present on host {deps.host}")]
     try:
         deps.recent_images.remember(ref.ref, deps.runtime.inspect_image(ref.ref))
         return [_result(ref.ref, f"present on host {deps.host}")]

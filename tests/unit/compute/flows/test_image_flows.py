@@ -144,6 +144,21 @@ def test_exact_search_says_what_this_node_can_get(deps: AgentDeps, engine: Image
     assert hits[0]["name"] == "reg.example:5000/team/app:2"
 
 
+def test_exact_search_answers_from_an_image_seen_seconds_ago(deps: AgentDeps,
+                                                            engine: ImageEngine) -> None:
+    """A burst of creates of one image asks the engine once: the validations that
+    follow within the TTL answer from what the first one saw."""
+    engine.local["team/app:1"] = rt.ImageInfo("sha256:1", ("team/app:1",), 1, None, None)
+    for _ in range(3):
+        assert "present on host node1" in \
+            flows.search_image(deps, "team/app:1", True)[0]["description"]
+    assert engine.inspected == ["team/app:1"]
+    deps.recent_images.forget()           # as after an image delete or a commit
+    del engine.local["team/app:1"]
+    assert flows.search_image(deps, "team/app:1", True) == []
+    assert engine.inspected == ["team/app:1"] * 2
+
+
 # -- pull and delete of image records ---------------------------------------------------------
 
 def test_pull_record_saves_the_image_id_and_size(deps: AgentDeps, engine: ImageEngine) -> None:
