@@ -126,8 +126,11 @@ def delete_service(db: Database, host: str, binary: str) -> None:
         s.delete(row)
 
 
-def service_is_up(service: ZunService, down_time: int, now: dt.datetime | None = None) -> bool:
-    """Up = not forced down and a heartbeat within ``down_time`` seconds."""
+def service_is_up(service: ZunService | Any, down_time: int,
+                  now: dt.datetime | None = None) -> bool:
+    """Up = not forced down and a heartbeat within ``down_time`` seconds. ``service``:
+    the row, or a row of its columns forced_down, last_seen_up, updated_at and
+    created_at."""
     if service.forced_down:
         return False
     last = service.last_seen_up or service.updated_at or service.created_at

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from berth.db import nodes
 from berth.db.containers import NOT_HOLDING
 from berth.db.engine import Database
-from berth.db.models import Container
+from berth.db.models import ComputeNode, Container, ZunService
 from berth.scheduler.base import HostState
 
 
@@ -25,13 +25,22 @@ class Ratios:
     reserved_memory_mib: int = 512
 
 
+# Every create schedules: the three reads are built once, and read plain columns
+# (building them and the ORM objects of every node and service cost more than the SQL).
+_USAGE = (select(Container.host, Container.cpu, Container.memory)
+          .where(Container.host.is_not(None), Container.status.not_in(NOT_HOLDING),
+                 Container.container_type.in_((0, 1))))
+_SERVICES = (select(ZunService.host, ZunService.availability_zone, ZunService.disabled,
+                    ZunService.disabled_reason, ZunService.forced_down,
+                    ZunService.last_seen_up, ZunService.updated_at, ZunService.created_at)
+             .where(ZunService.binary == nodes.COMPUTE_BINARY).order_by(ZunService.id))
+_NODES = (select(ComputeNode.hostname, ComputeNode.cpus, ComputeNode.mem_total,
+                 ComputeNode.runtimes).order_by(ComputeNode.uuid))
+
+
 def _usage_by_host(s: Session) -> dict[str, tuple[float, int]]:
-    rows = s.execute(
-        select(Container.host, Container.cpu, Container.memory)
-        .where(Container.host.is_not(None), Container.status.not_in(NOT_HOLDING),
-               Container.container_type.in_((0, 1)))).all()
     usage: dict[str, tuple[float, int]] = {}
-    for host, cpu, memory in rows:
+    for host, cpu, memory in s.execute(_USAGE):
         if host is None:        # excluded by the query; for the type checker
             continue
         c, m = usage.get(host, (0.0, 0))
@@ -42,12 +51,11 @@ def _usage_by_host(s: Session) -> dict[str, tuple[float, int]]:
 
 def load_host_states(db: Database, ratios: Ratios, down_time: int,
                      default_zone: str) -> Sequence[HostState]:
-    # One read for the three (every create schedules).
+    # One read for the three.
     with db.reader() as s:
-        services = {svc.host: svc for svc in s.scalars(
-            nodes.services_stmt(nodes.COMPUTE_BINARY))}
+        services = {svc.host: svc for svc in s.execute(_SERVICES)}
         usage = _usage_by_host(s)
-        compute_nodes = list(s.scalars(nodes.compute_nodes_stmt()))
+        compute_nodes = list(s.execute(_NODES))
     out = []
     for node in compute_nodes:
         svc = services.get(node.hostname)
@@ -65,5 +73,3 @@ def load_host_states(db: Database, ratios: Ratios, down_time: int,
             disabled_reason=svc.disabled_reason if svc else None,
         ))
     return out
-
-
