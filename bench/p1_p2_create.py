@@ -3,7 +3,7 @@
 Baseline: ``docker run -d`` of the same image and command through the Docker SDK
 (``containers.run(detach=True)``, which returns after the start), in the same run.
 berth's time runs from the POST until the API shows Running (P1: GET polled every
-20 ms; P2: the list polled every 0.1 s).
+10 ms; P2: the list polled every 0.1 s).
 """
 
 from __future__ import annotations
@@ -27,17 +27,19 @@ from bench.common import (
 )
 
 
-def p1(berth: Berth, runs: int = 30, poll: float = 0.02) -> Result:
+def p1(berth: Berth, runs: int = 30, poll: float = 0.01) -> Result:
     """Paired runs, the order alternating (Docker first, then berth first). Each side
     removes its container completely before the next measured run (berth's delete
     returns before the agent has removed the Docker container: waited for), and each
     measured run starts on a quiet machine (``settle``).
 
-    ``poll``: how often berth's side asks for the status. Docker's start keeps about
-    one of the machine's two cores busy, and a show costs the server and this harness
-    CPU: polled every 5 ms, the polls took a third of a core and slowed Docker's
-    start by ~10% (measured in one hour: ratio 1.33 at 5 ms, 1.21 at 20 ms). At
-    20 ms berth is charged up to 20 ms (10 on average) of lateness instead."""
+    ``poll``: how often berth's side asks for the status. Both errors of the poll
+    count against berth: it is charged up to one interval of lateness (half on
+    average), and each show costs the server and this harness CPU that Docker's start
+    (about one of the machine's two cores) then lacks. 10 ms is where their sum was
+    smallest: on 2026-11-30, four paired runs of 30 gave 10 ms 1.163, 1.157, 1.177,
+    1.172 against 20 ms 1.175, 1.187, 1.198, 1.182 (5 ms: 1.185; an earlier machine:
+    1.33 at 5 ms, 1.21 at 20 ms)."""
     client = docker_client()
     times: dict[str, list[float]] = {"docker": [], "berth": []}
     try:
@@ -68,7 +70,7 @@ def _p1_docker(client: docker.DockerClient) -> float:
     return wall
 
 
-def _p1_berth(berth: Berth, poll: float = 0.02) -> float:
+def _p1_berth(berth: Berth, poll: float = 0.01) -> float:
     t0 = time.perf_counter()
     u = berth.run(name("p1b"))
     wait(lambda: berth.status(u) == "Running", 60, poll)
