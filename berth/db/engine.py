@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import orjson
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
@@ -31,12 +33,26 @@ def default_url(state_path: str) -> str:
 _EMPTY_JSON: dict[str, Callable[[], Any]] = {"{}": dict, "[]": list, "null": lambda: None}
 
 
+#: A number orjson would read differently from the stdlib (an integer beyond 64 bits
+#: becomes a float there): such texts go to ``json.loads``.
+_LONG_NUMBER = re.compile(r"\d{19}")
+
+
 def _json_loads(text: str) -> Any:
     """The JSON columns' reader. A container row has fourteen, most of them empty:
     those are built directly, which skips ``json.loads``'s regular expressions
-    (a list of 53 rows spent a third of its time there)."""
+    (a list of 53 rows spent a third of its time there); the others are read by
+    orjson (~6x faster), unless they hold what only the stdlib reads as it was
+    written (a 19-digit number; NaN or Infinity)."""
     make = _EMPTY_JSON.get(text)
-    return make() if make is not None else json.loads(text)
+    if make is not None:
+        return make()
+    if _LONG_NUMBER.search(text) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text)
 
 
 def _sqlite_engine(url: str, immediate: bool, echo: bool) -> Engine:
