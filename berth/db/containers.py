@@ -68,10 +68,11 @@ def _scoped(stmt: Select, project_id: str | None) -> Select:
 
 
 def get(db: Database, ident: str, project_id: str | None = None,
-        container_type: int = CONTAINER) -> Container:
+        container_type: int = CONTAINER, *, on_loop: bool = False) -> Container:
     """Look up by uuid or name within ``project_id`` (None: all projects).
-    ContainerNotFound, or Conflict when a name matches several containers."""
-    with db.reader() as s:
+    ContainerNotFound, or Conflict when a name matches several containers.
+    ``on_loop``: read with ``db.loop_reader`` (the API's event loop, SQLite)."""
+    with (db.loop_reader() if on_loop else db.reader()) as s:
         if is_uuid_like(ident):
             params: dict[str, Any] = {"uuid": ident.lower(), "ctype": container_type}
             if project_id is None:

@@ -21,6 +21,7 @@ import orjson
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import SingletonThreadPool
 
 LOG = logging.getLogger(__name__)
 
@@ -55,21 +56,26 @@ def _json_loads(text: str) -> Any:
     return json.loads(text)
 
 
-def _sqlite_engine(url: str, immediate: bool, echo: bool) -> Engine:
+def _sqlite_engine(url: str, immediate: bool, echo: bool, per_thread: bool = False
+                   ) -> Engine:
     """The writers' engine holds one connection: SQLite runs one write transaction at a
     time anyway, and a writer waiting for the pool's connection is woken the moment it
     is returned, where a writer waiting on SQLite's lock polls it with growing sleeps
     (1, 2, 5 ... 100 ms: the busy handler). Writers of other processes still queue on
     the lock (``busy_timeout``). Readers (WAL: they never wait for the writer) keep 4
     connections and open up to 16 more under load, closed when given back: each kept
-    connection holds its page cache and prepared statements (~0.3 MiB)."""
+    connection holds its page cache and prepared statements (~0.3 MiB).
+    ``per_thread``: one connection for each thread that reads (``Database.loop_reader``)."""
     path = make_url(url).database
     if path and path != ":memory:":
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    pooling: dict[str, Any] = (
+        {"poolclass": SingletonThreadPool, "pool_size": 2} if per_thread else
+        {"pool_size": 1 if immediate else 4, "max_overflow": 0 if immediate else 16,
+         "pool_timeout": 60})
     engine = create_engine(
         url, echo=echo, connect_args={"check_same_thread": False, "timeout": 30},
-        pool_size=1 if immediate else 4, max_overflow=0 if immediate else 16,
-        pool_timeout=60, json_deserializer=_json_loads,
+        json_deserializer=_json_loads, **pooling,
     )
 
     @event.listens_for(engine, "connect")
@@ -110,11 +116,32 @@ class Database:
             self._write_engine = self.engine
         self._reader = sessionmaker(self.engine, expire_on_commit=False)
         self._writer = sessionmaker(self._write_engine, expire_on_commit=False)
+        # SQLite only: reads on the API's event loop, on a connection of that thread's
+        # own (made on first use), so that they never wait for a pooled one.
+        self._loop_engine = _sqlite_engine(url, immediate=False, echo=echo,
+                                           per_thread=True) if self.is_sqlite else None
+        self._loop_reader = sessionmaker(self._loop_engine, expire_on_commit=False) \
+            if self._loop_engine is not None else None
 
     @contextmanager
     def reader(self) -> Iterator[Session]:
         """A session for reads only; objects stay usable after it closes."""
         with self._reader() as session:
+            yield session
+
+    @property
+    def reads_on_loop(self) -> bool:
+        """Whether ``loop_reader`` is there: a read of a local SQLite file takes a
+        fraction of a millisecond and never waits for the network or a writer (WAL),
+        so the API may read on its event loop, without a thread hop per request."""
+        return self._loop_reader is not None
+
+    @contextmanager
+    def loop_reader(self) -> Iterator[Session]:
+        """``reader`` for the event loop's thread (SQLite only: ``reads_on_loop``)."""
+        if self._loop_reader is None:
+            raise RuntimeError("reads on the event loop are for SQLite only")
+        with self._loop_reader() as session:
             yield session
 
     @contextmanager
@@ -125,5 +152,7 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+        if self._loop_engine is not None:
+            self._loop_engine.dispose()
         if self._write_engine is not self.engine:
             self._write_engine.dispose()

@@ -100,6 +100,24 @@ def get(state: ApiState, ctx: RequestContext, ident: str) -> Container:
     return containers.get(state.db, ident, None if ctx.is_admin else ctx.project_id)
 
 
+def show_on_loop(state: ApiState, ctx: RequestContext, ident: str) -> Container | None:
+    """``show``'s answer when it is the stored row as it is, read on the event loop
+    (``Database.reads_on_loop``); None when ``show`` must run (on a thread): another
+    database, or a row whose agent must be asked or whose stale task must be failed.
+    A status poll then costs a fifth less CPU and no thread hop (bench P1, P5)."""
+    if not state.db.reads_on_loop:
+        return None
+    row = containers.get(state.db, ident, None if ctx.is_admin else ctx.project_id,
+                         on_loop=True)
+    if not row.host:
+        return row
+    if not state.host_is_up(row.host):
+        return None
+    if state.local_state_live(row.host) or not row.container_id:
+        return row
+    return None
+
+
 def show(state: ApiState, ctx: RequestContext, ident: str) -> Container:
     """The row, refreshed from Docker by its agent when the agent is up; the stored row
     when it is down (with a task past its deadline failed: ``stale_tasks``)."""

@@ -118,10 +118,12 @@ def _all_projects_flag(ctx: RequestContext, value: str | None) -> None:
 
 
 @router.get("/{ident}")
-def show(ident: str, request: Request) -> JSONResponse:
+async def show(ident: str, request: Request) -> JSONResponse:
     ctx, state = request_context(request), _state(request)
     _all_projects_flag(ctx, request.query_params.get("all_projects"))
-    row = compute_api.show(state, ctx, ident)
+    row = compute_api.show_on_loop(state, ctx, ident)
+    if row is None:
+        row = await _threaded(compute_api.show, state, ctx, ident)
     return JSONResponse(container_view(row, is_admin=ctx.is_admin, request=request))
 
 

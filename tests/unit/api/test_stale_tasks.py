@@ -133,3 +133,32 @@ def test_list_fails_stale_rows_read_as_list_columns(state: ApiState) -> None:
              else listed_view(r, is_admin=True) for r in out]
     assert [(v["status"], v["task_state"]) for v in views] == [
         (Status.RUNNING, TaskState.CONTAINER_STOPPING), (Status.ERROR, None)]
+
+
+def test_show_answers_on_the_loop_only_when_the_stored_row_is_the_answer(
+        state: ApiState) -> None:
+    """show_on_loop: the row a show would return as it is, read on the event loop's
+    own connection; None when show must run on a thread (ask the agent, fail a stale
+    task). A container of another project is not found, as with show."""
+    from berth.common import exceptions as exc
+
+    admin, member = RequestContext.admin(), RequestContext(project_id="p2")
+    assert state.db.reads_on_loop
+    placed = containers.create(state.db, {"project_id": "p1", "status": Status.CREATING,
+                                          "host": UP})
+    in_docker = containers.create(state.db, {"project_id": "p1", "status": Status.RUNNING,
+                                             "host": UP, "container_id": "abc"})
+    stale = busy(state, DOWN, TaskState.CONTAINER_STOPPING)
+    unplaced = containers.create(state.db, {"project_id": "p1", "status": Status.ERROR})
+    assert ops.show_on_loop(state, admin, placed.uuid).uuid == placed.uuid
+    assert ops.show_on_loop(state, admin, unplaced.uuid).uuid == unplaced.uuid
+    assert ops.show_on_loop(state, admin, in_docker.uuid) is None    # the agent refreshes
+    assert ops.show_on_loop(state, admin, stale.uuid) is None        # host down: maybe fail
+    with pytest.raises(exc.ContainerNotFound):
+        ops.show_on_loop(state, member, placed.uuid)
+    live = ApiState(db=state.db, compute=state.compute, scheduler=None,  # type: ignore[arg-type]
+                    settings=state.settings, local_state_live=lambda host: host == UP)
+    assert ops.show_on_loop(live, admin, in_docker.uuid).container_id == "abc"
+    # what the loop read is what the thread's show reads
+    assert ops.show_on_loop(live, admin, in_docker.uuid).status == \
+        ops.show(live, admin, in_docker.uuid).status
