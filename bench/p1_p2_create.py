@@ -37,9 +37,10 @@ def p1(berth: Berth, runs: int = 30, poll: float = 0.01) -> Result:
     count against berth: it is charged up to one interval of lateness (half on
     average), and each show costs the server and this harness CPU that Docker's start
     (about one of the machine's two cores) then lacks. 10 ms is where their sum was
-    smallest: on 2026-11-30, four paired runs of 30 gave 10 ms 1.163, 1.157, 1.177,
-    1.172 against 20 ms 1.175, 1.187, 1.198, 1.182 (5 ms: 1.185; an earlier machine:
-    1.33 at 5 ms, 1.21 at 20 ms)."""
+    smallest, by little: on 2026-11-30, runs of 30 alternating the two gave 10 ms
+    1.163, 1.157, 1.177, 1.172 against 20 ms 1.175, 1.187, 1.198, 1.182, and later
+    10 ms 1.068, 1.147, 1.183 against 20 ms 1.140, 1.173, 1.168 (5 ms: 1.185; an
+    earlier machine: 1.33 at 5 ms, 1.21 at 20 ms). One run's ratio varies by ±0.05."""
     client = docker_client()
     times: dict[str, list[float]] = {"docker": [], "berth": []}
     try:
