@@ -257,3 +257,30 @@ def test_image_only_on_docker_hub_is_accepted_then_fails_saying_why(
     assert resp.status_code == 204, resp.text
     wait_for(lambda: http.get(f"/v1/containers/{uuid}").status_code == 404, SETTLE, 0.2,
              what=f"{uuid} deleted")
+
+
+def test_run_whose_start_fails_is_error_saying_why_and_keeps_the_container(
+        http: httpx.Client, made: list[str], docker_client: docker.DockerClient) -> None:
+    """docker create succeeds, docker start fails (no such executable). The start was
+    begun beside the writes that record the create (flows.create): its failure must
+    still reach the row, the action's events and the Docker container as before."""
+    resp = post(http, body(command=["/no/such/binary"]), params={"run": "true"})
+    assert resp.status_code == 202, resp.text
+    uuid = resp.json()["uuid"]
+    made.append(uuid)
+    # Error with berth's reason; the state sync may then show what Docker says, as
+    # Zun does (model.md 3.1: Docker's error text on a never-started container ->
+    # Created, the text as the reason). Either way the reason names the cause.
+    row = wait_status(http, uuid, "Error", "Created", "Running")
+    assert row["status"] in ("Error", "Created"), row
+    assert "/no/such/binary" in row["status_reason"], row
+    # the Docker container stays (its state says why); start may be retried from Error
+    [kept] = docker_client.containers.list(
+        all=True, filters={"label": f"berth.container.uuid={uuid}"})
+    assert kept.status == "created"
+    req = resp.headers["x-openstack-request-id"]
+    action = http.get(f"/v1/containers/{uuid}/container_actions/{req}").json()
+    events = {e["event"]: e["result"] for e in action["events"]}
+    assert events == {"compute__do_container_create": "Success",
+                      "compute__do_container_start": "Error"}, action
+    assert action["finish_time"] is not None and action["message"] == "Error", action
