@@ -128,24 +128,15 @@ def name_taken(db: Database, name: str, project_id: str | None) -> bool:
 SORTABLE = frozenset(c.name for c in Container.__table__.columns)
 
 
-def list_(db: Database, *, project_id: str | None, filters: Mapping[str, Any],
-          limit: int, marker: str | None = None, sort_key: str = "id",
-          sort_dir: str = "asc", container_type: int = CONTAINER) -> list[Container]:
-    """One page of containers. ``marker`` is the uuid of the last row of the previous
-    page (ContainerNotFound if unknown); ``sort_key`` must be a column."""
-    with db.reader() as s:
-        stmt = _page(s, select(Container), project_id, filters, limit, marker, sort_key,
-                     sort_dir, container_type)
-        return list(s.scalars(stmt).all())
-
-
 def list_columns(db: Database, columns: Sequence[str], *, project_id: str | None,
                  filters: Mapping[str, Any], limit: int, marker: str | None = None,
                  sort_key: str = "id", sort_dir: str = "asc",
                  container_type: int = CONTAINER) -> list[Row[Any]]:
-    """``list_``'s page as rows of only ``columns`` (names of the container's columns,
-    or ``registry_uuid``), in that order: what a list view reads, without building
-    an ORM object per row (a page of 1,000 spent most of its time there)."""
+    """One page of containers, as rows of only ``columns`` (names of the container's
+    columns, or ``registry_uuid``), in that order: what a list view reads, without
+    building an ORM object per row (a page of 1,000 spent most of its time there).
+    ``marker`` is the uuid of the last row of the previous page (ContainerNotFound if
+    unknown); ``sort_key`` must be a column."""
     with db.reader() as s:
         base = select(*(_column(name) for name in columns))
         stmt = _page(s, base, project_id, filters, limit, marker, sort_key, sort_dir,

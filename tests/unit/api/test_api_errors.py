@@ -88,7 +88,8 @@ class World:
         self.scheduler.host = NODE
 
     def rows(self) -> list[Any]:
-        return containers.list_(self.db, project_id=None, filters={}, limit=1000)
+        return containers.list_columns(self.db, ("uuid", "host", "status"), project_id=None,
+                                       filters={}, limit=1000)
 
     def add(self, **values: Any) -> Any:
         values.setdefault("project_id", "admin")

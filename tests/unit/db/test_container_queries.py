@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid as uuidlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,30 +95,34 @@ def test_name_taken_is_case_insensitive_and_scoped(db: Database) -> None:
 
 # -- list ---------------------------------------------------------------------------------------
 
+def listed(db: Database, project_id: str | None = None,
+           filters: dict[str, Any] | None = None, **kw: Any) -> list[Any]:
+    """A page as the API's list reads it (``list_columns``), of the uuid and name."""
+    return containers.list_columns(db, ("uuid", "name"), project_id=project_id,
+                                   filters=filters or {}, **kw)
+
+
 def names(rows) -> list[str | None]:  # type: ignore[no-untyped-def]
     return [r.name for r in rows]
 
 
 def test_list_orders_by_id_and_pages_with_limit_and_marker(db: Database) -> None:
     rows = [make(db, name=f"c{i}") for i in range(5)]
-    page1 = containers.list_(db, project_id=None, filters={}, limit=2)
+    page1 = listed(db, limit=2)
     assert names(page1) == ["c0", "c1"]
-    page2 = containers.list_(db, project_id=None, filters={}, limit=2, marker=page1[-1].uuid)
+    page2 = listed(db, limit=2, marker=page1[-1].uuid)
     assert names(page2) == ["c2", "c3"]
-    page3 = containers.list_(db, project_id=None, filters={}, limit=2, marker=page2[-1].uuid)
+    page3 = listed(db, limit=2, marker=page2[-1].uuid)
     assert names(page3) == ["c4"]
-    assert containers.list_(db, project_id=None, filters={}, limit=2,
-                            marker=rows[-1].uuid) == []
+    assert listed(db, limit=2, marker=rows[-1].uuid) == []
 
 
 def test_list_sorts_desc_and_pages_backwards(db: Database) -> None:
     for name in ("b", "d", "a", "c"):
         make(db, name=name)
-    page1 = containers.list_(db, project_id=None, filters={}, limit=3, sort_key="name",
-                             sort_dir="desc")
+    page1 = listed(db, limit=3, sort_key="name", sort_dir="desc")
     assert names(page1) == ["d", "c", "b"]
-    page2 = containers.list_(db, project_id=None, filters={}, limit=3, sort_key="name",
-                             sort_dir="desc", marker=page1[-1].uuid)
+    page2 = listed(db, limit=3, sort_key="name", sort_dir="desc", marker=page1[-1].uuid)
     assert names(page2) == ["a"]
 
 
@@ -125,8 +130,7 @@ def _walk(db: Database, sort_key: str, sort_dir: str, limit: int) -> list[str | 
     seen: list[str | None] = []
     marker = None
     for _ in range(50):
-        page = containers.list_(db, project_id=None, filters={}, limit=limit,
-                                sort_key=sort_key, sort_dir=sort_dir, marker=marker)
+        page = listed(db, limit=limit, sort_key=sort_key, sort_dir=sort_dir, marker=marker)
         if not page:
             return seen
         seen += names(page)
@@ -145,8 +149,7 @@ def test_paging_over_a_column_with_nulls_and_ties_visits_every_row_once(
         make(db, name=name, hostname=hostname)
     expected_asc = ["n1", "n2", "a", "c", "b"]
     expected = expected_asc if sort_dir == "asc" else list(reversed(expected_asc))
-    full = containers.list_(db, project_id=None, filters={}, limit=100, sort_key="hostname",
-                            sort_dir=sort_dir)
+    full = listed(db, limit=100, sort_key="hostname", sort_dir=sort_dir)
     assert names(full) == expected
     assert _walk(db, "hostname", sort_dir, limit) == expected
 
@@ -155,11 +158,9 @@ def test_marker_on_a_null_valued_row_continues_after_it(db: Database) -> None:
     make(db, name="x", hostname=None)
     marker = make(db, name="y", hostname=None)
     make(db, name="z", hostname="h")
-    after = containers.list_(db, project_id=None, filters={}, limit=10, sort_key="hostname",
-                             marker=marker.uuid)
+    after = listed(db, limit=10, sort_key="hostname", marker=marker.uuid)
     assert names(after) == ["z"]
-    before = containers.list_(db, project_id=None, filters={}, limit=10, sort_key="hostname",
-                              sort_dir="desc", marker=marker.uuid)
+    before = listed(db, limit=10, sort_key="hostname", sort_dir="desc", marker=marker.uuid)
     assert names(before) == ["x"]
 
 
@@ -167,29 +168,25 @@ def test_list_filters_and_project_scope(db: Database) -> None:
     make(db, name="a", project_id="p1", status="Running")
     make(db, name="b", project_id="p1", status="Stopped")
     make(db, name="c", project_id="p2", status="Running")
-    assert names(containers.list_(db, project_id="p1", filters={}, limit=10)) == ["a", "b"]
-    assert names(containers.list_(db, project_id=None, filters={"status": "Running"},
-                                  limit=10)) == ["a", "c"]
-    assert names(containers.list_(db, project_id="p2", filters={"status": "Stopped"},
-                                  limit=10)) == []
+    assert names(listed(db, project_id="p1", limit=10)) == ["a", "b"]
+    assert names(listed(db, filters={"status": "Running"}, limit=10)) == ["a", "c"]
+    assert names(listed(db, project_id="p2", filters={"status": "Stopped"}, limit=10)) == []
 
 
 def test_list_with_unknown_marker_or_sort_key_fails(db: Database) -> None:
     make(db, name="a")
     with pytest.raises(exc.ContainerNotFound):
-        containers.list_(db, project_id=None, filters={}, limit=10,
-                         marker=str(uuidlib.uuid4()))
+        listed(db, limit=10, marker=str(uuidlib.uuid4()))
     with pytest.raises(exc.InvalidParameterValue) as info:
-        containers.list_(db, project_id=None, filters={}, limit=10, sort_key="nope")
+        listed(db, limit=10, sort_key="nope")
     assert "sort_key" in info.value.msg
 
 
 def test_list_leaves_out_other_container_types(db: Database) -> None:
     make(db, name="plain")
     make(db, name="capsule", container_type=1)
-    assert names(containers.list_(db, project_id=None, filters={}, limit=10)) == ["plain"]
-    assert names(containers.list_(db, project_id=None, filters={}, limit=10,
-                                  container_type=1)) == ["capsule"]
+    assert names(listed(db, limit=10)) == ["plain"]
+    assert names(listed(db, limit=10, container_type=1)) == ["capsule"]
 
 
 # -- update_ (compare-and-swap) ----------------------------------------------------------------
