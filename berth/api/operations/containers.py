@@ -109,24 +109,29 @@ def show_on_loop(state: ApiState, ctx: RequestContext, ident: str) -> Container 
         return None
     row = containers.get(state.db, ident, None if ctx.is_admin else ctx.project_id,
                          on_loop=True)
+    return row if _stored_row_answers(state, row) else None
+
+
+def _stored_row_answers(state: ApiState, row: Container) -> bool:
+    """Whether show answers with the row as stored: never placed, no Docker container
+    yet, or (``berth serve``) the agent's event stream keeps it current, which is what
+    the agent's container_show would answer, without the hop. Not when the host is
+    down: a stale task may have to be failed first."""
     if not row.host:
-        return row
-    if not state.host_is_up(row.host):
-        return None
-    if state.local_state_live(row.host) or not row.container_id:
-        return row
-    return None
+        return True
+    return state.host_is_up(row.host) and (state.local_state_live(row.host)
+                                           or not row.container_id)
 
 
 def show(state: ApiState, ctx: RequestContext, ident: str) -> Container:
     """The row, refreshed from Docker by its agent when the agent is up; the stored row
     when it is down (with a task past its deadline failed: ``stale_tasks``)."""
     row = get(state, ctx, ident)
+    if _stored_row_answers(state, row):
+        return row
     if row.host and not state.host_is_up(row.host):
         return stale_tasks.expire_if_stale(state, row, host_is_up=lambda _host: False)
-    if row.host and state.local_state_live(row.host):
-        return row      # what the agent's container_show would answer, without the hop
-    if row.host and row.container_id:
+    if row.container_id:
         try:
             state.compute.container_show(ctx, row)
             row = containers.get_by_uuid(state.db, row.uuid)
