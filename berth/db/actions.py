@@ -26,10 +26,17 @@ def new_action(ctx: RequestContext, container_uuid: str, action: str, *,
     return row
 
 
-def _mark_finished(row: ContainerAction, error: bool) -> None:
-    row.finish_time = utcnow()
+def _finished(error: bool) -> dict[str, object]:
+    """What finishing an action writes: its finish time, and "Error" when it failed."""
+    values: dict[str, object] = {"finish_time": utcnow()}
     if error:
-        row.message = "Error"
+        values["message"] = "Error"
+    return values
+
+
+def _mark_finished(row: ContainerAction, error: bool) -> None:
+    for column, value in _finished(error).items():
+        setattr(row, column, value)
 
 
 def action_start(db: Database, ctx: RequestContext, container_uuid: str, action: str
@@ -76,11 +83,8 @@ def action_finish(db: Database, container_uuid: str, request_id: str | None,
 
 
 def _finish_action(s: Session, action_id: int, error: bool) -> None:
-    values: dict[str, object] = {"finish_time": utcnow()}
-    if error:
-        values["message"] = "Error"
     s.execute(update(ContainerAction).where(ContainerAction.id == action_id)
-              .values(**values).execution_options(synchronize_session=False))
+              .values(**_finished(error)).execution_options(synchronize_session=False))
 
 
 def event_start(db: Database, container_uuid: str, request_id: str | None, event: str
