@@ -15,6 +15,7 @@ import threading
 from dataclasses import dataclass
 
 from berth.common import exceptions as exc
+from berth.common.units import memory_mib
 from berth.db import containers, nodes
 from berth.db.engine import Database
 
@@ -56,8 +57,7 @@ def shortfall(capacity: Capacity, used: Usage, request: Usage) -> str | None:
 
 
 def request_of(cpu: float | None, memory: str | int | None) -> Usage:
-    mem = int(memory) if memory is not None and str(memory).isdigit() else 0
-    return Usage(cpus=float(cpu or 0.0), memory_mib=mem)
+    return Usage(cpus=float(cpu or 0.0), memory_mib=memory_mib(memory))
 
 
 class ResourceTracker:

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql import Select
 
 from berth.common import exceptions as exc
+from berth.common.units import memory_mib
 from berth.db import rows
 from berth.db.engine import Database
 from berth.db.models import Container, utcnow
@@ -313,5 +314,5 @@ def usage_on_host(db: Database, host: str, exclude: Iterable[str] = ()) -> tuple
 def _held(rows: Sequence[Any]) -> tuple[float, int, int]:
     """(cpu, memory MiB, count) of rows that hold resources."""
     cpu = sum(r.cpu or 0.0 for r in rows)
-    mem = sum(int(r.memory) for r in rows if r.memory and str(r.memory).isdigit())
+    mem = sum(memory_mib(r.memory) for r in rows)
     return cpu, mem, len(rows)

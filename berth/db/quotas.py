@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import bindparam, delete, literal, select, union_all
 from sqlalchemy.orm import Session
 
+from berth.common.units import memory_mib
 from berth.db.engine import Database
 from berth.db.models import Container, Quota, QuotaClass
 
@@ -109,7 +110,7 @@ def project_usage(db: Database, project_id: str) -> dict[str, int | float]:
     Error still counts until it is deleted, as in Zun)."""
     with db.reader() as s:
         rows = s.execute(_USAGE, {"project_id": project_id}).all()
-    memory = sum(int(r.memory) for r in rows if r.memory and str(r.memory).isdigit())
+    memory = sum(memory_mib(r.memory) for r in rows)
     return {"containers": len(rows), "cpu": round(sum(r.cpu or 0.0 for r in rows), 6),
             "memory": memory, "disk": sum(r.disk or 0 for r in rows)}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from berth.common.units import memory_mib
 from berth.placement.base import (
     DISK_GB,
     MEMORY_MB,
@@ -21,7 +22,7 @@ def container_resources(cpu: float | None, memory: str | int | None,
     memory`` when set, ``DISK_GB = disk`` when set and non-zero. (``memory`` is the
     row's string of MiB, as Zun stores it.)"""
     out = {VCPU: max(1, math.ceil(cpu or 0))}
-    mem = int(memory) if memory is not None and str(memory).isdigit() else 0
+    mem = memory_mib(memory)
     if mem > 0:
         out[MEMORY_MB] = mem
     if disk:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from berth.common.units import memory_mib
 from berth.db import nodes
 from berth.db.containers import NOT_HOLDING
 from berth.db.engine import Database
@@ -44,8 +45,7 @@ def _usage_by_host(s: Session) -> dict[str, tuple[float, int]]:
         if host is None:        # excluded by the query; for the type checker
             continue
         c, m = usage.get(host, (0.0, 0))
-        mem = int(memory) if memory and str(memory).isdigit() else 0
-        usage[host] = (c + (cpu or 0.0), m + mem)
+        usage[host] = (c + (cpu or 0.0), m + memory_mib(memory))
     return usage
 
 

@@ -20,6 +20,7 @@ from berth.api.schemas.types import invalid
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.common.units import memory_mib
 from berth.db import quotas as db_quotas
 
 LOG = logging.getLogger(__name__)
@@ -186,10 +187,9 @@ def check_create(state: ApiState, ctx: RequestContext, project_id: str | None,
     quota."""
     if project_id is None:
         return
-    memory = fields.get("memory")
     _enforce(state, project_id, {
         "containers": 1, "cpu": float(fields.get("cpu") or 0),
-        "memory": int(memory) if memory is not None and str(memory).isdigit() else 0,
+        "memory": memory_mib(fields.get("memory")),
         "disk": int(fields.get("disk") or 0)})
 
 

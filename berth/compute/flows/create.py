@@ -36,6 +36,7 @@ from typing import Any
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.common.units import memory_mib
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.flows.lifecycle import start_in_runtime
@@ -326,7 +327,7 @@ def build_spec(deps: AgentDeps, row: Container, image: tuple[rt.ImageRef, rt.Ima
         health = rt.HealthcheckSpec(test=str(hc["test"]), interval=int(hc.get("interval") or 0),
                                     timeout=int(hc.get("timeout") or 0),
                                     retries=int(hc.get("retries") or 0))
-    memory = int(row.memory) if row.memory and str(row.memory).isdigit() else None
+    memory = memory_mib(row.memory) or None
     return rt.ContainerSpec(
         uuid=row.uuid, host=deps.host, image=ref.ref,
         command=tuple(command) if command is not None else None,
