@@ -20,7 +20,7 @@ import httpx
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "tests"))
-from support.berth_proc import TEST_IMAGE, BerthProcess  # noqa: E402
+from support.berth_proc import TEST_IMAGE, BerthProcess
 
 IMAGE = TEST_IMAGE
 #: A command that exits at once on SIGTERM, so stops do not wait Docker's 10 s.
@@ -56,7 +56,7 @@ def median(values: list[float]) -> float:
 def percentile(values: list[float], p: float) -> float:
     """Nearest-rank percentile (p in 0..100)."""
     ordered = sorted(values)
-    k = max(0, min(len(ordered) - 1, int(round(p / 100 * len(ordered) + 0.5)) - 1))
+    k = max(0, min(len(ordered) - 1, round(p / 100 * len(ordered) + 0.5) - 1))
     return ordered[k]
 
 
@@ -79,7 +79,8 @@ def wait(predicate: Callable[[], Any], timeout: float, interval: float = 0.005) 
 
 
 def _cpu_busy_idle() -> tuple[int, int]:
-    fields = [int(v) for v in open("/proc/stat").readline().split()[1:]]
+    with open("/proc/stat") as fh:
+        fields = [int(v) for v in fh.readline().split()[1:]]
     idle = fields[3] + fields[4]          # idle + iowait
     return sum(fields) - idle, idle
 

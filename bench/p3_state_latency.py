@@ -16,10 +16,10 @@ def p3(berth: Berth, runs: int = 30) -> Result:
     try:
         for _ in range(runs):
             u = berth.run(name("p3"))
-            wait(lambda: berth.list_status().get(u) == "Running", 60)
+            wait(lambda u=u: berth.list_status().get(u) == "Running", 60)
             t0 = time.perf_counter()
             client.containers.get(f"zun-{u}").kill()
-            wait(lambda: berth.list_status().get(u) == "Stopped", 120, 0.005)
+            wait(lambda u=u: berth.list_status().get(u) == "Stopped", 120, 0.005)
             lat.append(time.perf_counter() - t0)
             berth.delete(u)
     finally:

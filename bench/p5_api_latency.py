@@ -22,7 +22,7 @@ def p5(berth: Berth, samples: int = 300, background: int = 20) -> Result:
     def churn() -> None:
         while not stop.is_set() and churned[0] < background:
             u = berth.run(name("p5bg"))
-            wait(lambda: berth.status(u) in ("Running", "Error"), 60, 0.05)
+            wait(lambda u=u: berth.status(u) in ("Running", "Error"), 60, 0.05)
             berth.delete(u)
             churned[0] += 1
 

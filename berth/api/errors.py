@@ -77,7 +77,7 @@ def error_name(err: BaseException) -> str:
     """The exception's class name; oslo.messaging re-raises an agent's error as a
     subclass named ``<Name>_Remote``, which must not leak into the error code."""
     name = type(err).__name__
-    return name[: -len("_Remote")] if name.endswith("_Remote") else name
+    return name.removesuffix("_Remote")
 
 
 def internal_error(request_id: str, err: BaseException) -> JSONResponse:

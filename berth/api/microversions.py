@@ -25,7 +25,7 @@ class APIVersion:
     minor: int
 
     @classmethod
-    def parse(cls, text: str) -> "APIVersion":
+    def parse(cls, text: str) -> APIVersion:
         """``"1.20"`` -> APIVersion(1, 20); ValueError on anything else."""
         major, sep, minor = text.strip().partition(".")
         if not sep or not major.isdigit() or not minor.isdigit():

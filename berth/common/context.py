@@ -18,7 +18,7 @@ def new_request_id() -> str:
 def _utc_timestamp() -> str:
     """Now in naive UTC as ``YYYY-MM-DDTHH:MM:SS.ffffff`` (isoformat is several
     times cheaper than strftime, and it runs on every API request)."""
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None).isoformat(
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None).isoformat(
         timespec="microseconds")
 
 
@@ -36,7 +36,7 @@ class RequestContext:
     timestamp: str = field(default_factory=_utc_timestamp)
 
     @classmethod
-    def admin(cls, request_id: str | None = None) -> "RequestContext":
+    def admin(cls, request_id: str | None = None) -> RequestContext:
         """The agent's own context (periodic tasks, recovery): admin, all projects."""
         return cls(user_id=None, project_id=None, roles=["admin"], is_admin=True,
                    all_projects=True, request_id=request_id or new_request_id())
@@ -45,7 +45,7 @@ class RequestContext:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, object] | None) -> "RequestContext":
+    def from_dict(cls, data: dict[str, object] | None) -> RequestContext:
         if not data:
             return cls.admin()
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}

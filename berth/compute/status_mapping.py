@@ -187,5 +187,5 @@ def _real_time(value: dt.datetime | None) -> dt.datetime | None:
 
 def _utc(value: dt.datetime) -> dt.datetime:
     if value.tzinfo is None:
-        return value.replace(tzinfo=dt.timezone.utc)
+        return value.replace(tzinfo=dt.UTC)
     return value

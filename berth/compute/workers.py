@@ -70,7 +70,7 @@ class ContainerWorkers:
             with container_context(key):
                 try:
                     job.fn(*job.args, **job.kwargs)
-                except Exception:  # noqa: BLE001 - a thread boundary: log and go on
+                except Exception:  # a thread boundary: log and go on
                     LOG.exception("unexpected error in %s", getattr(job.fn, "__name__", job.fn))
             with self._lock:
                 self._owned.discard(key)
@@ -126,5 +126,5 @@ class _Job:
 def _call_quietly(fn: Callable[[], None]) -> None:
     try:
         fn()
-    except Exception:  # noqa: BLE001 - a thread boundary: log and go on
+    except Exception:  # a thread boundary: log and go on
         LOG.exception("a call deferred until a flow ended failed")

@@ -13,8 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from berth.common import exceptions as exc
-from berth.db import paging
-from berth.db import rows
+from berth.db import paging, rows
 from berth.db.engine import Database
 from berth.db.models import Image
 

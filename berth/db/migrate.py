@@ -27,7 +27,7 @@ _SCRIPTS = os.path.join(os.path.dirname(__file__), "migrations")
 HEAD = "0004"
 
 
-def _config(url: str) -> "Config":
+def _config(url: str) -> Config:
     from alembic.config import Config
 
     cfg = Config()

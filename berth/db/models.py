@@ -25,7 +25,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, column_property, mapped_colu
 
 def utcnow() -> dt.datetime:
     """Naive UTC, as Zun stores every timestamp."""
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
 
 
 #: Timestamps keep microseconds everywhere: MariaDB's plain DATETIME drops them, which

@@ -21,7 +21,7 @@ LOG = logging.getLogger(__name__)
 
 
 class _Server:
-    def __init__(self, transport: "InProcessTransport", host: str, endpoint: Endpoint) -> None:
+    def __init__(self, transport: InProcessTransport, host: str, endpoint: Endpoint) -> None:
         self._transport, self._host, self._endpoint = transport, host, endpoint
 
     def start(self) -> None:

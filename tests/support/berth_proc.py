@@ -59,13 +59,13 @@ class BerthProcess:
             f"{extra_conf}\n")
         self.proc: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout: float = 30.0) -> "BerthProcess":
-        logf = open(self.log, "ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "berth.cmd.main", "--config-file", str(self.conf), "serve"],
-            stdout=logf, stderr=subprocess.STDOUT, start_new_session=True,
-            env=dict(os.environ, PYTHONUNBUFFERED="1"))
-        logf.close()
+    def start(self, timeout: float = 30.0) -> BerthProcess:
+        with open(self.log, "ab") as logf:    # the child keeps its own descriptor
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "berth.cmd.main", "--config-file", str(self.conf),
+                 "serve"],
+                stdout=logf, stderr=subprocess.STDOUT, start_new_session=True,
+                env=dict(os.environ, PYTHONUNBUFFERED="1"))
 
         def ready() -> bool:
             if self.proc is not None and self.proc.poll() is not None:

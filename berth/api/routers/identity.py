@@ -129,7 +129,7 @@ def _token_response(
 ) -> JSONResponse:
     token_id = token_id or token_for(user, project)
     roles = ["admin", "member", "reader"] if user == "admin" else ["member", "reader"]
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     body: dict[str, Any] = {
         "methods": [method],
         "user": {"id": user, "name": user, "domain": dict(_DOMAIN), "password_expires_at": None},

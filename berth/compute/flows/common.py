@@ -29,7 +29,7 @@ T = TypeVar("T")
 
 
 def now_utc() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 @dataclass
@@ -76,7 +76,7 @@ def settle(future: cf.Future[Any]) -> None:
     the engine must be done with the container before it is removed."""
     try:
         future.result()
-    except Exception:  # noqa: BLE001 - the flow is failing already for its own reason
+    except Exception:  # the flow is failing already for its own reason
         LOG.debug("an overlapped call failed during an undo", exc_info=True)
 
 

@@ -314,7 +314,7 @@ def registry_auth_for(deps: AgentDeps, image: rt.ImageRef, registry: Registry | 
 
 def build_spec(deps: AgentDeps, row: Container, image: tuple[rt.ImageRef, rt.ImageInfo]
                ) -> rt.ContainerSpec:
-    ref, info = image
+    ref, _info = image
     command = row.command if row.command is not None else None
     entrypoint = row.entrypoint if row.entrypoint is not None else None
     restart = None

@@ -116,7 +116,7 @@ class PeriodicScheduler:
     def _run(self, task: _Task) -> None:
         try:
             task.fn()
-        except Exception as err:  # noqa: BLE001 - a loop boundary
+        except Exception as err:  # a loop boundary
             task.last_error = str(err)
             if not task.failing:
                 LOG.exception("periodic task %s failed (logged once until it recovers)",

@@ -41,8 +41,6 @@ from berth.runtime.base import (
 from berth.runtime.docker import convert
 from berth.runtime.docker.actions import ActionsMixin
 from berth.runtime.docker.console import ConsoleMixin
-from berth.runtime.docker.images import ImagesMixin
-from berth.runtime.docker.inspection import InspectionMixin
 from berth.runtime.docker.errors import (
     distribution_verdict,
     engine_unreachable,
@@ -53,6 +51,8 @@ from berth.runtime.docker.errors import (
     translate_errors,
 )
 from berth.runtime.docker.events import EventStream, since_param
+from berth.runtime.docker.images import ImagesMixin
+from berth.runtime.docker.inspection import InspectionMixin
 from berth.runtime.docker.progress import PullTracker
 
 LOG = logging.getLogger(__name__)

@@ -20,10 +20,7 @@ UUID = "1f0c6d2e-8a4b-4c1e-9d7a-2b5e3f4a6c8d"
 
 # model.md §5.1, copied by hand: one row per action, one column per status, in the
 # spec's column order; "x" = allowed.
-COLUMNS = (
-    "Creating Created Running Stopped Paused Restarting Rebuilding Deleting "
-    "Deleted Error Unknown Dead"
-).split()
+COLUMNS = ["Creating", "Created", "Running", "Stopped", "Paused", "Restarting", "Rebuilding", "Deleting", "Deleted", "Error", "Unknown", "Dead"]
 TABLE_TEXT = """
 start                  . x . x . . . . . x . .
 stop                   . . x . . . . . . . . .

@@ -16,7 +16,7 @@ from berth.compute.status_mapping import (
 )
 from berth.runtime.base import ContainerState, RunState
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 NOW = dt.datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 ZERO_TIME = dt.datetime(1, 1, 1, tzinfo=UTC)
 

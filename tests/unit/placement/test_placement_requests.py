@@ -93,7 +93,7 @@ def test_an_agent_with_the_embedded_driver_does_not_load_keystoneauth() -> None:
             "CONF([], project='berth', default_config_files=[])\n"
             "assert CONF.placement.driver == 'embedded'\n"
             "print(sorted(m for m in sys.modules if m.startswith('keystoneauth1'))[:3])\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"

@@ -4,9 +4,8 @@ Revision ID: 0002
 Revises: 0001
 Create Date: 2026-11-29 23:05:20.593358
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0002'
 down_revision = '0001'
