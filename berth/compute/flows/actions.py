@@ -34,8 +34,10 @@ from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.flows.lifecycle import vanished
 from berth.compute.states import TaskState
-from berth.db import containers
+from berth.db import containers, nodes
 from berth.db.models import Container
+from berth.placement.base import AllocationFailed, PlacementError
+from berth.placement.requests import container_resources
 from berth.runtime import base as rt
 
 LOG = logging.getLogger(__name__)
@@ -165,10 +167,12 @@ UPDATABLE = ("cpu", "memory", "name", "auto_heal")
 def update_container(deps: AgentDeps, uuid: str, patch: dict[str, Any]) -> Container:
     """container_update: apply ``patch`` (cpu, memory, name, auto_heal; only the
     fields that differ). New cpu/memory are claimed on the node first (the row is the
-    claim), then given to Docker (memory with the configured swap limit, cpu as
-    shares); when Docker refuses, the claim is given back. Returns the saved row.
-    Raises ResourcesUnavailable when the node has no room, Conflict when Docker no
-    longer has the container, RuntimeDriverError when Docker refuses."""
+    claim), then recorded in Placement, then given to Docker (memory with the
+    configured swap limit, cpu as shares); when a later step fails, the earlier ones
+    are given back. Returns the saved row. Raises ResourcesUnavailable when the node
+    has no room (the claim or Placement), ServiceUnavailable when Placement cannot
+    be reached, Conflict when Docker no longer has the container, RuntimeDriverError
+    when Docker refuses."""
     row = containers.get_by_uuid(deps.db, uuid)
     changes = _changes(row, patch)
     if "cpu" in changes or "memory" in changes:
@@ -198,10 +202,17 @@ def _changes(row: Container, patch: dict[str, Any]) -> dict[str, Any]:
 
 
 def _resize(deps: AgentDeps, row: Container, cpu: float | None, memory: str | None) -> None:
+    """The claim, then Placement, then Docker; each step undone when a later one fails,
+    so that the row, the allocation and Docker's limits keep agreeing."""
     container_id = _container_id(row)
     new_cpu = row.cpu if cpu is None else cpu
     new_memory = row.memory if memory is None else memory
     deps.tracker.claim_update(row.uuid, new_cpu, new_memory)
+    try:
+        undo_allocation = _reallocate(deps, row, new_cpu, new_memory)
+    except exc.BerthError:
+        _restore_claim(deps, row)
+        raise
     try:
         deps.runtime.update(
             container_id,
@@ -209,8 +220,8 @@ def _resize(deps: AgentDeps, row: Container, cpu: float | None, memory: str | No
             memory_swap_mib=deps.settings.default_memory_swap if memory is not None else None,
             cpu_shares=max(2, int(1024 * cpu)) if cpu is not None else None)
     except rt.RuntimeDriverError as err:
-        containers.update_(deps.db, row.uuid, {"cpu": row.cpu, "memory": row.memory})
-        deps.tracker.publish_usage()
+        _restore_claim(deps, row)
+        undo_allocation()
         if isinstance(err, rt.RuntimeNotFound):
             vanished(deps, row)
             raise exc.Conflict(f"Cannot update container {row.uuid}: {err.msg}") from err
@@ -218,6 +229,45 @@ def _resize(deps: AgentDeps, row: Container, cpu: float | None, memory: str | No
                     err.msg)
         raise
     LOG.info("limits now cpu %s, memory %s MiB", new_cpu, new_memory)
+
+
+def _restore_claim(deps: AgentDeps, row: Container) -> None:
+    containers.update_(deps.db, row.uuid, {"cpu": row.cpu, "memory": row.memory})
+    deps.tracker.publish_usage()
+
+
+def _reallocate(deps: AgentDeps, row: Container, cpu: float | None, memory: str | None
+                ) -> Callable[[], None]:
+    """Make the container's Placement allocation match its new cpu and memory (Zun
+    left it at the create's values, so Placement's view of the node drifted with
+    every resize). Returns the undo. ResourcesUnavailable when Placement refuses;
+    ServiceUnavailable when it cannot be reached. No call when the resource classes'
+    amounts do not change (cpu 0.5 -> 0.8 is still one VCPU)."""
+    placement = deps.placement
+    old = container_resources(row.cpu, row.memory, row.disk)
+    new = container_resources(cpu, memory, row.disk)
+    if placement is None or new == old:
+        return lambda: None
+    provider = nodes.provider_uuid_of(deps.db, deps.host)
+    try:
+        placement.allocate(row.uuid, provider, new, row.project_id, row.user_id)
+    except AllocationFailed as err:
+        asked = ", ".join(f"{amount} {rc}" for rc, amount in new.items())
+        raise exc.ResourcesUnavailable(reason=f"Placement refused {asked}: {err.msg}") from err
+    except PlacementError as err:      # (not an error class the RPC layer carries back)
+        raise exc.ServiceUnavailable(
+            reason=f"Placement could not record the new resources of container "
+                   f"{row.uuid}: {err.msg}. Nothing was changed; try again when Placement "
+                   f"answers.") from err
+
+    def undo() -> None:
+        try:
+            placement.allocate(row.uuid, provider, old, row.project_id, row.user_id)
+        except PlacementError as err:
+            LOG.error("could not give back the Placement allocation %s after Docker "
+                      "refused the resize (%s); it stays at %s until the container is "
+                      "resized again or deleted", old, err.msg, new)
+    return undo
 
 
 def resize_container(deps: AgentDeps, ctx: RequestContext, uuid: str,
