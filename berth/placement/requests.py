@@ -16,12 +16,18 @@ from berth.placement.base import (
 )
 
 
+def vcpus_of(cpu: float | None) -> int:
+    """The VCPUs a container of ``cpu`` cores holds in Placement: whole ones, at least
+    one (rpc-compute.md §4.1, step 4)."""
+    return max(1, math.ceil(cpu or 0))
+
+
 def container_resources(cpu: float | None, memory: str | int | None,
                         disk: int | None) -> dict[str, int]:
     """The allocation of one container: ``VCPU = max(1, ceil(cpu))``, ``MEMORY_MB =
     memory`` when set, ``DISK_GB = disk`` when set and non-zero. (``memory`` is the
     row's string of MiB, as Zun stores it.)"""
-    out = {VCPU: max(1, math.ceil(cpu or 0))}
+    out = {VCPU: vcpus_of(cpu)}
     mem = memory_mib(memory)
     if mem > 0:
         out[MEMORY_MB] = mem

@@ -32,10 +32,18 @@ class HostState:
     service_up: bool
     service_disabled: bool
     disabled_reason: str | None = None
+    #: The node's cores (Placement's largest VCPU allocation); 0: not known.
+    cores: int = 0
+    #: Whole VCPUs its containers hold in Placement (each at least one).
+    vcpus_used: int = 0
 
     @property
     def free_cpu(self) -> float:
         return self.cpus - self.cpu_used
+
+    @property
+    def free_vcpus(self) -> float:
+        return self.cpus - self.vcpus_used
 
     @property
     def free_memory_mib(self) -> int:

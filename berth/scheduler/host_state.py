@@ -15,6 +15,7 @@ from berth.db import nodes
 from berth.db.containers import NOT_HOLDING
 from berth.db.engine import Database
 from berth.db.models import ComputeNode, Container, ZunService
+from berth.placement.requests import vcpus_of
 from berth.scheduler.base import HostState
 
 
@@ -39,13 +40,14 @@ _NODES = (select(ComputeNode.hostname, ComputeNode.cpus, ComputeNode.mem_total,
                  ComputeNode.runtimes).order_by(ComputeNode.uuid))
 
 
-def _usage_by_host(s: Session) -> dict[str, tuple[float, int]]:
-    usage: dict[str, tuple[float, int]] = {}
+def _usage_by_host(s: Session) -> dict[str, tuple[float, int, int]]:
+    """{host: (cpu, memory MiB, whole VCPUs as Placement counts them)}."""
+    usage: dict[str, tuple[float, int, int]] = {}
     for host, cpu, memory in s.execute(_USAGE):
         if host is None:        # excluded by the query; for the type checker
             continue
-        c, m = usage.get(host, (0.0, 0))
-        usage[host] = (c + (cpu or 0.0), m + memory_mib(memory))
+        c, m, v = usage.get(host, (0.0, 0, 0))
+        usage[host] = (c + (cpu or 0.0), m + memory_mib(memory), v + vcpus_of(cpu))
     return usage
 
 
@@ -59,7 +61,7 @@ def load_host_states(db: Database, ratios: Ratios, down_time: int,
     out = []
     for node in compute_nodes:
         svc = services.get(node.hostname)
-        cpu_used, mem_used = usage.get(node.hostname, (0.0, 0))
+        cpu_used, mem_used, vcpus_used = usage.get(node.hostname, (0.0, 0, 0))
         out.append(HostState(
             hostname=node.hostname,
             cpus=max(0, (node.cpus or 0) - ratios.reserved_cpus) * ratios.cpu,
@@ -71,5 +73,6 @@ def load_host_states(db: Database, ratios: Ratios, down_time: int,
             service_up=svc is not None and nodes.service_is_up(svc, down_time),
             service_disabled=bool(svc and svc.disabled),
             disabled_reason=svc.disabled_reason if svc else None,
+            cores=node.cpus or 0, vcpus_used=vcpus_used,
         ))
     return out

@@ -103,3 +103,37 @@ def test_allocation_that_does_not_fit_is_resources_unavailable(berth_factory, do
         assert row.host is None and row.container_id is None
         assert allocation_rows(db) == []
     assert docker_client.containers.list(all=True, filters={"name": f"zun-{c.uuid}"}) == []
+
+
+def test_a_node_whose_vcpus_placement_holds_is_not_scheduled(berth_factory, docker_client):  # type: ignore[no-untyped-def]
+    """Placement counts whole VCPUs: at ratio 1, a node's cores fill with as many
+    containers of 0.1 cpu. The scheduler counts them the same way, so the next create
+    is refused at scheduling (Zun's contract: 202, the row in Error) instead of being
+    sent to an agent whose allocation must fail: no Docker container, no allocation."""
+    proc = berth_factory("[compute]\ncpu_allocation_ratio = 1\n").start()
+    zun = proc.client()
+    with database_of(proc) as db:
+        rp = nodes.get_compute_node(db, proc.host).rp_uuid
+        placement = EmbeddedPlacement(db)
+        vcpus = int(placement.get_inventory(rp)[VCPU].capacity)
+        assert 1 <= vcpus <= 16, f"a node of {vcpus} VCPUs: the test needs 1 to 16"
+        held = []
+        for _ in range(vcpus):
+            c = zun.containers.run(image=TEST_IMAGE, image_pull_policy="ifnotpresent",
+                                   command=["sleep", "300"], cpu=0.1, memory="32")
+            held.append(c.uuid)
+        for uuid in held:
+            wait_for(lambda u=uuid: status_of(zun, u) == "Running", 60,
+                     what="the containers that fill the node to run")
+        assert placement.usages(rp)[VCPU] == vcpus
+
+        refused = zun.containers.run(image=TEST_IMAGE, image_pull_policy="ifnotpresent",
+                                     command=["sleep", "300"], cpu=0.1, memory="32")
+        assert refused.status == "Error"
+        assert "not enough hosts" in refused.status_reason
+        assert "whole VCPU in Placement" in refused.status_reason, refused.status_reason
+        assert placement.get_allocation(refused.uuid) == {}
+        assert docker_client.containers.list(
+            all=True, filters={"name": f"zun-{refused.uuid}"}) == []
+        for uuid in [*held, refused.uuid]:
+            zun.containers.delete(uuid, force=True)

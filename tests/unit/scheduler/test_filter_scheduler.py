@@ -27,10 +27,12 @@ ALL_FILTERS = filters.by_name(["ComputeFilter", "AvailabilityZoneFilter", "Runti
 
 def host(name: str, *, cpus: float = 16.0, memory: int = 4096, cpu_used: float = 0.0,
          mem_used: int = 0, zone: str = "nova", up: bool = True, disabled: bool = False,
-         runtimes: tuple[str, ...] = ("runc",), reason: str | None = None) -> HostState:
+         runtimes: tuple[str, ...] = ("runc",), reason: str | None = None, cores: int = 0,
+         vcpus_used: int = 0) -> HostState:
     return HostState(hostname=name, cpus=cpus, memory_mib=memory, cpu_used=cpu_used,
                      memory_used_mib=mem_used, runtimes=runtimes, availability_zone=zone,
-                     service_up=up, service_disabled=disabled, disabled_reason=reason)
+                     service_up=up, service_disabled=disabled, disabled_reason=reason,
+                     cores=cores, vcpus_used=vcpus_used)
 
 
 def spec(cpu: float = 1.0, memory: int = 512, **kw: object) -> RequestSpec:
@@ -102,6 +104,32 @@ def test_resource_filter() -> None:
         == "memory 4 MiB > free 0 MiB"
 
 
+def test_resource_filter_counts_whole_vcpus_as_placement_does() -> None:
+    """2 cores at ratio 1: two containers of 0.1 cpu fill Placement's 2 VCPUs while
+    the cores are only a tenth used."""
+    f = ResourceFilter()
+    full = host("n", cpus=2.0, cores=2, cpu_used=0.2, vcpus_used=2)
+    assert f.passes(full, spec(cpu=0.1)) == \
+        "cpu 0.1 takes 1 whole VCPU in Placement, free 0 of 2"
+    assert f.passes(host("n", cpus=2.0, cores=2, cpu_used=0.1, vcpus_used=1),
+                    spec(cpu=0.1)) is None
+    assert f.passes(host("n", cpus=4.0, cores=2, cpu_used=0.5, vcpus_used=2),
+                    spec(cpu=1.5)) is None
+    assert f.passes(host("n", cpus=4.0, cores=2, cpu_used=0.5, vcpus_used=3),
+                    spec(cpu=1.5)) == "cpu 1.5 takes 2 whole VCPU in Placement, free 1 of 4"
+    # No allocation is larger than the node's cores (Placement's max_unit).
+    assert f.passes(host("n", cpus=32.0, cores=2), spec(cpu=2.5)) == \
+        "cpu 2.5 takes 3 VCPU, more than the node's 2 cores"
+    assert f.passes(host("n", cpus=32.0, cores=2), spec(cpu=2.0)) is None
+
+
+def test_a_node_full_in_placement_is_passed_over_for_one_with_whole_vcpus_free() -> None:
+    hosts = [host("roomy-but-full", cpus=2.0, cores=2, memory=8192, cpu_used=0.2,
+                  vcpus_used=2),
+             host("small", cpus=2.0, cores=2, memory=2048)]
+    assert scheduler(hosts).select_destination(spec(cpu=0.1)).host == "small"
+
+
 def test_compute_filter() -> None:
     f = ComputeFilter()
     assert f.passes(host("n"), spec()) is None
@@ -158,6 +186,7 @@ def test_host_states_apply_ratios_and_count_live_usage(db: Database) -> None:
     assert state.hostname == "n1"
     assert state.cpus == 6.0 and state.memory_mib == 2048
     assert state.cpu_used == 1.5 and state.memory_used_mib == 768
+    assert state.cores == 4 and state.vcpus_used == 2       # 1.0 -> 1, 0.5 -> 1
     assert state.availability_zone == "z1"
     assert state.service_up and not state.service_disabled
     assert state.runtimes == ("runc",)
