@@ -4,8 +4,9 @@ of what was asked of a container (by the API) and what the agent did about it.""
 from __future__ import annotations
 
 import datetime as dt
+from typing import cast
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from berth.common import exceptions as exc
@@ -50,8 +51,8 @@ def action_start(db: Database, ctx: RequestContext, container_uuid: str, action:
 # The agent's event writes, built once over the tables and run on the session's
 # connection: every create and start records two or three events, and the ORM's
 # select, add, flush and bulk-update paths cost several times the SQL (bench P2).
-_ACTIONS = ContainerAction.__table__
-_EVENTS = ContainerActionEvent.__table__
+_ACTIONS = cast(Table, ContainerAction.__table__)
+_EVENTS = cast(Table, ContainerActionEvent.__table__)
 _ACTION_OF_REQUEST = (
     select(_ACTIONS.c.id)
     .where(_ACTIONS.c.container_uuid == bindparam("uuid"),

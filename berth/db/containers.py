@@ -242,7 +242,7 @@ def _update_in(s: Session, uuid: str, values: Mapping[str, Any], expected_task_s
             updated = s.scalars(_BY_UUID, {"uuid": uuid}).one()
     else:
         result = s.execute(stmt)
-        updated = None if result.rowcount == 0 else s.scalars(
+        updated = None if result.rowcount == 0 else s.scalars(  # type: ignore[attr-defined]
             _BY_UUID, {"uuid": uuid}).one()
     if updated is None:
         row = s.scalars(_BY_UUID, {"uuid": uuid}).first()

@@ -29,7 +29,9 @@ LOG = logging.getLogger(__name__)
 
 def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
            run: bool) -> Container:
-    fields = validate_create(body, version, ctx.is_admin, state.settings.create_limits)
+    # Validated: each field has its schema's type (the extras too).
+    fields: dict[str, Any] = validate_create(body, version, ctx.is_admin,
+                                             state.settings.create_limits)
     extras = {k[1:]: fields.pop(k) for k in list(fields) if k.startswith("_")}
     registry = registries_api.resolve_for_create(state, ctx, extras.get("registry"))
     if registry is not None:

@@ -11,7 +11,11 @@ target_metadata = Base.metadata
 
 
 def run_migrations_online() -> None:
-    engine = create_engine(config.get_main_option("sqlalchemy.url"), poolclass=pool.NullPool)
+    url = config.get_main_option("sqlalchemy.url")
+    if not url:
+        raise RuntimeError("berth's Alembic configuration has no sqlalchemy.url: run "
+                           "migrations through 'berth db upgrade'")
+    engine = create_engine(url, poolclass=pool.NullPool)
     with engine.connect() as connection:
         context.configure(
             connection=connection,
