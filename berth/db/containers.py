@@ -9,6 +9,7 @@ container's task.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import uuid as uuidlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -226,22 +227,21 @@ def _update_in(s: Session, uuid: str, values: Mapping[str, Any], expected_task_s
                expected_status: Any, expected_task_deadline: Any) -> Container:
     values = dict(values)
     values.setdefault("updated_at", utcnow())
-    stmt = update(Container).where(Container.uuid == uuid)
-    stmt = _expect(stmt, Container.task_state, expected_task_state)
-    stmt = _expect(stmt, Container.status, expected_status)
-    if expected_task_deadline is not ANY:
-        stmt = stmt.where(Container.task_deadline.is_(None)
-                          if expected_task_deadline is None
-                          else Container.task_deadline == expected_task_deadline)
-    stmt = stmt.values(**values).execution_options(synchronize_session=False)
-    if s.bind is not None and s.bind.dialect.update_returning:
+    params: dict[str, Any] = {"w_uuid": uuid}
+    params.update({f"v_{key}": value for key, value in values.items()})
+    returning = s.bind is not None and s.bind.dialect.update_returning
+    stmt = _update_statement(
+        tuple(sorted(values)), _shape(expected_task_state, "w_task", params),
+        _shape(expected_status, "w_status", params),
+        _shape(expected_task_deadline, "w_deadline", params), returning)
+    if returning:
         # PostgreSQL and SQLite hand the updated row back: no second query, but
         # for a container pulling from a registry (registry_uuid is a subquery).
-        updated = s.scalars(stmt.returning(Container)).first()
+        updated = s.scalars(stmt, params).first()
         if updated is not None and updated.registry_id is not None:
             updated = s.scalars(_BY_UUID, {"uuid": uuid}).one()
     else:
-        result = s.execute(stmt)
+        result = s.execute(stmt, params)
         updated = None if result.rowcount == 0 else s.scalars(  # type: ignore[attr-defined]
             _BY_UUID, {"uuid": uuid}).one()
     if updated is None:
@@ -252,18 +252,45 @@ def _update_in(s: Session, uuid: str, values: Mapping[str, Any], expected_task_s
     return updated
 
 
-def _expect(stmt, column, expected):  # type: ignore[no-untyped-def]
+#: How an expectation constrains its column: not at all, IS NULL, = one value, or
+#: IN values (with OR IS NULL when None is among them).
+_Shape = tuple[str, bool]
+
+
+def _shape(expected: Any, name: str, params: dict[str, Any]) -> _Shape:
+    """The expectation's shape, its values put in ``params`` under ``name``."""
     if expected is ANY:
-        return stmt
+        return ("any", False)
     if expected is None:
-        return stmt.where(column.is_(None))
-    if isinstance(expected, str):
-        return stmt.where(column == expected)
+        return ("null", False)
+    if isinstance(expected, str | dt.datetime):
+        params[name] = expected
+        return ("eq", False)
     values = list(expected)
-    cond = column.in_([v for v in values if v is not None])
-    if None in values:
-        cond = cond | column.is_(None)
-    return stmt.where(cond)
+    params[name] = [v for v in values if v is not None]
+    return ("in", None in values)
+
+
+@functools.lru_cache(maxsize=256)
+def _update_statement(keys: tuple[str, ...], task: _Shape, status: _Shape,
+                      deadline: _Shape, returning: bool) -> Any:
+    """The UPDATE of one row by uuid, setting ``keys``, under the expectations'
+    shapes: built once per shape (flows write a handful of them, thousands of times),
+    so that neither its construction nor its cache key is paid per write."""
+    stmt = update(Container).where(Container.uuid == bindparam("w_uuid"))
+    for column, (kind, or_null), name in ((Container.task_state, task, "w_task"),
+                                          (Container.status, status, "w_status"),
+                                          (Container.task_deadline, deadline, "w_deadline")):
+        if kind == "null":
+            stmt = stmt.where(column.is_(None))
+        elif kind == "eq":
+            stmt = stmt.where(column == bindparam(name))
+        elif kind == "in":
+            cond = column.in_(bindparam(name, expanding=True))
+            stmt = stmt.where(cond | column.is_(None) if or_null else cond)
+    stmt = stmt.values({key: bindparam(f"v_{key}") for key in keys}).execution_options(
+        synchronize_session=False)
+    return stmt.returning(Container) if returning else stmt
 
 
 def list_overdue_tasks(db: Database, now: dt.datetime, host: str | None = None

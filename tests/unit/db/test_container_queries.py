@@ -227,6 +227,36 @@ def test_update_expectation_may_be_a_collection_including_none(db: Database) -> 
     assert containers.get_by_uuid(db, row.uuid).status == "Stopped"
 
 
+def test_one_update_shape_serves_every_row_with_its_own_values(db: Database) -> None:
+    """update_ builds its statement once per shape (keys and kinds of expectation);
+    each call binds its own values: JSON, times, and expectations included."""
+    import datetime as dt
+
+    deadline = dt.datetime(2026, 1, 2, 3, 4, 5)
+    a = make(db, name="a", status="Creating", task_state="container_creating",
+             task_deadline=deadline)
+    b = make(db, name="b", status="Created", task_state="container_starting",
+             task_deadline=deadline + dt.timedelta(seconds=1))
+    for row, labels in ((a, {"k": "a"}), (b, {"k": "b", "n": "2"})):
+        done = containers.update_(db, row.uuid, {"labels": labels, "task_state": None},
+                                  expected_task_state=row.task_state,
+                                  expected_status=row.status,
+                                  expected_task_deadline=row.task_deadline)
+        assert (done.labels, done.task_state, done.status) == (labels, None, row.status)
+    assert containers.get_by_uuid(db, a.uuid).labels == {"k": "a"}
+    assert containers.get_by_uuid(db, b.uuid).labels == {"k": "b", "n": "2"}
+    # The same shape, a deadline that no longer matches: refused, nothing written.
+    c = make(db, name="c", task_state="container_creating", task_deadline=deadline)
+    with pytest.raises(exc.TaskInProgress):
+        containers.update_(db, c.uuid, {"labels": {"k": "c"}, "task_state": None},
+                           expected_task_state="container_creating", expected_status="Running",
+                           expected_task_deadline=deadline + dt.timedelta(seconds=9))
+    assert containers.get_by_uuid(db, c.uuid).labels in (None, {})
+    # IN with only None is IS NULL.
+    containers.update_(db, a.uuid, {"status": "Stopped"}, expected_task_state=[None])
+    assert containers.get_by_uuid(db, a.uuid).status == "Stopped"
+
+
 def test_update_with_expected_status(db: Database) -> None:
     row = make(db, name="a", status="Creating")
     with pytest.raises(exc.TaskInProgress):
