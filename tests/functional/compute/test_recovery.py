@@ -63,13 +63,24 @@ def assert_recovered(proc: BerthProcess) -> None:
     assert not missing, f"rows whose Docker container is missing: {missing}"
 
     holding = [r for r in rows if r["host"] == proc.host and r["status"] not in HOLDING_NOTHING]
+    held = sum(r["cpu"] or 0 for r in holding)
+
+    def published_cpu_used() -> float:
+        with database(proc) as con:
+            return float(con.execute("SELECT cpu_used FROM compute_node WHERE hostname = ?",
+                                     (proc.host,)).fetchone()["cpu_used"])
+
+    # The node's published usage (host-show) follows claims and deletes within the
+    # tracker's publish delay (a quarter of a second), one publish for a burst.
+    try:
+        wait_for(lambda: published_cpu_used() == pytest.approx(held), 5,
+                 what="the node's published usage to match its rows")
+    except AssertionError:
+        raise AssertionError(f"claims leaked: node says {published_cpu_used()} cpu used, "
+                             f"rows hold {[dict(r) for r in holding]}") from None
     with database(proc) as con:
-        cpu_used = con.execute("SELECT cpu_used FROM compute_node WHERE hostname = ?",
-                               (proc.host,)).fetchone()["cpu_used"]
         consumers = {r["consumer_id"] for r in con.execute(
             "SELECT DISTINCT consumer_id FROM allocation").fetchall()}
-    assert cpu_used == pytest.approx(sum(r["cpu"] or 0 for r in holding)), \
-        f"claims leaked: node says {cpu_used} cpu used, rows hold {[dict(r) for r in holding]}"
     # A row holds a Placement allocation while it holds a Docker container (a failed
     # start keeps both); a failed create and a deleted row hold none.
     expected = {r["uuid"] for r in rows if r["status"] not in HOLDING_NOTHING
