@@ -4,22 +4,9 @@ database: the list and show answers must never disagree."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-from support.migrated_sqlite import migrated_url
-
 from berth.api.views import LIST_COLUMNS, container_view, listed_view
 from berth.db import containers, registries
 from berth.db.engine import Database
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[Database]:
-    database = Database(migrated_url(tmp_path))
-    yield database
-    database.dispose()
 
 
 def test_listed_rows_render_as_shown_rows(db: Database) -> None:

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
 
 from berth.console import execs, tokens
-from berth.db import containers, migrate
+from berth.db import containers
 from berth.db.engine import Database
 from berth.db.models import ConsoleToken, ExecInstance
 
@@ -31,15 +29,6 @@ class Clock:
 
     def advance(self, seconds: float) -> None:
         self.now += dt.timedelta(seconds=seconds)
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[Database]:
-    url = f"sqlite:///{tmp_path / 'berth.sqlite'}"
-    migrate.upgrade(url)
-    database = Database(url)
-    yield database
-    database.dispose()
 
 
 @pytest.fixture

@@ -4,23 +4,10 @@ SQLite file migrated with Alembic, read back through the API's queries."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 
 from berth.common.context import RequestContext
-from berth.db import actions, containers, migrate
+from berth.db import actions, containers
 from berth.db.engine import Database
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[Database]:
-    url = f"sqlite:///{tmp_path / 'berth.sqlite'}"
-    migrate.upgrade(url)
-    database = Database(url)
-    yield database
-    database.dispose()
 
 
 def _container_with_action(db: Database, request_id: str = "req-1") -> str:

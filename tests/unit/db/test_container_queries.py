@@ -4,24 +4,13 @@
 from __future__ import annotations
 
 import uuid as uuidlib
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from berth.common import exceptions as exc
-from berth.db import containers, migrate
+from berth.db import containers
 from berth.db.engine import Database
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[Database]:
-    url = f"sqlite:///{tmp_path / 'berth.sqlite'}"
-    migrate.upgrade(url)
-    database = Database(url)
-    yield database
-    database.dispose()
 
 
 def make(db: Database, **values: object):  # type: ignore[no-untyped-def]

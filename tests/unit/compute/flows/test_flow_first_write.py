@@ -6,11 +6,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from support.fake_runtime import FakeRuntime
-from support.migrated_sqlite import migrated_url
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
@@ -23,13 +21,6 @@ from berth.db import actions, containers
 from berth.db.engine import Database
 
 EVENT = "compute__do_container_create"
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[Database]:
-    database = Database(migrated_url(tmp_path))
-    yield database
-    database.dispose()
 
 
 @pytest.fixture
