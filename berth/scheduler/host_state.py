@@ -1,4 +1,5 @@
-"""Building HostStates from the database: compute_node (capacity), zun_service
+"""Building HostStates from the database: compute_node and the inventory the node
+reported to the embedded Placement (capacity), zun_service
 (liveness, zone) and the containers placed on each node (usage, counted live so
 that containers being created already count)."""
 
@@ -15,6 +16,8 @@ from berth.db import nodes
 from berth.db.containers import NOT_HOLDING
 from berth.db.engine import Database
 from berth.db.models import ComputeNode, Container, ZunService
+from berth.db.placement_models import ProviderInventory, ResourceProvider
+from berth.placement.base import MEMORY_MB, VCPU, Inventory
 from berth.placement.requests import vcpus_of
 from berth.scheduler.base import HostState
 
@@ -37,7 +40,16 @@ _SERVICES = (select(ZunService.host, ZunService.availability_zone, ZunService.di
                     ZunService.last_seen_up, ZunService.updated_at, ZunService.created_at)
              .where(ZunService.binary == nodes.COMPUTE_BINARY).order_by(ZunService.id))
 _NODES = (select(ComputeNode.hostname, ComputeNode.cpus, ComputeNode.mem_total,
-                 ComputeNode.runtimes).order_by(ComputeNode.uuid))
+                 ComputeNode.runtimes, ComputeNode.rp_uuid).order_by(ComputeNode.uuid))
+# What each node reported to the embedded Placement: its own reservations and ratios
+# (an agent's [compute] options, which the API's need not repeat). Empty with
+# [placement]driver = openstack: then the API's own options stand in for them.
+_INVENTORIES = (
+    select(ResourceProvider.uuid, ProviderInventory.resource_class, ProviderInventory.total,
+           ProviderInventory.reserved, ProviderInventory.max_unit,
+           ProviderInventory.allocation_ratio)
+    .join(ProviderInventory, ProviderInventory.resource_provider_id == ResourceProvider.id)
+    .where(ProviderInventory.resource_class.in_((VCPU, MEMORY_MB))))
 
 
 def _usage_by_host(s: Session) -> dict[str, tuple[float, int, int]]:
@@ -53,19 +65,25 @@ def _usage_by_host(s: Session) -> dict[str, tuple[float, int, int]]:
 
 def load_host_states(db: Database, ratios: Ratios, down_time: int,
                      default_zone: str) -> Sequence[HostState]:
-    # One read for the three.
+    # One read for the four.
     with db.reader() as s:
         services = {svc.host: svc for svc in s.execute(_SERVICES)}
         usage = _usage_by_host(s)
         compute_nodes = list(s.execute(_NODES))
+        reported = {(r.uuid, r.resource_class): Inventory(
+            total=r.total, reserved=r.reserved, max_unit=r.max_unit,
+            allocation_ratio=r.allocation_ratio) for r in s.execute(_INVENTORIES)}
     out = []
     for node in compute_nodes:
         svc = services.get(node.hostname)
         cpu_used, mem_used, vcpus_used = usage.get(node.hostname, (0.0, 0, 0))
+        vcpu, memory = reported.get((node.rp_uuid, VCPU)), reported.get((node.rp_uuid, MEMORY_MB))
         out.append(HostState(
             hostname=node.hostname,
-            cpus=max(0, (node.cpus or 0) - ratios.reserved_cpus) * ratios.cpu,
-            memory_mib=int(max(0, (node.mem_total or 0) - ratios.reserved_memory_mib)
+            cpus=vcpu.capacity if vcpu else
+            max(0, (node.cpus or 0) - ratios.reserved_cpus) * ratios.cpu,
+            memory_mib=int(memory.capacity if memory else
+                           max(0, (node.mem_total or 0) - ratios.reserved_memory_mib)
                            * ratios.ram),
             cpu_used=cpu_used, memory_used_mib=mem_used,
             runtimes=tuple(node.runtimes or ("runc",)),
@@ -73,6 +91,6 @@ def load_host_states(db: Database, ratios: Ratios, down_time: int,
             service_up=svc is not None and nodes.service_is_up(svc, down_time),
             service_disabled=bool(svc and svc.disabled),
             disabled_reason=svc.disabled_reason if svc else None,
-            cores=node.cpus or 0, vcpus_used=vcpus_used,
+            cores=vcpu.largest_unit if vcpu else node.cpus or 0, vcpus_used=vcpus_used,
         ))
     return out

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
 import pytest
 
 from berth.common import exceptions as exc
-from berth.db import containers, migrate, nodes
+from berth.db import containers, nodes
 from berth.db.engine import Database
 from berth.db.models import ZunService, utcnow
 from berth.scheduler import filters
@@ -165,15 +164,6 @@ def test_filters_by_name() -> None:
 
 # -- host states from the database -------------------------------------------------------------
 
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[Database]:
-    url = f"sqlite:///{tmp_path / 'berth.sqlite'}"
-    migrate.upgrade(url)
-    database = Database(url)
-    yield database
-    database.dispose()
-
-
 def test_host_states_apply_ratios_and_count_live_usage(db: Database) -> None:
     nodes.upsert_compute_node(db, "n1", {"cpus": 4, "mem_total": 2560, "runtimes": ["runc"]})
     nodes.report_service_up(db, "n1", nodes.COMPUTE_BINARY, "z1")
@@ -190,6 +180,30 @@ def test_host_states_apply_ratios_and_count_live_usage(db: Database) -> None:
     assert state.availability_zone == "z1"
     assert state.service_up and not state.service_disabled
     assert state.runtimes == ("runc",)
+
+
+def test_host_states_take_each_nodes_reported_inventory_over_the_apis_ratios(
+        db: Database) -> None:
+    """An agent reports its capacity with its own [compute] ratios and reservations;
+    the API's options stand in only for a node that reported none (OpenStack
+    Placement). At ratio 64 two cores hold 128 VCPUs, not the API's 32."""
+    from berth.placement.base import MEMORY_MB, VCPU, Inventory
+    from berth.placement.embedded import EmbeddedPlacement
+
+    for host_name in ("reported", "silent"):
+        nodes.upsert_compute_node(db, host_name, {"cpus": 2, "mem_total": 4096})
+        nodes.report_service_up(db, host_name, nodes.COMPUTE_BINARY, None)
+    rp = nodes.get_compute_node(db, "reported").rp_uuid
+    placement = EmbeddedPlacement(db)
+    placement.ensure_provider(rp, "reported")
+    placement.set_inventory(rp, {
+        VCPU: Inventory(total=2, reserved=0, max_unit=2, allocation_ratio=64.0),
+        MEMORY_MB: Inventory(total=4096, reserved=1024, max_unit=4096, allocation_ratio=1.0)})
+    states = {h.hostname: h for h in load_host_states(db, Ratios(), 60, "nova")}
+    assert (states["reported"].cpus, states["reported"].cores,
+            states["reported"].memory_mib) == (128.0, 2, 3072)
+    assert (states["silent"].cpus, states["silent"].cores,
+            states["silent"].memory_mib) == (32.0, 2, int((4096 - 512) * 1.5))
 
 
 def test_a_node_without_a_recent_heartbeat_is_down(db: Database) -> None:
