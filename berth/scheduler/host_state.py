@@ -18,7 +18,7 @@ from berth.db.engine import Database
 from berth.db.models import ComputeNode, Container, ZunService
 from berth.db.placement_models import ProviderInventory, ResourceProvider
 from berth.placement.base import MEMORY_MB, VCPU, Inventory
-from berth.placement.requests import vcpus_of
+from berth.placement.requests import NodeReservations, node_inventories, vcpus_of
 from berth.scheduler.base import HostState
 
 
@@ -73,24 +73,28 @@ def load_host_states(db: Database, ratios: Ratios, down_time: int,
         reported = {(r.uuid, r.resource_class): Inventory(
             total=r.total, reserved=r.reserved, max_unit=r.max_unit,
             allocation_ratio=r.allocation_ratio) for r in s.execute(_INVENTORIES)}
+    # For a node that reported nothing: the inventory it would report under the API's
+    # options (the agent's own arithmetic, berth.placement.requests).
+    api_options = NodeReservations(
+        reserved_cpus=ratios.reserved_cpus, reserved_memory_mb=ratios.reserved_memory_mib,
+        cpu_allocation_ratio=ratios.cpu, ram_allocation_ratio=ratios.ram)
     out = []
     for node in compute_nodes:
         svc = services.get(node.hostname)
         cpu_used, mem_used, vcpus_used = usage.get(node.hostname, (0.0, 0, 0))
-        vcpu, memory = reported.get((node.rp_uuid, VCPU)), reported.get((node.rp_uuid, MEMORY_MB))
+        assumed = node_inventories(node.cpus or 0, node.mem_total or 0, 0, api_options)
+        vcpu = reported.get((node.rp_uuid, VCPU)) or assumed.get(VCPU)
+        memory = reported.get((node.rp_uuid, MEMORY_MB)) or assumed.get(MEMORY_MB)
         out.append(HostState(
             hostname=node.hostname,
-            cpus=vcpu.capacity if vcpu else
-            max(0, (node.cpus or 0) - ratios.reserved_cpus) * ratios.cpu,
-            memory_mib=int(memory.capacity if memory else
-                           max(0, (node.mem_total or 0) - ratios.reserved_memory_mib)
-                           * ratios.ram),
+            cpus=vcpu.capacity if vcpu else 0.0,
+            memory_mib=int(memory.capacity) if memory else 0,
             cpu_used=cpu_used, memory_used_mib=mem_used,
             runtimes=tuple(node.runtimes or ("runc",)),
             availability_zone=(svc.availability_zone if svc else None) or default_zone,
             service_up=svc is not None and nodes.service_is_up(svc, down_time),
             service_disabled=bool(svc and svc.disabled),
             disabled_reason=svc.disabled_reason if svc else None,
-            cores=vcpu.largest_unit if vcpu else node.cpus or 0, vcpus_used=vcpus_used,
+            cores=vcpu.largest_unit if vcpu else 0, vcpus_used=vcpus_used,
         ))
     return out
