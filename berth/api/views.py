@@ -58,6 +58,9 @@ def container_view(row: Container, *, is_admin: bool, request: Request | None = 
 _LISTED_KEYS = tuple(k for k in CONTAINER_KEYS + ADMIN_KEYS if k != "registry_id")
 LIST_COLUMNS = _LISTED_KEYS + ("registry_id", "registry_uuid", "task_deadline")
 _REGISTRY_AT = len(_LISTED_KEYS)
+#: The columns a show read on the event loop reads (``containers.get_columns_on_loop``):
+#: the list's, and the Docker container's id (``operations.containers.show_on_loop``).
+SHOW_COLUMNS = LIST_COLUMNS + ("container_id",)
 
 
 def listed_view(row: Sequence[Any], *, is_admin: bool) -> dict[str, Any]:
@@ -68,6 +71,13 @@ def listed_view(row: Sequence[Any], *, is_admin: bool) -> dict[str, Any]:
         for key in ADMIN_KEYS:
             del out[key]
     _finish(out)
+    return out
+
+
+def shown_view(row: Sequence[Any], *, is_admin: bool, request: Request) -> dict[str, Any]:
+    """``container_view`` of a row of ``SHOW_COLUMNS``, with its ``links``."""
+    out = listed_view(row, is_admin=is_admin)
+    out["links"] = links(request, "containers", out["uuid"])
     return out
 
 

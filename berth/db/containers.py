@@ -70,11 +70,10 @@ def _scoped(stmt: Select, project_id: str | None) -> Select:
 
 
 def get(db: Database, ident: str, project_id: str | None = None,
-        container_type: int = CONTAINER, *, on_loop: bool = False) -> Container:
+        container_type: int = CONTAINER) -> Container:
     """Look up by uuid or name within ``project_id`` (None: all projects).
-    ContainerNotFound, or Conflict when a name matches several containers.
-    ``on_loop``: read with ``db.loop_reader`` (the API's event loop, SQLite)."""
-    with (db.loop_reader() if on_loop else db.reader()) as s:
+    ContainerNotFound, or Conflict when a name matches several containers."""
+    with db.reader() as s:
         if is_uuid_like(ident):
             params: dict[str, Any] = {"uuid": ident.lower(), "ctype": container_type}
             if project_id is None:
@@ -87,12 +86,44 @@ def get(db: Database, ident: str, project_id: str | None = None,
         base = _scoped(select(Container).where(Container.container_type == container_type),
                        project_id)
         rows = s.scalars(base.where(Container.name == ident).limit(2)).all()
+    return _the_one(ident, rows)
+
+
+def _the_one(ident: str, rows: Sequence[T]) -> T:
     if not rows:
         raise exc.ContainerNotFound(container=ident)
     if len(rows) > 1:
         raise exc.Conflict(
             f"Multiple containers exist with the name {ident}; use the uuid instead.")
     return rows[0]
+
+
+def get_columns_on_loop(db: Database, ident: str, columns: tuple[str, ...],
+                        project_id: str | None = None,
+                        container_type: int = CONTAINER) -> Row[Any]:
+    """``get`` as one row of only ``columns`` (as ``list_columns``), read on the
+    calling thread's ``db.loop_connection`` (SQLite; the API's event loop): each
+    lookup is one statement, the uuid's first, then the name's."""
+    with db.loop_connection() as conn:
+        if is_uuid_like(ident):
+            params: dict[str, Any] = {"uuid": ident.lower(), "ctype": container_type}
+            if project_id is not None:
+                params["project"] = project_id
+            row = conn.execute(_columns_by_uuid(columns, project_id is not None),
+                               params).first()
+            if row is not None:
+                return row
+        stmt = _scoped(select(*(_column(name) for name in columns)).where(
+            Container.container_type == container_type, Container.name == ident), project_id)
+        rows = conn.execute(stmt.limit(2)).all()
+    return _the_one(ident, rows)
+
+
+@functools.lru_cache(maxsize=8)
+def _columns_by_uuid(columns: tuple[str, ...], in_project: bool) -> Select:
+    stmt = select(*(_column(name) for name in columns)).where(
+        Container.uuid == bindparam("uuid"), Container.container_type == bindparam("ctype"))
+    return stmt.where(Container.project_id == bindparam("project")) if in_project else stmt
 
 
 def get_by_uuid(db: Database, uuid: str) -> Container:

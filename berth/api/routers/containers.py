@@ -17,7 +17,7 @@ from berth.api.responses import JSONResponse
 from berth.api.schemas.container import parse_run_flag
 from berth.api.schemas.types import extended_bool, lenient_bool
 from berth.api.state import ApiState
-from berth.api.views import LIST_COLUMNS, container_view, listed_view
+from berth.api.views import LIST_COLUMNS, container_view, listed_view, shown_view
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.db import containers
@@ -121,9 +121,10 @@ def _all_projects_flag(ctx: RequestContext, value: str | None) -> None:
 async def show(ident: str, request: Request) -> JSONResponse:
     ctx, state = request_context(request), _state(request)
     _all_projects_flag(ctx, request.query_params.get("all_projects"))
-    row = compute_api.show_on_loop(state, ctx, ident)
-    if row is None:
-        row = await _threaded(compute_api.show, state, ctx, ident)
+    stored = compute_api.show_on_loop(state, ctx, ident)
+    if stored is not None:
+        return JSONResponse(shown_view(stored, is_admin=ctx.is_admin, request=request))
+    row = await _threaded(compute_api.show, state, ctx, ident)
     return JSONResponse(container_view(row, is_admin=ctx.is_admin, request=request))
 
 

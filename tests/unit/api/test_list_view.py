@@ -31,3 +31,31 @@ def test_listed_rows_render_as_shown_rows(db: Database) -> None:
     assert listed_view(rows[1], is_admin=False)["registry_id"] == reg.uuid
     assert listed_view(rows[0], is_admin=False)["labels"] == {}
     assert "host" not in listed_view(rows[0], is_admin=False)
+
+
+def test_rows_read_on_the_loop_render_as_shown_rows(db: Database) -> None:
+    """show's event-loop answer (a row of SHOW_COLUMNS, read on the loop's own
+    connection) is container_view with links, by uuid and by name."""
+    from types import SimpleNamespace
+
+    from starlette.requests import Request
+
+    from berth.api.views import SHOW_COLUMNS, shown_view
+
+    reg = registries.create(db, {"name": "r", "domain": "registry.example:5000",
+                                 "project_id": "p1"})
+    full = containers.create(db, {
+        "name": "full", "project_id": "p1", "status": "Running", "host": "n1",
+        "image": "busybox", "command": ["sh"], "environment": {"A": "1"},
+        "labels": {"l": "v"}, "ports": [80], "registry_id": reg.id, "privileged": True,
+        "container_id": "abc", "runtime": "runc"})
+    request = Request({"type": "http", "scheme": "http", "server": ("127.0.0.1", 9517),
+                       "path": "/v1/containers", "headers": [], "state": {},
+                       "app": SimpleNamespace(state=SimpleNamespace())})
+    stored = containers.get_by_uuid(db, full.uuid)
+    for ident in (full.uuid, "full"):
+        row = containers.get_columns_on_loop(db, ident, SHOW_COLUMNS)
+        assert row.container_id == "abc"
+        for is_admin in (True, False):
+            assert shown_view(row, is_admin=is_admin, request=request) == \
+                container_view(stored, is_admin=is_admin, request=request)

@@ -319,3 +319,28 @@ def test_json_columns_read_back_what_was_written_including_empty_ones() -> None:
     assert first == {} and first is not second          # never a shared object
     assert _json_loads("[]") == [] and _json_loads("null") is None
     assert _json_loads(" {} ") == {}
+
+
+def test_loop_reads_hold_no_snapshot_and_survive_a_failed_read(db: Database) -> None:
+    """The event loop's kept connection reads in autocommit: a read never leaves a
+    transaction open (a writer's commit is seen by the next read, and the WAL can be
+    checkpointed), and a failed statement leaves the next read a working connection."""
+    from sqlalchemy import text
+
+    row = containers.create(db, {"name": "a", "project_id": "p1", "status": "Creating"})
+    cols = ("uuid", "status")
+    assert containers.get_columns_on_loop(db, row.uuid, cols).status == "Creating"
+    with db.loop_connection() as conn:
+        assert conn.exec_driver_sql("SELECT 1").scalar() == 1
+        assert not conn.connection.dbapi_connection.in_transaction  # type: ignore[union-attr]
+    containers.update_(db, row.uuid, {"status": "Running"})
+    assert containers.get_columns_on_loop(db, "a", cols).status == "Running"
+    with pytest.raises(Exception, match="no such table"):
+        with db.loop_connection() as conn:
+            conn.execute(text("SELECT * FROM no_such_table"))
+    assert containers.get_columns_on_loop(db, row.uuid, cols, project_id="p1").uuid == row.uuid
+    with pytest.raises(exc.ContainerNotFound):
+        containers.get_columns_on_loop(db, row.uuid, cols, project_id="p2")
+    containers.create(db, {"name": "a", "project_id": "p1", "status": "Creating"})
+    with pytest.raises(exc.Conflict):
+        containers.get_columns_on_loop(db, "a", cols)
