@@ -342,15 +342,22 @@ def destroy(db: Database, uuid: str) -> bool:
     return rows.destroy_by_uuid(db, Container, uuid)
 
 
+_CENSUS = select(Container.status, Container.disk, Container.cpu, Container.memory).where(
+    Container.host == bindparam("host"), Container.container_type.in_((0, 1)))
+_HELD_ON_HOST = select(Container.cpu, Container.memory).where(
+    Container.host == bindparam("host"), Container.status.not_in(NOT_HOLDING),
+    Container.container_type.in_((0, 1)))
+_HELD_ON_HOST_BUT = _HELD_ON_HOST.where(
+    Container.uuid.not_in(bindparam("excluded", expanding=True)))
+
+
 def census_of_host(db: Database, host: str
                    ) -> tuple[dict[str, int], int, tuple[float, int, int]]:
     """What host-show and the scheduler read of ``host``, from one query: {status:
     number of containers and capsules} (berth's own, not every container Docker has),
     the disk GiB they hold, and ``usage_on_host``'s (cpu, memory MiB, count)."""
-    with db.reader() as s:
-        rows = s.execute(select(Container.status, Container.disk, Container.cpu,
-                                Container.memory).where(
-            Container.host == host, Container.container_type.in_((0, 1)))).all()
+    with db.connection() as conn:
+        rows = conn.execute(_CENSUS, {"host": host}).all()
     counts: dict[str, int] = {}
     for row in rows:
         counts[row.status or ""] = counts.get(row.status or "", 0) + 1
@@ -362,13 +369,12 @@ def usage_on_host(db: Database, host: str, exclude: Iterable[str] = ()) -> tuple
     """(cpu, memory MiB, count) held by the containers on ``host``: every row placed
     there except those in Error or Deleted, which hold nothing."""
     excluded = list(exclude)
-    with db.reader() as s:
-        stmt = select(Container.cpu, Container.memory).where(
-            Container.host == host, Container.status.not_in(NOT_HOLDING),
-            Container.container_type.in_((0, 1)))
+    with db.connection() as conn:
         if excluded:
-            stmt = stmt.where(Container.uuid.not_in(excluded))
-        return _held(s.execute(stmt).all())
+            rows = conn.execute(_HELD_ON_HOST_BUT, {"host": host, "excluded": excluded}).all()
+        else:
+            rows = conn.execute(_HELD_ON_HOST, {"host": host}).all()
+    return _held(rows)
 
 
 def _held(rows: Sequence[Any]) -> tuple[float, int, int]:

@@ -4,6 +4,7 @@ its agent is alive."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import time
 import uuid as uuidlib
 from collections.abc import Mapping
@@ -32,9 +33,18 @@ def upsert_compute_node(db: Database, hostname: str, values: Mapping[str, Any]) 
 
 
 def update_compute_node_usage(db: Database, hostname: str, values: Mapping[str, Any]) -> None:
-    with db.writer() as s:
-        s.execute(update(ComputeNode).where(ComputeNode.hostname == hostname)
-                  .values(updated_at=utcnow(), **values))
+    """Write ``values`` (columns of the usage: the same keys on every call, so the
+    statement is built once) to ``hostname``'s compute node."""
+    with db.write_connection() as conn:
+        conn.execute(_usage_update(tuple(sorted(values))),
+                     {"h": hostname, "v_updated_at": utcnow(),
+                      **{f"v_{k}": v for k, v in values.items()}})
+
+
+@functools.lru_cache(maxsize=4)
+def _usage_update(keys: tuple[str, ...]) -> Any:
+    return update(ComputeNode).where(ComputeNode.hostname == bindparam("h")).values(
+        {key: bindparam(f"v_{key}") for key in ("updated_at",) + keys})
 
 
 def get_compute_node(db: Database, ident: str) -> ComputeNode:
