@@ -45,15 +45,16 @@ def is_uuid_like(value: str) -> bool:
 def create(db: Database, values: Mapping[str, Any], *,
            along: Callable[[str], Iterable[Any]] | None = None) -> Container:
     """Insert the row; ``along(uuid)`` gives other new records (its action) written in
-    the same transaction."""
+    the same transaction. The row comes back with its id and every column's value
+    (the defaults filled in), unattached to any session."""
     row = Container(**values)
     row.uuid = row.uuid or str(uuidlib.uuid4())
     if row.container_type is None:
         row.container_type = CONTAINER
-    with db.writer() as s:
-        s.add(row)
-        if along is not None:
-            s.add_all(along(row.uuid))
+    with db.write_connection() as conn:
+        row.id = rows.insert_new(conn, row)
+        for other in along(row.uuid) if along is not None else ():
+            rows.insert_new(conn, other)
     return row
 
 

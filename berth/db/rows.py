@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Connection, Insert, Table, insert, select
 
 from berth.db.engine import Database
 
@@ -18,3 +19,36 @@ def destroy_by_uuid(db: Database, model: Any, uuid: str) -> bool:
             return False
         s.delete(row)
         return True
+
+
+def insert_new(conn: Connection, obj: Any) -> Any:
+    """INSERT a new mapped object ``obj`` (never saved, never in a session) on
+    ``conn``: the values it was given, each other column's default filled in and set
+    on ``obj`` too (as a flush would), its generated primary key set on it and
+    returned. A create through the ORM's unit of work cost twice this (bench P1)."""
+    table = obj.__table__
+    given = obj.__dict__
+    record: dict[str, Any] = {}
+    for column in table.columns:
+        key = column.key
+        if key in given:
+            record[key] = given[key]
+        elif column.default is not None and column.default.is_scalar:
+            record[key] = column.default.arg
+        elif column.default is not None and column.default.is_callable:
+            record[key] = column.default.arg(None)
+        else:
+            continue
+        if key not in given:
+            setattr(obj, key, record[key])
+    result = conn.execute(_insert_of(table), record)
+    (pk_column,) = table.primary_key.columns
+    pk = record[pk_column.key] if pk_column.key in record else \
+        result.inserted_primary_key[0]  # type: ignore[index]
+    setattr(obj, pk_column.key, pk)
+    return pk
+
+
+@functools.lru_cache(maxsize=16)
+def _insert_of(table: Table) -> Insert:
+    return insert(table)

@@ -344,3 +344,33 @@ def test_loop_reads_hold_no_snapshot_and_survive_a_failed_read(db: Database) -> 
     containers.create(db, {"name": "a", "project_id": "p1", "status": "Creating"})
     with pytest.raises(exc.Conflict):
         containers.get_columns_on_loop(db, "a", cols)
+
+
+def test_create_returns_the_row_as_stored_and_writes_its_action_with_it(db: Database) -> None:
+    """create: the returned row carries its id and every column's default, as a read
+    of it shows; the records ``along`` gives are written in the same transaction, so
+    a failing one leaves no container row behind."""
+    from berth.api.views import container_view
+    from berth.common.context import RequestContext
+    from berth.db import actions
+
+    ctx = RequestContext.admin()
+    row = containers.create(db, {"name": "c", "project_id": "p1", "status": "Creating"},
+                            along=lambda u: [actions.new_action(ctx, u, "create")])
+    stored = containers.get_by_uuid(db, row.uuid)
+    assert row.id == stored.id and row.id is not None
+    assert row.cpu_policy == "shared" and row.interactive is False and row.container_type == 0
+    assert row.created_at == stored.created_at
+    assert container_view(row, is_admin=True) == container_view(stored, is_admin=True)
+    assert [a.action for a in actions.list_actions(db, row.uuid)] == ["create"]
+
+    def broken(uuid: str) -> list[Any]:
+        action = actions.new_action(ctx, uuid, "create")
+        action.container_uuid = None     # NOT NULL: the insert fails
+        return [action]
+
+    with pytest.raises(Exception, match="NOT NULL"):
+        containers.create(db, {"name": "d", "project_id": "p1", "status": "Creating"},
+                          along=broken)
+    with pytest.raises(exc.ContainerNotFound):
+        containers.get(db, "d")
