@@ -10,8 +10,12 @@ def base_url(request: Request) -> str:
     public = getattr(request.app.state, "public_endpoint", None)
     if public:
         return public.rstrip("/")
-    proto = request.headers.get("x-forwarded-proto", request.url.scheme).split(",")[0].strip()
-    host = request.headers.get("x-forwarded-host") or request.headers.get("host") or \
+    headers = request.headers
+    # From the scope, not request.url: building the URL cost a status poll more than
+    # the rest of its links (request.url is read only when no Host header came).
+    proto = (headers.get("x-forwarded-proto") or request.scope.get("scheme") or "http"
+             ).split(",")[0].strip()
+    host = headers.get("x-forwarded-host") or headers.get("host") or \
         f"{request.url.hostname}:{request.url.port}"
     return f"{proto}://{host.split(',')[0].strip()}"
 

@@ -335,9 +335,8 @@ def test_loop_reads_hold_no_snapshot_and_survive_a_failed_read(db: Database) -> 
         assert not conn.connection.dbapi_connection.in_transaction  # type: ignore[union-attr]
     containers.update_(db, row.uuid, {"status": "Running"})
     assert containers.get_columns_on_loop(db, "a", cols).status == "Running"
-    with pytest.raises(Exception, match="no such table"):
-        with db.loop_connection() as conn:
-            conn.execute(text("SELECT * FROM no_such_table"))
+    with pytest.raises(Exception, match="no such table"), db.loop_connection() as conn:
+        conn.execute(text("SELECT * FROM no_such_table"))
     assert containers.get_columns_on_loop(db, row.uuid, cols, project_id="p1").uuid == row.uuid
     with pytest.raises(exc.ContainerNotFound):
         containers.get_columns_on_loop(db, row.uuid, cols, project_id="p2")
