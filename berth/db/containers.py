@@ -52,7 +52,7 @@ def create(db: Database, values: Mapping[str, Any], *,
     if row.container_type is None:
         row.container_type = CONTAINER
     with db.write_connection() as conn:
-        row.id = rows.insert_new(conn, row)
+        rows.insert_new(conn, row)
         for other in along(row.uuid) if along is not None else ():
             rows.insert_new(conn, other)
     return row
