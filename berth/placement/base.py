@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from berth.common.exceptions import BerthError
 
@@ -78,6 +78,14 @@ class Inventory:
     max_unit: int | None = None
     step_size: int = 1
     allocation_ratio: float = 1.0
+
+    @classmethod
+    def of_row(cls, row: Any) -> Inventory:
+        """From a stored inventory (embedded Placement's ProviderInventory, or a row of
+        its columns)."""
+        return cls(total=row.total, reserved=row.reserved, min_unit=row.min_unit,
+                   max_unit=row.max_unit, step_size=row.step_size,
+                   allocation_ratio=float(row.allocation_ratio))
 
     @property
     def largest_unit(self) -> int:

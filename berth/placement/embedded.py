@@ -20,7 +20,6 @@ import logging
 import re
 import uuid as uuidlib
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
@@ -87,13 +86,6 @@ def check_inventory(resource_class: str, inv: Inventory) -> None:
                                     f"0 <= reserved <= total, allocation_ratio > 0")
 
 
-def _inventory_of(row: Any) -> Inventory:
-    """From a ProviderInventory, or a row of its columns."""
-    return Inventory(total=row.total, reserved=row.reserved, min_unit=row.min_unit,
-                     max_unit=row.max_unit, step_size=row.step_size,
-                     allocation_ratio=float(row.allocation_ratio))
-
-
 def _provider_of(row: ResourceProvider) -> Provider:
     return Provider(uuid=row.uuid, name=row.name, generation=row.generation)
 
@@ -148,7 +140,7 @@ class EmbeddedPlacement:
     def _inventories(s: Session, provider_id: int) -> dict[str, Inventory]:
         rows = s.scalars(select(ProviderInventory).where(
             ProviderInventory.resource_provider_id == provider_id)).all()
-        return {r.resource_class: _inventory_of(r) for r in rows}
+        return {r.resource_class: Inventory.of_row(r) for r in rows}
 
     def get_inventory(self, provider_uuid: str) -> dict[str, Inventory]:
         with self._db.reader() as s:
@@ -258,7 +250,7 @@ class EmbeddedPlacement:
             if found is None:
                 raise ProviderNotFound(uuid=provider_uuid)
             rp_id = found[0]
-            inventories = {row.resource_class: _inventory_of(row)
+            inventories = {row.resource_class: Inventory.of_row(row)
                            for row in s.execute(_INVENTORIES, {"rp": rp_id})}
             used = {rc: int(total or 0) for rc, total in s.execute(
                 _USED_BESIDES, {"rp": rp_id, "classes": list(resources),

@@ -46,8 +46,8 @@ _NODES = (select(ComputeNode.hostname, ComputeNode.cpus, ComputeNode.mem_total,
 # [placement]driver = openstack: then the API's own options stand in for them.
 _INVENTORIES = (
     select(ResourceProvider.uuid, ProviderInventory.resource_class, ProviderInventory.total,
-           ProviderInventory.reserved, ProviderInventory.max_unit,
-           ProviderInventory.allocation_ratio)
+           ProviderInventory.reserved, ProviderInventory.min_unit, ProviderInventory.max_unit,
+           ProviderInventory.step_size, ProviderInventory.allocation_ratio)
     .join(ProviderInventory, ProviderInventory.resource_provider_id == ResourceProvider.id)
     .where(ProviderInventory.resource_class.in_((VCPU, MEMORY_MB))))
 
@@ -70,9 +70,8 @@ def load_host_states(db: Database, ratios: Ratios, down_time: int,
         services = {svc.host: svc for svc in s.execute(_SERVICES)}
         usage = _usage_by_host(s)
         compute_nodes = list(s.execute(_NODES))
-        reported = {(r.uuid, r.resource_class): Inventory(
-            total=r.total, reserved=r.reserved, max_unit=r.max_unit,
-            allocation_ratio=r.allocation_ratio) for r in s.execute(_INVENTORIES)}
+        reported = {(r.uuid, r.resource_class): Inventory.of_row(r)
+                    for r in s.execute(_INVENTORIES)}
     # For a node that reported nothing: the inventory it would report under the API's
     # options (the agent's own arithmetic, berth.placement.requests).
     api_options = NodeReservations(
