@@ -63,8 +63,8 @@ _PROVIDER_OF_HOST = select(ComputeNode.rp_uuid, ComputeNode.uuid).where(
 def provider_uuid_of(db: Database, host: str) -> str:
     """The Placement provider of ``host``'s compute node (its ``rp_uuid``, else its
     uuid): what every create allocates against, read without loading the node."""
-    with db.reader() as s:
-        found = s.execute(_PROVIDER_OF_HOST, {"host": host}).first()
+    with db.connection() as conn:
+        found = conn.execute(_PROVIDER_OF_HOST, {"host": host}).first()
     if found is None:
         raise exc.ComputeNodeNotFound(compute_node=host)
     return str(found[0] or found[1])

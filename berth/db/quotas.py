@@ -65,8 +65,9 @@ _USAGE = select(Container.cpu, Container.memory, Container.disk).where(
 def class_and_project_limits(db: Database, class_name: str, project_id: str
                              ) -> tuple[dict[str, int], dict[str, int]]:
     """``class_limits`` and ``project_limits`` in one statement (every create asks both)."""
-    with db.reader() as s:
-        rows = s.execute(_LIMITS, {"class_name": class_name, "project_id": project_id}).all()
+    with db.connection() as conn:
+        rows = conn.execute(_LIMITS, {"class_name": class_name,
+                                      "project_id": project_id}).all()
     layers: tuple[dict[str, int], dict[str, int]] = ({}, {})
     for layer, resource, limit in rows:
         layers[layer][resource] = limit
@@ -108,8 +109,8 @@ def project_usage(db: Database, project_id: str) -> dict[str, int | float]:
     """What ``project_id`` uses now: container count, cpu (cores, a float), memory
     (MiB) and disk (GiB), over its containers and capsules in any status (a row in
     Error still counts until it is deleted, as in Zun)."""
-    with db.reader() as s:
-        rows = s.execute(_USAGE, {"project_id": project_id}).all()
+    with db.connection() as conn:
+        rows = conn.execute(_USAGE, {"project_id": project_id}).all()
     memory = sum(memory_mib(r.memory) for r in rows)
     return {"containers": len(rows), "cpu": round(sum(r.cpu or 0.0 for r in rows), 6),
             "memory": memory, "disk": sum(r.disk or 0 for r in rows)}
