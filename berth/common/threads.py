@@ -8,11 +8,18 @@ on an agent freed 2.2 MiB, bench P6a). Here a thread that has waited ``idle_time
 without work exits; the next burst starts threads again (start and join of a
 thread: ~0.2 ms here).
 
-Accounting is the standard library's: a thread that finishes a job releases one
-"idle" token; ``submit`` takes a token (an idle thread will pick the job up) or, when
-there is none, starts a thread while below ``max_workers``, or else queues the job
-for the next free thread. A thread retires only if it can take a token back, i.e.
-only if no submitter is counting on an idle thread to run its job.
+Accounting, under one lock: ``_unclaimed`` counts the jobs queued and not yet taken
+by a thread, ``_waiting`` the threads waiting for a job (a thread just started counts
+as waiting). ``submit`` starts a thread when the unclaimed jobs outnumber the waiting
+threads and the bound allows; otherwise a waiting thread, or the next thread to finish
+its job, takes it. A thread retires only when its wait timed out and no job is
+unclaimed.
+
+(The standard library counts idle threads with a semaphore released after every job,
+also after a job that was queued at the bound and taken without one; there the count
+grows too high but threads never exit, so the excess only delays. Here threads exit:
+a stale count made ``submit`` trust an idle thread that had retired, and the job
+waited forever. Hence the explicit counts.)
 """
 
 from __future__ import annotations
@@ -38,8 +45,9 @@ class ElasticThreadPool(cf.Executor):
         self.idle_timeout = idle_timeout
         self._prefix = thread_name_prefix
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._idle = threading.Semaphore(0)
         self._lock = threading.Lock()
+        self._unclaimed = 0
+        self._waiting = 0
         self._threads: set[threading.Thread] = set()
         self._names = itertools.count()
         self._shutdown = False
@@ -55,10 +63,12 @@ class ElasticThreadPool(cf.Executor):
             if self._shutdown:
                 raise RuntimeError("cannot schedule new work after shutdown")
             self._jobs.put((future, fn, args, kwargs))
-            if not self._idle.acquire(blocking=False) and len(self._threads) < self.max_workers:
+            self._unclaimed += 1
+            if self._unclaimed > self._waiting and len(self._threads) < self.max_workers:
                 thread = threading.Thread(target=self._work, daemon=True,
                                           name=f"{self._prefix}_{next(self._names)}")
                 self._threads.add(thread)
+                self._waiting += 1            # until it takes its first job
                 thread.start()
         return future
 
@@ -69,11 +79,16 @@ class ElasticThreadPool(cf.Executor):
                 job = self._jobs.get(timeout=self.idle_timeout)
             except queue.Empty:
                 with self._lock:
-                    # Retire only when no submitter took this thread's idle token.
-                    if self._idle.acquire(blocking=False):
+                    # A job put after the timeout is still unclaimed: stay for it.
+                    if self._unclaimed == 0:
+                        self._waiting -= 1
                         self._threads.discard(me)
                         return
                 continue
+            with self._lock:
+                self._waiting -= 1
+                if job is not None:
+                    self._unclaimed -= 1
             if job is None:                     # shutdown: pass the word on
                 self._jobs.put(None)
                 with self._lock:
@@ -90,7 +105,8 @@ class ElasticThreadPool(cf.Executor):
                     future.set_result(result)
                     del result
             del future, fn, args, kwargs
-            self._idle.release()
+            with self._lock:
+                self._waiting += 1
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         with self._lock:
@@ -103,6 +119,7 @@ class ElasticThreadPool(cf.Executor):
                     except queue.Empty:
                         break
                     if job is not None:
+                        self._unclaimed -= 1
                         job[0].cancel()
             self._jobs.put(None)
         if wait:

@@ -93,6 +93,25 @@ def test_no_job_is_lost_while_threads_retire() -> None:
         pool.shutdown()
 
 
+def test_a_burst_beyond_the_bound_leaves_no_phantom_idle_thread() -> None:
+    # Jobs queued at the bound are picked up by threads finishing earlier jobs. Once
+    # every thread has retired, the next job must start a thread again: it once
+    # counted on an "idle" thread that had retired, and waited forever (the agent
+    # dropped every delete after a burst of 50 creates and 30 s of quiet).
+    pool = ElasticThreadPool(2, idle_timeout=0.05)
+    gate = threading.Event()
+    try:
+        burst = [pool.submit(gate.wait, 5) for _ in range(6)]
+        gate.set()
+        for f in burst:
+            f.result(5)
+        assert _until(lambda: pool.num_threads == 0)
+        later = [pool.submit(lambda i=i: i) for i in range(3)]
+        assert [f.result(5) for f in later] == [0, 1, 2]
+    finally:
+        pool.shutdown()
+
+
 def test_shutdown_runs_queued_jobs_then_refuses_new_ones() -> None:
     pool = ElasticThreadPool(1)
     gate = threading.Event()
