@@ -67,9 +67,15 @@ class ElasticThreadPool(cf.Executor):
             if self._unclaimed > self._waiting and len(self._threads) < self.max_workers:
                 thread = threading.Thread(target=self._work, daemon=True,
                                           name=f"{self._prefix}_{next(self._names)}")
+                try:
+                    thread.start()
+                except BaseException:
+                    # The process's thread limit, say: the job stays queued (and
+                    # unclaimed) but cancelled, so whichever thread takes it skips it.
+                    future.cancel()
+                    raise
                 self._threads.add(thread)
                 self._waiting += 1            # until it takes its first job
-                thread.start()
         return future
 
     def _work(self) -> None:

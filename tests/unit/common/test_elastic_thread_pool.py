@@ -112,6 +112,27 @@ def test_a_burst_beyond_the_bound_leaves_no_phantom_idle_thread() -> None:
         pool.shutdown()
 
 
+def test_a_thread_that_cannot_start_leaves_the_counts_true(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    pool = ElasticThreadPool(2, idle_timeout=30)
+    ran: list[str] = []
+
+    def refuse(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    try:
+        with monkeypatch.context() as m:
+            m.setattr(threading.Thread, "start", refuse)
+            with pytest.raises(RuntimeError):
+                pool.submit(ran.append, "refused")
+        assert pool.num_threads == 0
+        assert pool.submit(lambda: "later").result(5) == "later"
+        time.sleep(0.05)
+        assert ran == []          # the refused job was cancelled, not run late
+    finally:
+        pool.shutdown()
+
+
 def test_shutdown_runs_queued_jobs_then_refuses_new_ones() -> None:
     pool = ElasticThreadPool(1)
     gate = threading.Event()
