@@ -18,8 +18,8 @@ from berth.compute.periodic.inventory import InventorySettings
 from berth.db import registries
 from berth.db.engine import Database, default_url
 from berth.placement.base import Placement
+from berth.placement.requests import NodeReservations
 from berth.rpc.base import Transport
-from berth.scheduler.host_state import Ratios
 
 if TYPE_CHECKING:  # API-only parts are imported where they are built: berth-compute
     from berth.api.state import ApiState  # never loads the API (see build_api_state)
@@ -84,16 +84,20 @@ def _ratio(value: float | None, initial: float) -> float:
     return value if value is not None else initial
 
 
-def ratios(conf: cfg.ConfigOpts) -> Ratios:
+def node_reservations(conf: cfg.ConfigOpts) -> NodeReservations:
+    """The ``[compute]`` reservations and ratios (a ratio left unset: its initial_*
+    value): the agent's capacity and Placement inventory, and the API's stand-in for
+    a node that reported no inventory."""
     c = conf.compute
-    return Ratios(cpu=_ratio(c.cpu_allocation_ratio, c.initial_cpu_allocation_ratio),
-                  ram=_ratio(c.ram_allocation_ratio, c.initial_ram_allocation_ratio),
-                  reserved_cpus=c.reserved_host_cpus,
-                  reserved_memory_mib=c.reserved_host_memory_mb)
+    return NodeReservations(
+        reserved_cpus=c.reserved_host_cpus, reserved_memory_mb=c.reserved_host_memory_mb,
+        reserved_disk_mb=c.reserved_host_disk_mb,
+        cpu_allocation_ratio=_ratio(c.cpu_allocation_ratio, c.initial_cpu_allocation_ratio),
+        ram_allocation_ratio=_ratio(c.ram_allocation_ratio, c.initial_ram_allocation_ratio),
+        disk_allocation_ratio=_ratio(c.disk_allocation_ratio, c.initial_disk_allocation_ratio))
 
 
 def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport) -> ComputeAgent:
-    r = ratios(conf)
     settings = AgentSettings(
         host=conf.host, default_pull_policy=conf.image_pull_policy.lower(),
         default_registry=conf.docker.default_registry,
@@ -107,13 +111,9 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport) -> Com
         resume_container_state=conf.compute.resume_container_state,
         registry_key=registry_key(conf))
     inventory = InventorySettings(
-        host=conf.host, reserved_cpus=r.reserved_cpus, reserved_memory_mib=r.reserved_memory_mib,
-        cpu_allocation_ratio=r.cpu, ram_allocation_ratio=r.ram,
+        host=conf.host, reservations=node_reservations(conf),
         reserve_disk_for_image=conf.compute.reserve_disk_for_image,
-        enable_cpu_pinning=conf.compute.enable_cpu_pinning,
-        reserved_disk_mb=conf.compute.reserved_host_disk_mb,
-        disk_allocation_ratio=_ratio(conf.compute.disk_allocation_ratio,
-                                     conf.compute.initial_disk_allocation_ratio))
+        enable_cpu_pinning=conf.compute.enable_cpu_pinning)
     config = AgentConfig(settings=settings, inventory=inventory,
                          availability_zone=conf.default_availability_zone,
                          action_workers=conf.compute.action_workers,
@@ -164,9 +164,9 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
         quota_defaults={k: int(conf.quota[k]) for k in ("containers", "memory", "cpu", "disk")},
         registry_key=registry_key(conf),
         default_availability_zone=conf.default_availability_zone)
-    r = ratios(conf)
+    reservations = node_reservations(conf)
     scheduler = FilterScheduler(
-        lambda: load_host_states(db, r, down_time, conf.default_availability_zone),
+        lambda: load_host_states(db, reservations, down_time, conf.default_availability_zone),
         filters.by_name(list(conf.scheduler.enabled_filters), conf.default_schedule_zone))
     up_hosts = nodes.UpHosts(db, down_time)
     compute = ComputeAPI(transport, up_hosts, call_timeout=conf.compute.rpc_call_timeout)

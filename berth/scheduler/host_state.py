@@ -6,7 +6,6 @@ that containers being created already count)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -20,15 +19,6 @@ from berth.db.placement_models import ProviderInventory, ResourceProvider
 from berth.placement.base import MEMORY_MB, VCPU, Inventory
 from berth.placement.requests import NodeReservations, node_inventories, vcpus_of
 from berth.scheduler.base import HostState
-
-
-@dataclass(frozen=True, slots=True)
-class Ratios:
-    cpu: float = 16.0
-    ram: float = 1.5
-    reserved_cpus: int = 0
-    reserved_memory_mib: int = 512
-
 
 # Every create schedules: the three reads are built once, and read plain columns
 # (building them and the ORM objects of every node and service cost more than the SQL).
@@ -63,8 +53,10 @@ def _usage_by_host(s: Session) -> dict[str, tuple[float, int, int]]:
     return usage
 
 
-def load_host_states(db: Database, ratios: Ratios, down_time: int,
+def load_host_states(db: Database, api_options: NodeReservations, down_time: int,
                      default_zone: str) -> Sequence[HostState]:
+    """``api_options``: the API's own ``[compute]`` reservations and ratios, which
+    stand in for a node that reported no inventory (OpenStack Placement)."""
     # One read for the four.
     with db.reader() as s:
         services = {svc.host: svc for svc in s.execute(_SERVICES)}
@@ -74,9 +66,6 @@ def load_host_states(db: Database, ratios: Ratios, down_time: int,
                     for r in s.execute(_INVENTORIES)}
     # For a node that reported nothing: the inventory it would report under the API's
     # options (the agent's own arithmetic, berth.placement.requests).
-    api_options = NodeReservations(
-        reserved_cpus=ratios.reserved_cpus, reserved_memory_mb=ratios.reserved_memory_mib,
-        cpu_allocation_ratio=ratios.cpu, ram_allocation_ratio=ratios.ram)
     out = []
     for node in compute_nodes:
         svc = services.get(node.hostname)

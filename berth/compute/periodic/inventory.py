@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from berth.compute.claims import Capacity, ResourceTracker
@@ -23,15 +23,11 @@ LOG = logging.getLogger(__name__)
 @dataclass(frozen=True, slots=True)
 class InventorySettings:
     host: str
-    reserved_cpus: int = 0
-    reserved_memory_mib: int = 512
-    cpu_allocation_ratio: float = 16.0
-    ram_allocation_ratio: float = 1.5
+    #: The node's reservations and allocation ratios: its capacity for claims, and
+    #: its inventory in Placement (rpc-compute.md §4.3).
+    reservations: NodeReservations = field(default_factory=NodeReservations)
     reserve_disk_for_image: float = 0.2
     enable_cpu_pinning: bool = False
-    #: Placement inventory only (rpc-compute.md §4.3).
-    reserved_disk_mb: int = 0
-    disk_allocation_ratio: float = 1.0
 
 
 def read_meminfo(path: str = "/proc/meminfo") -> dict[str, int]:
@@ -81,9 +77,10 @@ def inventory_host(db: Database, runtime: Runtime, tracker: ResourceTracker,
         "disk_quota_supported": False,
     }
     node = nodes.upsert_compute_node(db, settings.host, values)
+    r = settings.reservations
     tracker.set_capacity(Capacity.of(
-        info.cpus, mem_total, settings.reserved_cpus, settings.reserved_memory_mib,
-        settings.cpu_allocation_ratio, settings.ram_allocation_ratio))
+        info.cpus, mem_total, r.reserved_cpus, r.reserved_memory_mb,
+        r.cpu_allocation_ratio, r.ram_allocation_ratio))
     tracker.publish_usage()
     if placement is not None and node.rp_uuid:
         report_to_placement(db, placement, node.rp_uuid, settings, values)
@@ -99,12 +96,7 @@ def report_to_placement(db: Database, placement: Placement, rp_uuid: str,
                    if s.host == settings.host)
     inventories = node_inventories(
         int(values["cpus"] or 0), int(values["mem_total"] or 0), int(values["disk_total"] or 0),
-        NodeReservations(reserved_cpus=settings.reserved_cpus,
-                         reserved_memory_mb=settings.reserved_memory_mib,
-                         reserved_disk_mb=settings.reserved_disk_mb,
-                         cpu_allocation_ratio=settings.cpu_allocation_ratio,
-                         ram_allocation_ratio=settings.ram_allocation_ratio,
-                         disk_allocation_ratio=settings.disk_allocation_ratio))
+        settings.reservations)
     try:
         report_node(placement, rp_uuid, settings.host, inventories, disabled)
     except PlacementError as err:

@@ -11,6 +11,7 @@ from berth.common import exceptions as exc
 from berth.db import containers, nodes
 from berth.db.engine import Database
 from berth.db.models import ZunService, utcnow
+from berth.placement.requests import NodeReservations
 from berth.scheduler import filters
 from berth.scheduler.base import HostState, RequestSpec
 from berth.scheduler.filter_scheduler import FilterScheduler
@@ -18,7 +19,7 @@ from berth.scheduler.filters.availability_zone_filter import AvailabilityZoneFil
 from berth.scheduler.filters.compute_filter import ComputeFilter
 from berth.scheduler.filters.resource_filter import ResourceFilter
 from berth.scheduler.filters.runtime_filter import RuntimeFilter
-from berth.scheduler.host_state import Ratios, load_host_states
+from berth.scheduler.host_state import load_host_states
 
 ALL_FILTERS = filters.by_name(["ComputeFilter", "AvailabilityZoneFilter", "RuntimeFilter",
                                "ResourceFilter"])
@@ -171,8 +172,9 @@ def test_host_states_apply_ratios_and_count_live_usage(db: Database) -> None:
                                 ("Error", 8.0, "9999"), ("Deleted", 8.0, "9999")]:
         containers.create(db, {"host": "n1", "status": status, "cpu": cpu, "memory": memory})
     containers.create(db, {"host": None, "status": "Creating", "cpu": 9.0, "memory": "9"})
-    [state] = load_host_states(db, Ratios(cpu=2.0, ram=1.0, reserved_cpus=1,
-                                          reserved_memory_mib=512), 60, "nova")
+    [state] = load_host_states(db, NodeReservations(
+        reserved_cpus=1, reserved_memory_mb=512, cpu_allocation_ratio=2.0,
+        ram_allocation_ratio=1.0), 60, "nova")
     assert state.hostname == "n1"
     assert state.cpus == 6.0 and state.memory_mib == 2048
     assert state.cpu_used == 1.5 and state.memory_used_mib == 768
@@ -199,7 +201,7 @@ def test_host_states_take_each_nodes_reported_inventory_over_the_apis_ratios(
     placement.set_inventory(rp, {
         VCPU: Inventory(total=2, reserved=0, max_unit=2, allocation_ratio=64.0),
         MEMORY_MB: Inventory(total=4096, reserved=1024, max_unit=4096, allocation_ratio=1.0)})
-    states = {h.hostname: h for h in load_host_states(db, Ratios(), 60, "nova")}
+    states = {h.hostname: h for h in load_host_states(db, NodeReservations(), 60, "nova")}
     assert (states["reported"].cpus, states["reported"].cores,
             states["reported"].memory_mib) == (128.0, 2, 3072)
     assert (states["silent"].cpus, states["silent"].cores,
@@ -213,7 +215,7 @@ def test_a_node_without_a_recent_heartbeat_is_down(db: Database) -> None:
     with db.writer() as s:
         svc = s.query(ZunService).filter_by(host="n1").one()
         svc.last_seen_up = utcnow() - dt.timedelta(seconds=600)
-    states = {h.hostname: h for h in load_host_states(db, Ratios(), 60, "nova")}
+    states = {h.hostname: h for h in load_host_states(db, NodeReservations(), 60, "nova")}
     assert not states["n1"].service_up
     assert not states["ghost"].service_up            # never reported at all
     assert states["ghost"].availability_zone == "nova"
