@@ -8,6 +8,7 @@ import json
 import os
 import sys
 import time
+import traceback
 
 from bench import (
     p1_p2_create,
@@ -32,6 +33,10 @@ BENCHMARKS = {
 }
 
 
+def _verdict(met: bool | None) -> str:
+    return "NOT RUN" if met is None else "MET" if met else "MISSED"
+
+
 def _fmt(v: float | None) -> str:
     return "-" if v is None else f"{v:.4g}"
 
@@ -46,22 +51,32 @@ def main(argv: list[str] | None = None) -> int:
     # Benchmarks create more containers than the default quotas allow.
     berth = Berth("[quota]\ncontainers = -1\nmemory = -1\ncpu = -1\ndisk = -1\n"
                   "[compute]\ncpu_allocation_ratio = 64\n")
+    failed = []
     try:
         for bid in ids:
             print(f"running {bid} ...", file=sys.stderr, flush=True)
-            results.append(BENCHMARKS[bid](berth))
+            try:
+                results.append(BENCHMARKS[bid](berth))
+            except Exception as err:  # noqa: BLE001 - one failure must not lose the rest
+                traceback.print_exc()
+                failed.append(bid)
+                results.append(Result(bid, f"FAILED: {type(err).__name__}: {err}"[:58], None,
+                                      None, "", "-", None, detail={"error": repr(err)}))
     finally:
         berth.stop()
     print(f"{'id':4} {'measure':58} {'berth':>10} {'baseline':>10} {'unit':5} "
           f"{'ratio':>7}  goal")
     for r in results:
         print(f"{r.id:4} {r.measure[:58]:58} {_fmt(r.berth):>10} {_fmt(r.baseline):>10} "
-              f"{r.unit:5} {_fmt(r.ratio):>7}  {r.goal} {'MET' if r.met else 'MISSED'}")
+              f"{r.unit:5} {_fmt(r.ratio):>7}  {r.goal} {_verdict(r.met)}")
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, time.strftime("bench-%Y%m%d-%H%M%S.json"))
     with open(path, "w") as fh:
         json.dump([r.as_dict() for r in results], fh, indent=2)
     print(f"results written to {path}", file=sys.stderr)
+    if failed:
+        print(f"failed to run: {', '.join(failed)} (tracebacks above)", file=sys.stderr)
+        return 1
     return 0
 
 
