@@ -15,6 +15,7 @@ from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.flows.recovery import RecoveryReport, init_containers
 from berth.compute.last_inspected import LastInspected
 from berth.compute.manager import ComputeManager
+from berth.compute.periodic.allocations import AuditReport, audit_allocations
 from berth.compute.periodic.cleanup import CleanupReport, delete_unused_containers
 from berth.compute.periodic.heartbeat import update_zun_service
 from berth.compute.periodic.inventory import InventorySettings, inventory_host
@@ -100,6 +101,9 @@ class ComputeAgent:
         self.last_cleanup = delete_unused_containers(self.deps)
         return self.last_cleanup
 
+    def audit_allocations(self) -> AuditReport:
+        return audit_allocations(self.deps, self.workers.submit)
+
     def pleg_healthy(self) -> bool:
         """PLEG's last good relist is recent (for /healthz)."""
         return self.pleg.healthy()
@@ -143,6 +147,9 @@ class ComputeAgent:
         self.periodic.add("inventory_host", self.inventory, interval, run_immediately=False)
         self.periodic.add("expire_tasks", TaskExpirer(self.deps, self.workers.busy).run,
                           self.expire_tasks_spacing)
+        if self.deps.placement is not None:
+            self.periodic.add("audit_allocations", self.audit_allocations, interval,
+                              run_immediately=False)
         self.periodic.start()
         LOG.info("compute agent %s is up", self.host)
 

@@ -186,6 +186,11 @@ class Placement(Protocol):
         """What the consumer holds: ``{provider_uuid: {class: amount}}`` ({} = nothing)."""
         ...
 
+    def provider_allocations(self, provider_uuid: str) -> dict[str, dict[str, int]]:
+        """Every allocation on the provider: ``{consumer_uuid: {class: amount}}``.
+        ProviderNotFound."""
+        ...
+
     def usages(self, provider_uuid: str) -> dict[str, int]:
         """Amount allocated on the provider per class (classes of its inventory,
         0 when unused). ProviderNotFound."""

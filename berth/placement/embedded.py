@@ -300,6 +300,18 @@ class EmbeddedPlacement:
             out.setdefault(rp_uuid, {})[rc] = int(amount)
         return out
 
+    def provider_allocations(self, provider_uuid: str) -> dict[str, dict[str, int]]:
+        with self._db.reader() as s:
+            rp = self._row(s, provider_uuid)
+            rows = s.execute(
+                select(ProviderAllocation.consumer_id, ProviderAllocation.resource_class,
+                       ProviderAllocation.used)
+                .where(ProviderAllocation.resource_provider_id == rp.id)).all()
+        out: dict[str, dict[str, int]] = {}
+        for consumer, rc, amount in rows:
+            out.setdefault(consumer, {})[rc] = int(amount)
+        return out
+
     def usages(self, provider_uuid: str) -> dict[str, int]:
         with self._db.reader() as s:
             rp = self._row(s, provider_uuid)

@@ -387,6 +387,11 @@ class OpenStackPlacement:
             return False
         raise self._unexpected("DELETE", url, resp)
 
+    def provider_allocations(self, provider_uuid: str) -> dict[str, dict[str, int]]:
+        held = self._get_of_provider(provider_uuid, "allocations")["allocations"]
+        return {consumer: {rc: int(n) for rc, n in a["resources"].items()}
+                for consumer, a in held.items()}
+
     def usages(self, provider_uuid: str) -> dict[str, int]:
         usages = self._get_of_provider(provider_uuid, "usages")["usages"]
         return {rc: int(n) for rc, n in usages.items()}

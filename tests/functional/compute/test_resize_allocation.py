@@ -99,3 +99,23 @@ def test_a_resize_docker_refuses_gives_the_allocation_back(berth_factory, docker
         assert (placement.get_allocation(uuid), _docker_limits(docker_client, uuid)) == before
         assert before[0] == {rp: {VCPU: 1, MEMORY_MB: 64}}
         zun.containers.delete(uuid, force=True)
+
+
+def test_the_audit_puts_a_drifted_allocation_right(berth_factory):  # type: ignore[no-untyped-def]
+    """What a failed undo leaves in Placement (a resize given back in the row only, a
+    deleted container's allocation) is put right by the agent's periodic
+    audit_allocations, end to end in ``berth serve``."""
+    proc = berth_factory("[DEFAULT]\nperiodic_interval_max = 1\n").start()
+    zun = proc.client()
+    with database_of(proc) as db:
+        rp = nodes.get_compute_node(db, proc.host).rp_uuid
+        placement = EmbeddedPlacement(db)
+        uuid = _running(zun, cpu=0.5)
+        placement.allocate(uuid, rp, {VCPU: 2, MEMORY_MB: 256}, "p", "u")
+        leaked = "9d3b5f8e-3c1a-4d57-9a51-2a4f0e1c7b60"
+        placement.allocate(leaked, rp, {VCPU: 1, MEMORY_MB: 32}, "p", "u")
+        wait_for(lambda: placement.provider_allocations(rp) == {
+                     uuid: {VCPU: 1, MEMORY_MB: 64}}, 30,
+                 what="the audit to correct the allocation and release the leaked one")
+        assert "no container holds any more" in proc.log_text()
+        zun.containers.delete(uuid, force=True)

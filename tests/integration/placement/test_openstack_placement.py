@@ -210,6 +210,20 @@ def test_allocation_per_container(driver: OpenStackPlacement, raw: httpx.Client,
     assert driver.get_allocation(c) == {rp: {VCPU: 4, MEMORY_MB: 1000}}
 
 
+def test_provider_allocations_lists_every_consumer(driver: OpenStackPlacement, rp: str,
+                                                   consumers: list[str]) -> None:
+    driver.set_inventory(rp, INV)
+    assert driver.provider_allocations(rp) == {}
+    a, b = new_consumer(consumers), new_consumer(consumers)
+    driver.allocate(a, rp, {VCPU: 2, MEMORY_MB: 100}, "p", "u")
+    driver.allocate(b, rp, {VCPU: 1}, "p", "u")
+    assert driver.provider_allocations(rp) == {a: {VCPU: 2, MEMORY_MB: 100}, b: {VCPU: 1}}
+    driver.remove_allocation(a)
+    assert driver.provider_allocations(rp) == {b: {VCPU: 1}}
+    with pytest.raises(ProviderNotFound):
+        driver.provider_allocations(str(uuidlib.uuid4()))
+
+
 def test_allocation_that_does_not_fit(driver: OpenStackPlacement, raw: httpx.Client, rp: str,
                                       consumers: list[str]) -> None:
     driver.set_inventory(rp, INV)

@@ -158,6 +158,17 @@ def test_unknown_provider(placement: EmbeddedPlacement) -> None:
         placement.set_inventory(other, {VCPU: Inventory(total=1)})
     with pytest.raises(ProviderNotFound):
         placement.usages(other)
+    with pytest.raises(ProviderNotFound):
+        placement.provider_allocations(other)
+
+
+def test_provider_allocations_lists_every_consumer(placement: EmbeddedPlacement) -> None:
+    placement.set_inventory(RP, {VCPU: Inventory(total=4), MEMORY_MB: Inventory(total=100)})
+    assert placement.provider_allocations(RP) == {}
+    placement.allocate("c1", RP, {VCPU: 2, MEMORY_MB: 10}, "p", "u")
+    placement.allocate("c2", RP, {VCPU: 1}, "p", "u")
+    assert placement.provider_allocations(RP) == {"c1": {VCPU: 2, MEMORY_MB: 10},
+                                                  "c2": {VCPU: 1}}
 
 
 def test_removing_inventory_in_use_is_refused(placement: EmbeddedPlacement) -> None:
