@@ -84,8 +84,13 @@ def audit_allocations(deps: AgentDeps, submit: Submit) -> AuditReport:
         return report
     rows = {row.uuid: row for row in containers.list_by_host(deps.db, deps.host)}
     report.allocations = len(held)
-    suspects = {uuid for uuid, resources in held.items()
-                if uuid not in rows or wanted_allocation(rows[uuid], deps.host) != resources}
+    suspects: set[str] = set()
+    for uuid, resources in held.items():
+        row = rows.get(uuid)
+        want = wanted_allocation(row, deps.host) if row is not None else {}
+        # A consumer without a row here may have one elsewhere: the check looks.
+        if row is None or (want is not None and want != resources):
+            suspects.add(uuid)
     suspects.update(uuid for uuid, row in rows.items() if uuid not in held
                     and wanted_allocation(row, deps.host))
     for uuid in sorted(suspects):
