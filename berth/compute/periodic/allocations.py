@@ -84,13 +84,8 @@ def audit_allocations(deps: AgentDeps, submit: Submit) -> AuditReport:
         return report
     rows = {row.uuid: row for row in containers.list_by_host(deps.db, deps.host)}
     report.allocations = len(held)
-    suspects: set[str] = set()
-    for uuid, resources in held.items():
-        row = rows.get(uuid)
-        want = wanted_allocation(row, deps.host) if row is not None else {}
-        # A consumer without a row here may have one elsewhere: the check looks.
-        if row is None or (want is not None and want != resources):
-            suspects.add(uuid)
+    suspects = {uuid for uuid, resources in held.items()
+                if _differs(rows.get(uuid), resources, deps.host)}
     suspects.update(uuid for uuid, row in rows.items() if uuid not in held
                     and wanted_allocation(row, deps.host))
     for uuid in sorted(suspects):
@@ -100,6 +95,16 @@ def audit_allocations(deps: AgentDeps, submit: Submit) -> AuditReport:
         LOG.info("allocation audit: %d of %d consumer(s) to check", len(suspects),
                  len(held))
     return report
+
+
+def _differs(row: Container | None, held: dict[str, int], host: str) -> bool:
+    """Whether a consumer holding ``held`` needs a check: it has no row on this host
+    (gone, or a failed create: the check reads it), or a row the audit may fix wants
+    something else."""
+    if row is None:
+        return True
+    want = wanted_allocation(row, host)
+    return want is not None and want != held
 
 
 def check_allocation(deps: AgentDeps, uuid: str, provider: str) -> None:
