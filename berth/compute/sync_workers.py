@@ -58,7 +58,12 @@ class SyncWorkers:
                 self._pending[event.uuid] = event
                 return
             self._running.add(event.uuid)
-        self._pool.submit(self._run, event)
+        try:
+            self._pool.submit(self._run, event)
+        except BaseException:   # no thread could start: the uuid must not stay busy
+            with self._lock:
+                self._running.discard(event.uuid)
+            raise
 
     def _run(self, event: ContainerEvent) -> None:
         while True:

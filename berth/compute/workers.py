@@ -63,7 +63,13 @@ class ContainerWorkers:
             self._queues[key] = collections.deque()
             if job.owns_state:
                 self._owned.add(key)
-        self._pool.submit(self._run, key, job)
+        try:
+            self._pool.submit(self._run, key, job)
+        except BaseException:   # no thread could start: the key must not stay busy
+            with self._lock:
+                self._queues.pop(key, None)
+                self._owned.discard(key)
+            raise
 
     def _run(self, key: str, job: _Job) -> None:
         while True:

@@ -218,3 +218,18 @@ def test_a_deferred_call_runs_after_each_owning_flow_and_before_the_next_job(
     release.set()
     assert workers.wait_idle(WAIT)
     assert order == ["first", "sync", "plain"]
+
+
+def test_a_job_whose_thread_cannot_start_leaves_the_container_free(
+        workers: ContainerWorkers, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    with monkeypatch.context() as m:
+        m.setattr(threading.Thread, "start", refuse)
+        with pytest.raises(RuntimeError):
+            workers.submit("c1", lambda: None)
+    assert not workers.busy("c1")
+    ran = threading.Event()
+    workers.submit("c1", ran.set)
+    assert ran.wait(5)

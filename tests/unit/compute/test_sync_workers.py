@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from berth.compute.pleg.events import ContainerEvent, EventSource
 from berth.compute.sync_workers import SyncWorkers
 from berth.runtime.base import EventKind
@@ -91,3 +93,22 @@ def test_a_failing_sync_is_reported_and_the_next_event_still_runs() -> None:
     workers.submit(event("a", "late"))        # ignored once stopped
     workers.stop()                            # safe twice
     assert done == ["start"]
+
+
+def test_an_event_whose_thread_cannot_start_leaves_the_container_free(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    sync = GatedSync()
+    workers = SyncWorkers(sync, max_workers=2)
+
+    def refuse(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    with monkeypatch.context() as m:
+        m.setattr(threading.Thread, "start", refuse)
+        with pytest.raises(RuntimeError):
+            workers.submit(event("a", "die"))
+    assert not workers.busy("a")
+    workers.submit(event("a", "start"))
+    assert workers.wait_idle(5)
+    assert sync.done == [("a", "start")]
+    workers.stop()
