@@ -39,7 +39,10 @@ class _Task:
 
 
 class PeriodicScheduler:
-    def __init__(self, max_workers: int = 4, clock: Callable[[], float] = time.monotonic,
+    #: A task never has two runs at once, so with a thread for each task (the agent
+    #: has six) no task waits for another: a heartbeat is never late because Docker
+    #: or Placement holds the others. Idle threads retire (ElasticThreadPool).
+    def __init__(self, max_workers: int = 8, clock: Callable[[], float] = time.monotonic,
                  rng: random.Random | None = None) -> None:
         self._clock = clock
         self._rng = rng or random.Random()
