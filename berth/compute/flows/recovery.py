@@ -310,7 +310,7 @@ def remove_unreachable(deps: AgentDeps, engine: Iterable[rt.RuntimeContainer]) -
         with container_context(seen.uuid):
             try:
                 row = containers.find_by_uuid(deps.db, seen.uuid)
-                if row is not None and not _create_undone(row, deps.host):
+                if row is not None and not create_undone(row, deps.host):
                     continue
                 LOG.warning("removing Docker container %s (%s): %s", seen.id[:12], seen.name,
                             "its row is gone" if row is None
@@ -343,5 +343,7 @@ def release_failed_allocations(deps: AgentDeps) -> int:
     return released
 
 
-def _create_undone(row: Container, host: str) -> bool:
+def create_undone(row: Container, host: str) -> bool:
+    """A create of ``host`` that failed and was undone: Error, no Docker container,
+    placed here or given its host back. Such a row holds nothing."""
     return row.host in (None, host) and row.status == Status.ERROR and not row.container_id

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from berth.compute.deps import AgentDeps
+from berth.compute.flows.recovery import create_undone
 from berth.compute.states import Status
 from berth.db import containers, nodes
 from berth.db.models import Container
@@ -47,7 +48,6 @@ Submit = Callable[..., None]
 
 @dataclass(slots=True)
 class AuditReport:
-    allocations: int = 0     # consumers holding resources on this node's provider
     suspects: int = 0        # checks queued
 
 
@@ -56,10 +56,9 @@ def wanted_allocation(row: Container | None, host: str) -> dict[str, int] | None
     (nothing), or None when the audit must leave it alone."""
     if row is None:
         return {}
-    failed_create = row.status == Status.ERROR.value and not row.container_id
-    if row.host != host:
-        # A failed create gives its host back; any other row elsewhere is not ours.
-        return {} if failed_create and row.host is None else None
+    failed_create = create_undone(row, host)
+    if row.host != host:         # elsewhere: ours only if it gave this host back
+        return {} if failed_create else None
     if row.task_state is not None or row.status in _IN_FLIGHT:
         return None
     if row.status == Status.ERROR.value:
@@ -83,7 +82,6 @@ def audit_allocations(deps: AgentDeps, submit: Submit) -> AuditReport:
                     "the next run tries again", provider, err.msg)
         return report
     rows = {row.uuid: row for row in containers.list_by_host(deps.db, deps.host)}
-    report.allocations = len(held)
     suspects = {uuid for uuid, resources in held.items()
                 if _differs(rows.get(uuid), resources, deps.host)}
     suspects.update(uuid for uuid, row in rows.items() if uuid not in held

@@ -6,16 +6,9 @@ from __future__ import annotations
 import threading
 import time
 
+from support.berth_proc import wait_for
+
 from berth.compute.periodic.scheduler import PeriodicScheduler
-
-
-def _until(predicate, timeout: float = 5.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.005)
-    return False
 
 
 def test_a_heartbeat_keeps_beating_while_every_other_task_hangs() -> None:
@@ -29,7 +22,7 @@ def test_a_heartbeat_keeps_beating_while_every_other_task_hangs() -> None:
     scheduler.add("update_zun_service", lambda: beats.append(time.monotonic()), 0.01)
     scheduler.start()
     try:
-        assert _until(lambda: len(beats) >= 10)
+        wait_for(lambda: len(beats) >= 10, 5, 0.005, what="ten heartbeats")
         assert all(scheduler.status()[f"hung_{i}"]["runs"] == 0 for i in range(5))
     finally:
         gate.set()
@@ -54,7 +47,8 @@ def test_a_task_never_runs_twice_at_once() -> None:
     scheduler.add("slow", slow, 0.005)
     scheduler.start()
     try:
-        assert _until(lambda: scheduler.status()["slow"]["runs"] >= 5)
+        wait_for(lambda: scheduler.status()["slow"]["runs"] >= 5, 5, 0.005,
+                 what="five runs")
     finally:
         scheduler.stop()
     assert most == 1
