@@ -90,6 +90,22 @@ def _remove_containers_of(host: str) -> None:
         client.close()
 
 
+@pytest.fixture(scope="session")
+def offline_engine(docker_url: str):  # type: ignore[no-untyped-def]
+    """A Docker engine in a network namespace of its own with only loopback
+    (``ci-services.sh node-start offline``): what it would ask outside (a Docker Hub
+    search, a pull) fails at once, and no query leaves the machine. Yields its URL."""
+    import subprocess
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / ".ci" / "ci-services.sh"
+    subprocess.run(["bash", str(script), "node-start", "offline"], check=True,
+                   capture_output=True, timeout=300)
+    yield "unix:///run/berth-node-offline.sock"
+    subprocess.run(["bash", str(script), "node-stop", "offline"], capture_output=True,
+                   timeout=120)
+
+
 @pytest.fixture
 def zun(berth):  # type: ignore[no-untyped-def]
     """python-zunclient against the shared berth, as admin."""
