@@ -102,7 +102,8 @@ def offline_engine(docker_url: str):  # type: ignore[no-untyped-def]
     subprocess.run(["bash", str(script), "node-start", "offline"], check=True,
                    capture_output=True, timeout=300)
     yield "unix:///run/berth-node-offline.sock"
-    subprocess.run(["bash", str(script), "node-stop", "offline"], capture_output=True,
+    subprocess.run(["bash", str(script), "node-stop", "offline"], check=False,
+                   capture_output=True,
                    timeout=120)
 
 
