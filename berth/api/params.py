@@ -4,28 +4,31 @@ literal string ``None`` (what zunclient sends for an unset value) means absent."
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fastapi import Request
 
+from berth.api import body
 from berth.common import exceptions as exc
 
 
 async def read_json_body(request: Request, required: bool = False) -> Any:
     """The parsed JSON body, or None when there is none. With ``required`` the body
-    must be JSON (415 otherwise) and must parse (400 otherwise)."""
-    raw = await request.body()
+    must be JSON (415 otherwise). A body that is too large, nested too deeply, or
+    says it is JSON and does not parse is a 400 (``berth.api.body``); a body that
+    does not say it is JSON is ignored where none is required."""
+    raw = await body.read(request, body.size_limit(request))
     ctype = request.headers.get("content-type", "")
+    is_json = "json" in ctype.lower()
     if required and "application/json" not in ctype.lower():
         raise exc.UnsupportedMediaType(content_type=ctype or "(none)")
     if not raw.strip():
         return None
     try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        if required:
-            raise exc.Invalid("The request body is not valid JSON.") from None
+        return body.decode(raw)
+    except exc.Invalid:
+        if required or is_json:
+            raise
         return None
 
 

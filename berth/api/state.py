@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from berth.api.schemas.container import CreateLimits
+from berth.conf.api import MAX_REQUEST_BODY_SIZE
 from berth.db import nodes
 from berth.db.engine import Database
 from berth.rpc.client import ComputeAPI
@@ -30,6 +31,8 @@ class ApiSettings:
     #: with a password cannot be saved.
     registry_key: bytes | None = None
     default_availability_zone: str = "nova"
+    #: [api]max_request_body_size: a larger request body is refused with 400.
+    max_request_body_size: int = MAX_REQUEST_BODY_SIZE
 
 
 @dataclass(slots=True)

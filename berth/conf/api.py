@@ -4,6 +4,9 @@ from oslo_config import cfg
 
 GROUP = "api"
 
+#: ``max_request_body_size``'s default: 10 MiB.
+MAX_REQUEST_BODY_SIZE = 10 * 1024 * 1024
+
 OPTS = [
     cfg.StrOpt("host_ip", default=None, sample_default="127.0.0.1 in noauth mode, else $my_ip",
                help="Address the API listens on. Unset: 127.0.0.1 when auth_strategy is "
@@ -17,6 +20,10 @@ OPTS = [
                 help="Check at create time that the image exists (locally or in its "
                      "registry) and answer 400 when it does not. Zun's default is false; "
                      "berth's is true so that a typo is a 4xx, not an Error later."),
+    cfg.IntOpt("max_request_body_size", default=MAX_REQUEST_BODY_SIZE, min=1024,
+                help="Largest request body (bytes) the API reads; a larger one is refused "
+                     "with 400 before it is read. Bodies are also refused when nested more "
+                     "than 32 levels deep."),
     cfg.IntOpt("workers", default=1, help="API worker processes (berth serve uses 1)."),
     cfg.StrOpt("public_endpoint",
                help="Public base URL of the API (e.g. https://cloud.example/container); "

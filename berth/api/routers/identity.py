@@ -17,7 +17,6 @@ This router is mounted only in noauth mode; with Keystone configured it must not
 from __future__ import annotations
 
 import datetime
-import json
 import secrets
 import uuid
 from typing import Any
@@ -25,7 +24,9 @@ from typing import Any
 import fastapi
 from fastapi.responses import Response
 
+from berth.api import body as request_body
 from berth.api.responses import JSONResponse
+from berth.common import exceptions as exc
 
 router = fastapi.APIRouter(prefix="/identity")
 
@@ -153,8 +154,9 @@ async def _json_body(request: fastapi.Request) -> Any:
     error body instead of FastAPI's 422.
     """
     try:
-        return json.loads(await request.body())
-    except ValueError:
+        return request_body.decode(await request_body.read(
+            request, request_body.size_limit(request)))
+    except exc.Invalid:
         return None
 
 
