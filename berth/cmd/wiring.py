@@ -19,6 +19,8 @@ from berth.db import registries
 from berth.db.engine import Database, default_url
 from berth.placement.base import Placement
 from berth.placement.requests import NodeReservations
+from berth.quota import QuotaEnforcer
+from berth.quota.enforce import RESOURCES
 from berth.rpc.base import Transport
 
 if TYPE_CHECKING:  # API-only parts are imported where they are built: berth-compute
@@ -97,6 +99,11 @@ def node_reservations(conf: cfg.ConfigOpts) -> NodeReservations:
         disk_allocation_ratio=_ratio(c.disk_allocation_ratio, c.initial_disk_allocation_ratio))
 
 
+def quota_defaults(conf: cfg.ConfigOpts) -> dict[str, int]:
+    """``[quota]``: the limits of a project that has none of its own nor a class's."""
+    return {k: int(conf.quota[k]) for k in RESOURCES}
+
+
 def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport) -> ComputeAgent:
     settings = AgentSettings(
         host=conf.host, default_pull_policy=conf.image_pull_policy.lower(),
@@ -121,7 +128,8 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport) -> Com
                          sync_container_state_interval=conf.sync_container_state_interval,
                          service_down_time=conf.service_down_time)
     return ComputeAgent(config, db, build_runtime(conf), transport,
-                        placement=build_placement(conf, db))
+                        placement=build_placement(conf, db),
+                        quota=QuotaEnforcer(quota_defaults(conf)))
 
 
 def build_placement(conf: cfg.ConfigOpts, db: Database) -> Placement:
@@ -162,7 +170,7 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
             default_image_driver=conf.default_image_driver),
         console_base_url=conf.websocket_proxy.base_url,
         console_token_ttl=conf.websocket_proxy.token_ttl,
-        quota_defaults={k: int(conf.quota[k]) for k in ("containers", "memory", "cpu", "disk")},
+        quota_defaults=quota_defaults(conf),
         registry_key=registry_key(conf),
         default_availability_zone=conf.default_availability_zone)
     reservations = node_reservations(conf)

@@ -29,6 +29,7 @@ from berth.compute.workers import ContainerWorkers
 from berth.db.engine import Database
 from berth.db.models import utcnow
 from berth.placement.base import Placement
+from berth.quota import QuotaEnforcer
 from berth.rpc.base import Server, Transport
 from berth.runtime.base import Runtime
 
@@ -56,17 +57,19 @@ class AgentConfig:
 
 class ComputeAgent:
     def __init__(self, config: AgentConfig, db: Database, runtime: Runtime,
-                 transport: Transport, placement: Placement | None = None) -> None:
+                 transport: Transport, placement: Placement | None = None,
+                 quota: QuotaEnforcer | None = None) -> None:
         self.config = config
         self.db = db
         self.runtime = runtime
         self.transport = transport
         self.tracker = ResourceTracker(db, config.settings.host, publish_delay=0.25)
+        self.workers = ContainerWorkers(config.action_workers)
         self.deps = AgentDeps(db=db, runtime=runtime, tracker=self.tracker,
                               settings=config.settings, placement=placement,
                               last_inspected=LastInspected(
-                                  engine_clock_shared=_engine_is_local(runtime)))
-        self.workers = ContainerWorkers(config.action_workers)
+                                  engine_clock_shared=_engine_is_local(runtime)),
+                              workers=self.workers, quota=quota)
         self.manager = ComputeManager(self.deps, self.workers,
                                       live_state=lambda: self.pleg.live())
         self.periodic = PeriodicScheduler()

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from sqlalchemy import Connection
 
 from berth.common import exceptions as exc
 from berth.common.units import memory_mib
@@ -97,14 +100,18 @@ class ResourceTracker:
         the record; nothing to write."""
         self._claim(uuid, cpu, memory, {} if placed else {"host": self._host})
 
-    def claim_update(self, uuid: str, cpu: float | None, memory: str | None) -> None:
+    def claim_update(self, uuid: str, cpu: float | None, memory: str | None, *,
+                     guard: Callable[[Connection], None] | None = None) -> None:
         """Resize a placed container's claim: check that its new ``cpu`` / ``memory``
         fit next to everything else on the node, then write them to its row (which
-        is the claim). ResourcesUnavailable, and the row unchanged, when they do not."""
-        self._claim(uuid, cpu, memory, {"cpu": cpu, "memory": memory})
+        is the claim). ResourcesUnavailable, and the row unchanged, when they do not.
+        ``guard(conn)`` runs in the write's transaction and may refuse it (the
+        project's quota: ``berth.quota``)."""
+        self._claim(uuid, cpu, memory, {"cpu": cpu, "memory": memory}, guard)
 
     def _claim(self, uuid: str, cpu: float | None, memory: str | None,
-               record: dict[str, object]) -> None:
+               record: dict[str, object],
+               guard: Callable[[Connection], None] | None = None) -> None:
         """Under the node lock: the fit check, then ``record`` written to the row."""
         with self._lock:
             if self._capacity is None:
@@ -116,7 +123,7 @@ class ResourceTracker:
             if why:
                 raise exc.ResourcesUnavailable(reason=why)
             if record:
-                containers.update_(self._db, uuid, record)
+                containers.update_(self._db, uuid, record, guard=guard)
         self.publish_usage_soon()
 
     def publish_usage_soon(self) -> None:

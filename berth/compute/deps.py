@@ -9,8 +9,10 @@ from berth.common.threads import ElasticThreadPool
 from berth.compute.claims import ResourceTracker
 from berth.compute.last_inspected import LastInspected
 from berth.compute.recent_images import RecentImages
+from berth.compute.workers import ContainerWorkers
 from berth.db.engine import Database
 from berth.placement.base import Placement
+from berth.quota import QuotaEnforcer
 from berth.runtime.base import Runtime
 
 
@@ -59,6 +61,13 @@ class AgentDeps:
     #: that record the Docker container. Threads start on demand and retire when idle.
     overlap: cf.Executor = field(
         default_factory=lambda: ElasticThreadPool(64, "flow-overlap", idle_timeout=10.0))
+    #: The agent's per-container action workers: work the agent starts on its own (a
+    #: heal) is queued there, in turn with the users' actions. None in unit tests
+    #: that run flows directly: such work then runs at once.
+    workers: ContainerWorkers | None = None
+    #: The projects' quotas, checked again in the claim of a resize, atomically with
+    #: it (berth.quota); None: not enforced on this agent (unit tests of flows).
+    quota: QuotaEnforcer | None = None
 
     @property
     def host(self) -> str:

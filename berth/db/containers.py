@@ -14,7 +14,7 @@ import uuid as uuidlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import Row, bindparam, case, false, func, select, update
+from sqlalchemy import Connection, Row, bindparam, case, false, func, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Select
 
@@ -43,15 +43,20 @@ def is_uuid_like(value: str) -> bool:
 
 
 def create(db: Database, values: Mapping[str, Any], *,
-           along: Callable[[str], Iterable[Any]] | None = None) -> Container:
+           along: Callable[[str], Iterable[Any]] | None = None,
+           guard: Callable[[Connection], None] | None = None) -> Container:
     """Insert the row; ``along(uuid)`` gives other new records (its action) written in
-    the same transaction. The row comes back with its id and every column's value
-    (the defaults filled in), unattached to any session."""
+    the same transaction; ``guard(conn)`` runs first in that transaction and may
+    refuse the insert by raising (the quota check: ``berth.quota``). The row comes
+    back with its id and every column's value (the defaults filled in), unattached
+    to any session."""
     row = Container(**values)
     row.uuid = row.uuid or str(uuidlib.uuid4())
     if row.container_type is None:
         row.container_type = CONTAINER
     with db.write_connection() as conn:
+        if guard is not None:
+            guard(conn)
         rows.insert_new(conn, row)
         for other in along(row.uuid) if along is not None else ():
             rows.insert_new(conn, other)
@@ -233,30 +238,40 @@ def list_by_host(db: Database, host: str, container_type: int | None = CONTAINER
 
 def update_(db: Database, uuid: str, values: Mapping[str, Any], *,
             expected_task_state: Any = ANY, expected_status: Any = ANY,
-            expected_task_deadline: Any = ANY) -> Container:
+            expected_task_deadline: Any = ANY, expected_container_id: Any = ANY,
+            guard: Callable[[Connection], None] | None = None) -> Container:
     """Update one row; with an expectation, only if the row still matches it.
 
     ``expected_task_state`` / ``expected_status`` may be a value, None, or an iterable of
     values; ``expected_task_deadline`` a datetime or None (with the task state, it tells
-    one run of a task from a later run of the same task). Raises ContainerNotFound when
-    the row is gone, TaskInProgress when the expectation no longer holds."""
+    one run of a task from a later run of the same task); ``expected_container_id`` the
+    Docker container a judgement was made of, or None (a status can come back to what
+    it was, A-B-A, but a rebuild always gives the row another Docker container).
+    ``guard(conn)`` runs first in the update's transaction and may refuse it by raising
+    (the quota check of a resize). Raises ContainerNotFound when the row is gone,
+    TaskInProgress when the expectation no longer holds."""
     with db.writer() as s:
+        if guard is not None:
+            guard(s.connection())
         return _update_in(s, uuid, values, expected_task_state, expected_status,
-                          expected_task_deadline)
+                          expected_task_deadline, expected_container_id)
 
 
 def update_with(db: Database, uuid: str, values: Mapping[str, Any],
                 along: Callable[[Session], T], *, expected_task_state: Any = ANY,
-                expected_status: Any = ANY) -> tuple[Container, T]:
+                expected_status: Any = ANY, expected_container_id: Any = ANY
+                ) -> tuple[Container, T]:
     """``update_``, and ``along(session)`` in the same transaction once the update has
     succeeded (a flow's first write: its task and its action event in one commit)."""
     with db.writer() as s:
-        row = _update_in(s, uuid, values, expected_task_state, expected_status, ANY)
+        row = _update_in(s, uuid, values, expected_task_state, expected_status, ANY,
+                         expected_container_id)
         return row, along(s)
 
 
 def _update_in(s: Session, uuid: str, values: Mapping[str, Any], expected_task_state: Any,
-               expected_status: Any, expected_task_deadline: Any) -> Container:
+               expected_status: Any, expected_task_deadline: Any,
+               expected_container_id: Any = ANY) -> Container:
     values = dict(values)
     values.setdefault("updated_at", utcnow())
     params: dict[str, Any] = {"w_uuid": uuid}
@@ -265,7 +280,8 @@ def _update_in(s: Session, uuid: str, values: Mapping[str, Any], expected_task_s
     stmt = _update_statement(
         tuple(sorted(values)), _shape(expected_task_state, "w_task", params),
         _shape(expected_status, "w_status", params),
-        _shape(expected_task_deadline, "w_deadline", params), returning)
+        _shape(expected_task_deadline, "w_deadline", params),
+        _shape(expected_container_id, "w_cid", params), returning)
     if returning:
         # PostgreSQL and SQLite hand the updated row back: no second query, but
         # for a container pulling from a registry (registry_uuid is a subquery).
@@ -305,14 +321,15 @@ def _shape(expected: Any, name: str, params: dict[str, Any]) -> _Shape:
 
 @functools.lru_cache(maxsize=256)
 def _update_statement(keys: tuple[str, ...], task: _Shape, status: _Shape,
-                      deadline: _Shape, returning: bool) -> Any:
+                      deadline: _Shape, container_id: _Shape, returning: bool) -> Any:
     """The UPDATE of one row by uuid, setting ``keys``, under the expectations'
     shapes: built once per shape (flows write a handful of them, thousands of times),
     so that neither its construction nor its cache key is paid per write."""
     stmt = update(Container).where(Container.uuid == bindparam("w_uuid"))
     for column, (kind, or_null), name in ((Container.task_state, task, "w_task"),
                                           (Container.status, status, "w_status"),
-                                          (Container.task_deadline, deadline, "w_deadline")):
+                                          (Container.task_deadline, deadline, "w_deadline"),
+                                          (Container.container_id, container_id, "w_cid")):
         if kind == "null":
             stmt = stmt.where(column.is_(None))
         elif kind == "eq":

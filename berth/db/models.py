@@ -258,6 +258,17 @@ class Quota(TimestampMixin, Base):
     hard_limit: Mapped[int] = mapped_column(Integer, nullable=False)
 
 
+class ProjectQuotaLock(Base):
+    """One row per project whose quota was ever enforced: what an enforcement locks
+    (``SELECT ... FOR UPDATE``) so that reading the project's usage and the write that
+    grows it are one atomic step for every API worker and agent (PostgreSQL, MariaDB;
+    SQLite's write transactions are serialised already). See ``berth.quota``."""
+
+    __tablename__ = "project_quota_locks"
+
+    project_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+
+
 class QuotaClass(TimestampMixin, Base):
     __tablename__ = "quota_classes"
     __table_args__ = (UniqueConstraint("class_name", "resource",

@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import bindparam, delete, literal, select, union_all
+from sqlalchemy import Connection, bindparam, delete, insert, literal, select, union_all
+from sqlalchemy.dialects import mysql, postgresql
 from sqlalchemy.orm import Session
 
 from berth.common.units import memory_mib
 from berth.db.engine import Database
-from berth.db.models import Container, Quota, QuotaClass
+from berth.db.models import Container, ProjectQuotaLock, Quota, QuotaClass
 
 RESOURCES = ("containers", "memory", "cpu", "disk")
 DEFAULT_CLASS = "default"
@@ -66,8 +67,13 @@ def class_and_project_limits(db: Database, class_name: str, project_id: str
                              ) -> tuple[dict[str, int], dict[str, int]]:
     """``class_limits`` and ``project_limits`` in one statement (every create asks both)."""
     with db.connection() as conn:
-        rows = conn.execute(_LIMITS, {"class_name": class_name,
-                                      "project_id": project_id}).all()
+        return class_and_project_limits_on(conn, class_name, project_id)
+
+
+def class_and_project_limits_on(conn: Connection, class_name: str, project_id: str
+                                ) -> tuple[dict[str, int], dict[str, int]]:
+    """``class_and_project_limits`` on ``conn`` (inside a caller's transaction)."""
+    rows = conn.execute(_LIMITS, {"class_name": class_name, "project_id": project_id}).all()
     layers: tuple[dict[str, int], dict[str, int]] = ({}, {})
     for layer, resource, limit in rows:
         layers[layer][resource] = limit
@@ -110,8 +116,43 @@ def project_usage(db: Database, project_id: str) -> dict[str, int | float]:
     (MiB) and disk (GiB), over its containers and capsules in any status (a row in
     Error still counts until it is deleted, as in Zun)."""
     with db.connection() as conn:
-        rows = conn.execute(_USAGE, {"project_id": project_id}).all()
+        return project_usage_on(conn, project_id)
+
+
+def project_usage_on(conn: Connection, project_id: str) -> dict[str, int | float]:
+    """``project_usage`` on ``conn`` (inside a caller's transaction)."""
+    rows = conn.execute(_USAGE, {"project_id": project_id}).all()
     memory = sum(memory_mib(r.memory) for r in rows)
     return {"containers": len(rows), "cpu": round(sum(r.cpu or 0.0 for r in rows), 6),
             "memory": memory, "disk": sum(r.disk or 0 for r in rows)}
 
+
+
+_LOCK_ROW = select(ProjectQuotaLock.project_id).where(
+    ProjectQuotaLock.project_id == bindparam("project_id")).with_for_update()
+
+
+def lock_project(conn: Connection, project_id: str) -> None:
+    """Take ``project_id``'s quota lock for the rest of ``conn``'s transaction: its row
+    in ``project_quota_locks``, written by an upsert (made on first use), which holds
+    the row's exclusive lock until the transaction ends. Every other enforcement for
+    the project waits here, so the usage it reads next is the usage its own write adds
+    to. (One statement that locks exclusively at once: MariaDB's INSERT IGNORE takes a
+    shared lock on an existing row, and two of them then deadlock when they both ask
+    for the exclusive one.) On SQLite, a write transaction (``BEGIN IMMEDIATE``)
+    already excludes every other writer, of this process or another: nothing to do."""
+    dialect = conn.dialect.name
+    if dialect == "sqlite":
+        return
+    values = {"project_id": project_id}
+    if dialect == "postgresql":
+        pg = postgresql.insert(ProjectQuotaLock).values(values)
+        conn.execute(pg.on_conflict_do_update(index_elements=["project_id"],
+                                              set_={"project_id": pg.excluded.project_id}))
+    elif dialect in ("mysql", "mariadb"):
+        my = mysql.insert(ProjectQuotaLock).values(values)
+        conn.execute(my.on_duplicate_key_update(project_id=my.inserted.project_id))
+    else:   # another database: an insert that may lose the race, then the lock
+        if conn.execute(_LOCK_ROW, values).first() is None:
+            conn.execute(insert(ProjectQuotaLock).values(values))
+        conn.execute(_LOCK_ROW, values).first()

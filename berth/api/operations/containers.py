@@ -50,6 +50,9 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
                        hints=extras.get("hints") or {})
     values: dict[str, Any] = dict(fields, project_id=ctx.project_id, user_id=ctx.user_id,
                                   status=Status.CREATING.value)
+    # Checked again in the insert's transaction, under the project's quota lock, so
+    # that concurrent creates cannot all pass the check above against one usage.
+    quota = quotas_api.create_guard(state, ctx.project_id, fields)
     try:
         selection = state.scheduler.select_destination(spec)
     except exc.NoValidHost as err:
@@ -57,7 +60,8 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
         row = containers.create(state.db, dict(values, status=Status.ERROR.value,
                                                status_reason=err.msg),
                                 along=lambda uuid: [actions.new_action(ctx, uuid, "create",
-                                                                       failed=True)])
+                                                                       failed=True)],
+                                guard=quota)
         LOG.warning("container %s not scheduled: %s", row.uuid, err.msg)
         return row
     if state.settings.enable_image_validation:
@@ -65,7 +69,8 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
                      registry={"id": registry.id, "uuid": registry.uuid} if registry else None)
     # The row and its create action in one transaction.
     row = containers.create(state.db, dict(values, host=selection.host),
-                            along=lambda uuid: [actions.new_action(ctx, uuid, "create")])
+                            along=lambda uuid: [actions.new_action(ctx, uuid, "create")],
+                            guard=quota)
     with container_context(row.uuid):
         try:
             state.compute.container_create(ctx, row, limits=dict(selection.limits),
@@ -186,7 +191,7 @@ def delete(state: ApiState, ctx: RequestContext, ident: str, force: bool, stop: 
     # Compare-and-swap: if a flow changed the row since it was checked above, the
     # delete is refused rather than racing it. A forced delete wins whatever the row
     # is doing (the agent's delete takes the task over).
-    expect: dict[str, object] = {} if force else {"expected_status": row.status,
+    expect: dict[str, Any] = {} if force else {"expected_status": row.status,
                                                   "expected_task_state": None}
     row = containers.update_(state.db, row.uuid, {"status": Status.DELETING.value}, **expect)
     if stop and was_running:

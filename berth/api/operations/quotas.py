@@ -4,17 +4,21 @@ A project's limit for a resource is, first found wins: its own ``quotas`` row, t
 quota class ``default``, the ``[quota]`` option. -1 means unlimited. Usage is the
 sum over the project's containers and capsules (``berth.db.quotas.project_usage``).
 
-Enforcement (:func:`check_create`, :func:`check_quota_delta`) refuses a request
-when ``usage + delta > limit`` for a resource the request grows; unlike Zun, the
-cpu and memory a container gets by default count as much as the ones it asks for.
+Enforcement (``berth.quota``) refuses a request when ``usage + delta > limit`` for a
+resource the request grows; unlike Zun, the cpu and memory a container gets by
+default count as much as the ones it asks for, and the check is atomic with the
+write that grows the usage (:func:`create_guard`; the agent's claim for a resize),
+so concurrent requests cannot together exceed a quota.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
+
+from sqlalchemy import Connection
 
 from berth.api.schemas.types import invalid
 from berth.api.state import ApiState
@@ -22,6 +26,7 @@ from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.units import memory_mib
 from berth.db import quotas as db_quotas
+from berth.quota import QuotaEnforcer
 
 LOG = logging.getLogger(__name__)
 
@@ -48,22 +53,13 @@ def _check_admin(ctx: RequestContext, action: str) -> None:
 
 def defaults(state: ApiState) -> dict[str, int]:
     """Quota class ``default`` over the ``[quota]`` options."""
-    return _layered(state, db_quotas.class_limits(state.db, db_quotas.DEFAULT_CLASS))
+    return enforcer(state).layered(db_quotas.class_limits(state.db, db_quotas.DEFAULT_CLASS))
 
 
 def limits_for(state: ApiState, project_id: str) -> dict[str, int]:
     """The project's own limits over ``defaults``."""
-    of_class, of_project = db_quotas.class_and_project_limits(
-        state.db, db_quotas.DEFAULT_CLASS, project_id)
-    return _layered(state, of_class, of_project)
-
-
-def _layered(state: ApiState, *layers: Mapping[str, int]) -> dict[str, int]:
-    out = {r: int(state.settings.quota_defaults.get(r, db_quotas.CONFIG_DEFAULTS[r]))
-           for r in RESOURCES}
-    for layer in layers:
-        out.update(layer)
-    return {r: out[r] for r in RESOURCES}
+    with state.db.connection() as conn:
+        return enforcer(state).limits_on(conn, project_id)
 
 
 def parse_limits(body: Any) -> dict[str, int]:
@@ -133,10 +129,7 @@ def delete_quota(state: ApiState, ctx: RequestContext, project_id: str) -> None:
 
 def get_class(state: ApiState, ctx: RequestContext, name: str) -> dict[str, int]:
     _check_admin(ctx, "quota_class:get")
-    out = {r: int(state.settings.quota_defaults.get(r, db_quotas.CONFIG_DEFAULTS[r]))
-           for r in RESOURCES}
-    out.update(db_quotas.class_limits(state.db, name))
-    return {r: out[r] for r in RESOURCES}
+    return enforcer(state).layered(db_quotas.class_limits(state.db, name))
 
 
 def update_class(state: ApiState, ctx: RequestContext, name: str, body: Any
@@ -150,55 +143,42 @@ def update_class(state: ApiState, ctx: RequestContext, name: str, body: Any
 
 # -- enforcement ------------------------------------------------------------------------
 
-def overs(limits: Mapping[str, int], usage: Mapping[str, int | float],
-          deltas: Mapping[str, int | float]) -> list[str]:
-    """The resources that ``deltas`` would take over their limit (pure)."""
-    return [r for r in limited_growth(limits, deltas)
-            if usage[r] + (deltas.get(r, 0) or 0) > limits[r] + 1e-9]
+def enforcer(state: ApiState) -> QuotaEnforcer:
+    return QuotaEnforcer(state.settings.quota_defaults)
 
 
-def limited_growth(limits: Mapping[str, int], deltas: Mapping[str, int | float]
-                   ) -> list[str]:
-    """The resources that ``deltas`` grow and that have a limit (-1: unlimited)."""
-    return [r for r in RESOURCES if (deltas.get(r, 0) or 0) > 0 and limits[r] >= 0]
-
-
-def _enforce(state: ApiState, project_id: str, deltas: Mapping[str, int | float]) -> None:
-    limits = limits_for(state, project_id)
-    if not limited_growth(limits, deltas):
-        return      # nothing limited grows: no need to sum the project's containers
-    usage = db_quotas.project_usage(state.db, project_id)
-    over = overs(limits, usage, deltas)
-    if not over:
-        return
-    detail = "; ".join(f"{r}: {usage[r]:g} in use + {deltas[r]:g} requested > limit "
-                       f"{limits[r]}" for r in over)
-    LOG.info("project %s over quota: %s", project_id, detail)
-    raise exc.OverQuota(
-        f"Quota exceeded for resources: {over!r}. Project {project_id} has {detail}. "
-        f"Delete containers you no longer need or ask for less, or ask an admin to raise "
-        f"the quota (zun quota-update).", overs=over)
+def create_deltas(fields: Mapping[str, Any]) -> dict[str, int | float]:
+    """What one more container with the validated create ``fields`` (cpu, memory,
+    disk; the defaults already applied) adds to its project's usage."""
+    return {"containers": 1, "cpu": float(fields.get("cpu") or 0),
+            "memory": memory_mib(fields.get("memory")), "disk": int(fields.get("disk") or 0)}
 
 
 def check_create(state: ApiState, ctx: RequestContext, project_id: str | None,
                  fields: Mapping[str, Any]) -> None:
     """OverQuota (403) when one more container with the validated create ``fields``
-    (cpu, memory, disk; the defaults already applied) does not fit in ``project_id``'s
-    quota."""
-    if project_id is None:
-        return
-    _enforce(state, project_id, {
-        "containers": 1, "cpu": float(fields.get("cpu") or 0),
-        "memory": memory_mib(fields.get("memory")),
-        "disk": int(fields.get("disk") or 0)})
+    does not fit in ``project_id``'s quota now: the early refusal, before the
+    scheduler and the image check; ``create_guard`` makes the insert itself atomic
+    with its check."""
+    with state.db.connection() as conn:
+        enforcer(state).check(conn, project_id, create_deltas(fields), lock=False)
+
+
+def create_guard(state: ApiState, project_id: str | None, fields: Mapping[str, Any]
+                 ) -> Callable[[Connection], None]:
+    """The check to run in the create's insert transaction, on its connection: the
+    project's quota lock, then the check (``berth.quota``)."""
+    deltas = create_deltas(fields)
+    checker = enforcer(state)
+    return lambda conn: checker.check(conn, project_id, deltas)
 
 
 def check_quota_delta(state: ApiState, ctx: RequestContext, project_id: str | None,
                       cpu_delta: float, memory_delta: int) -> None:
     """For an update of cpu/memory (PATCH, resize_container): OverQuota (403) when
-    growing by these deltas does not fit in ``project_id``'s quota. Shrinking always
-    passes."""
-    if project_id is None:
-        return
-    _enforce(state, project_id, {"cpu": float(cpu_delta or 0),
-                                 "memory": int(memory_delta or 0)})
+    growing by these deltas does not fit in ``project_id``'s quota now. Shrinking
+    always passes. The agent checks again, atomically with its claim (``berth.quota``)."""
+    with state.db.connection() as conn:
+        enforcer(state).check(conn, project_id, {"cpu": float(cpu_delta or 0),
+                                                 "memory": int(memory_delta or 0)},
+                              lock=False)

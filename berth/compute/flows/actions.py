@@ -28,8 +28,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from sqlalchemy import Connection
+
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.common.units import memory_mib
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.flows.lifecycle import vanished
@@ -207,7 +210,8 @@ def _resize(deps: AgentDeps, row: Container, cpu: float | None, memory: str | No
     container_id = _container_id(row)
     new_cpu = row.cpu if cpu is None else cpu
     new_memory = row.memory if memory is None else memory
-    deps.tracker.claim_update(row.uuid, new_cpu, new_memory)
+    deps.tracker.claim_update(row.uuid, new_cpu, new_memory,
+                              guard=_quota_guard(deps, row, new_cpu, new_memory))
     try:
         undo_allocation = _reallocate(deps, row, new_cpu, new_memory)
     except exc.BerthError:
@@ -229,6 +233,20 @@ def _resize(deps: AgentDeps, row: Container, cpu: float | None, memory: str | No
                     err.msg)
         raise
     LOG.info("limits now cpu %s, memory %s MiB", new_cpu, new_memory)
+
+
+def _quota_guard(deps: AgentDeps, row: Container, cpu: float | None, memory: str | None
+                 ) -> Callable[[Connection], None] | None:
+    """The project's quota check for growing ``row`` to ``cpu`` / ``memory``, to run
+    in the claim's write (the API checked too, but not atomically: two resizes of
+    one project's containers on two nodes could both pass it)."""
+    quota = deps.quota
+    if quota is None or not row.project_id:
+        return None
+    deltas = {"cpu": float(cpu or 0) - float(row.cpu or 0),
+              "memory": memory_mib(memory) - memory_mib(row.memory)}
+    project_id = row.project_id
+    return lambda conn: quota.check(conn, project_id, deltas)
 
 
 def _restore_claim(deps: AgentDeps, row: Container) -> None:

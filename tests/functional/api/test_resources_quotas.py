@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import threading
 import uuid as uuidlib
 from typing import Any
 
@@ -108,6 +109,32 @@ def test_a_create_over_the_container_quota_is_refused_and_leaves_nothing(
     usage = zun.quotas.get(project, usages=True)
     assert usage.containers == {"limit": 1, "in_use": 1}
     assert usage.memory["in_use"] == 512               # the default memory counts
+
+
+def test_concurrent_creates_never_exceed_the_container_quota(berth, zun, project):
+    """Issue 24 item 1: 50 concurrent creates under a quota of 10 made 16 rows."""
+    zun.quotas.update(project, containers=10)
+    body = {"image": TEST_IMAGE, "command": ["sleep", "300"], "cpu": 0.1, "memory": 16}
+    barrier = threading.Barrier(50)
+    statuses: list[int] = []
+    lock = threading.Lock()
+
+    def create() -> None:
+        with berth.http(token=f"quser:{project}") as http:
+            barrier.wait()
+            code = http.post("/v1/containers", json=body).status_code
+        with lock:
+            statuses.append(code)
+
+    threads = [threading.Thread(target=create) for _ in range(50)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert sorted(statuses) == [202] * 10 + [403] * 40
+    member = berth.client(token=f"quser:{project}")
+    assert len(member.containers.list()) == 10
+    assert zun.quotas.get(project, usages=True).containers == {"limit": 10, "in_use": 10}
 
 
 def test_default_cpu_counts_against_the_cpu_quota(berth, zun, project):

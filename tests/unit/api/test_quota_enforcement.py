@@ -38,27 +38,7 @@ def add_container(state: ApiState, project: str = "p1", cpu: float = 1.0,
                                      status="Running"))
 
 
-# -- pure logic ---------------------------------------------------------------------------
-
-def test_overs_names_only_the_resources_a_request_grows_past_their_limit() -> None:
-    limits = {"containers": 2, "memory": 1024, "cpu": 2, "disk": -1}
-    usage = {"containers": 2, "memory": 512, "cpu": 1.5, "disk": 500}
-    assert quotas.overs(limits, usage, {"containers": 1, "memory": 512, "cpu": 0.5,
-                                        "disk": 10}) == ["containers"]
-    assert quotas.overs(limits, usage, {"cpu": 0.6}) == ["cpu"]
-    assert quotas.overs(limits, usage, {"memory": 513}) == ["memory"]
-    # shrinking (or not growing) never trips a limit, even one already exceeded
-    assert quotas.overs(limits, usage, {"containers": 0, "cpu": -1.0}) == []
-    # -1 is unlimited
-    assert quotas.overs(limits, usage, {"disk": 10_000}) == []
-
-
-def test_overs_allows_reaching_a_limit_exactly_with_fractional_cpus() -> None:
-    limits = {"containers": 10, "memory": 100, "cpu": 1, "disk": 10}
-    usage = {"containers": 0, "memory": 0, "cpu": 0.7, "disk": 0}
-    assert quotas.overs(limits, usage, {"cpu": 0.3}) == []
-    assert quotas.overs(limits, usage, {"cpu": 0.31}) == ["cpu"]
-
+# -- limits (the pure rules and the races: tests/unit/quota) ----------------------------
 
 @pytest.mark.parametrize("body, expected", [
     ({"containers": 10}, {"containers": 10}),

@@ -67,3 +67,28 @@ def test_no_capacity_reported_yet_is_refused(db) -> None:
     uuid = placed(db, 1.0, "512")
     with pytest.raises(exc.ResourcesUnavailable):
         ResourceTracker(db, HOST).claim_update(uuid, 1.0, "256")
+
+
+def test_a_resize_the_project_quota_cannot_hold_is_refused_in_the_claim(db, tracker) -> None:
+    """The agent checks the project's quota again in the claim's own transaction
+    (issue 24 item 1: the API's check alone let concurrent resizes exceed it)."""
+    from berth.compute.deps import AgentDeps, AgentSettings
+    from berth.compute.flows import actions
+    from berth.db import quotas as db_quotas
+    from berth.quota import QuotaEnforcer
+
+    uuid = containers.create(db, {"status": "Running", "host": HOST, "cpu": 0.5,
+                                  "memory": "256", "project_id": "p1",
+                                  "container_id": "c1"}).uuid
+    containers.create(db, {"status": "Running", "host": HOST, "cpu": 0.5, "memory": "256",
+                           "project_id": "p1"})
+    db_quotas.set_project_limits(db, "p1", {"cpu": 1, "memory": 600})
+    deps = AgentDeps(db=db, runtime=None, tracker=tracker,  # type: ignore[arg-type]
+                     settings=AgentSettings(host=HOST), quota=QuotaEnforcer())
+    with pytest.raises(exc.OverQuota) as refused:
+        actions.update_container(deps, uuid, {"cpu": 0.75})
+    assert refused.value.kwargs["overs"] == ["cpu"]
+    with pytest.raises(exc.OverQuota):
+        actions.update_container(deps, uuid, {"memory": 400})
+    row = containers.get_by_uuid(db, uuid)
+    assert (row.cpu, row.memory) == (0.5, "256")          # the claim was not written
