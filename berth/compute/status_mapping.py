@@ -14,6 +14,7 @@ The rules, first match wins (``<age>`` is :func:`age_text`)::
     paused                   -> Paused      "Up <age since start> (paused)"
     restarting               -> Restarting  "Restarting"
     running                  -> Running     "Up <age since start>"
+                                (these three clear the reason of a row in Error)
     dead                     -> Dead        "Dead"
     never started            -> Created     "Created"   (row Created, Restarting, Error or
                                                          Rebuilding: left unchanged)
@@ -124,12 +125,15 @@ def map_state(
     if state.error:
         detail = _exited(exit_code, finished, now, "(error)")
         return MappedStatus(_status_with_error(state.status), detail, state.error, True)
+    # A row in Error whose container turns out to live (a start that timed out, then
+    # really started) no longer fails: the Error's reason would only mislead.
+    recovered = current == Status.ERROR
     if state.paused:
-        return MappedStatus(Status.PAUSED, _up(started, now, " (paused)"))
+        return MappedStatus(Status.PAUSED, _up(started, now, " (paused)"), None, recovered)
     if state.restarting:
-        return MappedStatus(Status.RESTARTING, "Restarting")
+        return MappedStatus(Status.RESTARTING, "Restarting", None, recovered)
     if state.running:
-        return MappedStatus(Status.RUNNING, _up(started, now, ""))
+        return MappedStatus(Status.RUNNING, _up(started, now, ""), None, recovered)
     if state.dead:
         return MappedStatus(Status.DEAD, "Dead")
     if started is None:

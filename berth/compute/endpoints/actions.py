@@ -7,19 +7,13 @@ turn with the casts before it) while the RPC thread waits for its answer.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
-from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute.endpoints import EndpointBase, Wire, uuid_of
 from berth.compute.flows import actions, rebuild
 from berth.compute.views import container_payload
-
-#: How long container_update waits for its turn and its work, below the API's
-#: default RPC timeout (60 s) so that the caller gets this clear answer instead.
-UPDATE_WAIT_SECONDS = 50.0
 
 
 class ActionEndpoints(EndpointBase):
@@ -66,40 +60,6 @@ class ActionEndpoints(EndpointBase):
 
     def container_update(self, context: Wire, container: Wire, patch: Wire) -> Wire:
         uuid = uuid_of(container)
-        row = self._in_turn(uuid, actions.update_container, self._deps, uuid,
+        row = self._in_turn(uuid, "update", actions.update_container, self._deps, uuid,
                             dict(patch or {}))
         return container_payload(row)
-
-    def _in_turn(self, uuid: str, fn: Callable[..., Any], *args: Any) -> Any:
-        """Run ``fn(*args)`` on ``uuid``'s worker and return its result (or raise its
-        error). When it has not begun after UPDATE_WAIT_SECONDS it never will."""
-        lock = threading.Lock()
-        done = threading.Event()
-        state = {"started": False, "gave_up": False}
-        box: dict[str, Any] = {}
-
-        def job() -> None:
-            with lock:
-                if state["gave_up"]:
-                    return
-                state["started"] = True
-            try:
-                box["value"] = fn(*args)
-            except BaseException as err:  # noqa: BLE001 - handed to the waiting caller
-                box["error"] = err
-            finally:
-                done.set()
-
-        self._workers.submit(uuid, job)
-        if not done.wait(UPDATE_WAIT_SECONDS):
-            with lock:
-                if not state["started"]:
-                    state["gave_up"] = True
-                    raise exc.Conflict(
-                        f"Container {uuid} is busy with earlier actions and the update "
-                        f"could not begin within {UPDATE_WAIT_SECONDS:g} s; nothing was "
-                        f"changed. Try again when they are done.")
-            done.wait()          # begun: a docker update is quick, wait for its answer
-        if "error" in box:
-            raise box["error"]
-        return box["value"]

@@ -14,17 +14,13 @@ sender would use (numeric strings, ``"all"``, ``"None"``).
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.log import container_context
 from berth.compute.endpoints import EndpointBase, Wire, uuid_of
 from berth.compute.flows import archives, commit, inspection
-
-T = TypeVar("T")
 
 
 def _tail(value: Any) -> int | None:
@@ -94,21 +90,6 @@ class InspectionEndpoints(EndpointBase):
         ctx = RequestContext.from_dict(context)
         uuid = uuid_of(container)
         tag = "latest" if tag in (None, "None", "") else str(tag)
-        return self._on_worker(uuid, commit.container_commit, self._deps, ctx, uuid,
-                               str(repository), tag)
-
-    def _on_worker(self, uuid: str, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn(*args)`` on the container's worker (in order with its casts) and
-        wait for its result or exception."""
-        done: cf.Future[T] = cf.Future()
-
-        def job() -> None:
-            if not done.set_running_or_notify_cancel():
-                return
-            try:
-                done.set_result(fn(*args))
-            except BaseException as err:  # noqa: BLE001 - handed to the waiting caller
-                done.set_exception(err)
-
-        self._workers.submit(uuid, job)
-        return done.result()
+        result: Wire = self._in_turn(uuid, "commit", commit.container_commit, self._deps,
+                                     ctx, uuid, str(repository), tag)
+        return result

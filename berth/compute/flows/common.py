@@ -144,17 +144,20 @@ class TaskHold:
 
 
 def begin_task(deps: AgentDeps, ctx: RequestContext, uuid: str, task_state: str,
-               event: str, *, expected_status: Any) -> tuple[Container, int | None]:
+               event: str, *, expected_status: Any,
+               expected_container_id: Any = containers.ANY) -> tuple[Container, int | None]:
     """A flow's first write, one commit: ``task_state`` set when the row has no task
-    and ``expected_status`` (compare-and-swap), and ``event`` started on the
-    request's action. Returns the row (for ``owned_task(..., held=row)``) and the
-    event's id (for ``recorded(..., started=...)``). ContainerNotFound when the row
-    is gone, TaskInProgress when it has a task or another status."""
+    and ``expected_status`` (and ``expected_container_id``, when given: compare-and-
+    swap), and ``event`` started on the request's action. Returns the row (for
+    ``owned_task(..., held=row)``) and the event's id (for ``recorded(...,
+    started=...)``). ContainerNotFound when the row is gone, TaskInProgress when it
+    has a task, another status or another Docker container."""
     return containers.update_with(
         deps.db, uuid,
         {"task_state": task_state, "task_deadline": task_deadline(deps.settings, task_state)},
         lambda s: actions.start_event_in(s, uuid, ctx.request_id, event),
-        expected_task_state=None, expected_status=expected_status)
+        expected_task_state=None, expected_status=expected_status,
+        expected_container_id=expected_container_id)
 
 
 @contextmanager
@@ -213,15 +216,17 @@ def apply_runtime_state(deps: AgentDeps, row: Container, seen: RuntimeContainer,
                         force: bool = False, extra: dict[str, Any] | None = None, *,
                         expected_task_state: Any = containers.ANY,
                         expected_status: Any = containers.ANY,
+                        expected_container_id: Any = containers.ANY,
                         inspected: Mark | None = None) -> Container:
     """Copy what the engine says into the row (model.md §3.1): status and detail
     (unless a task runs and not ``force``), hostname when unset, ports, runtime.
     ``expected_*`` make the write a compare-and-swap (TaskInProgress when the row
-    moved on since it was read): the state syncs pass the values they read.
+    moved on since it was read): the state syncs pass the values they read, the
+    Docker container they inspected among them.
     ``inspected``: when the inspect that said ``seen`` began; once the row holds its
     answer, ``deps.last_inspected`` records it (PLEG skips the events it covers)."""
     new = _write_runtime_state(deps, row, seen, force, extra, expected_task_state,
-                               expected_status)
+                               expected_status, expected_container_id)
     if inspected is not None:
         deps.last_inspected.record(row.uuid, inspected, seen.state)
     return new
@@ -229,7 +234,8 @@ def apply_runtime_state(deps: AgentDeps, row: Container, seen: RuntimeContainer,
 
 def _write_runtime_state(deps: AgentDeps, row: Container, seen: RuntimeContainer,
                          force: bool, extra: dict[str, Any] | None,
-                         expected_task_state: Any, expected_status: Any) -> Container:
+                         expected_task_state: Any, expected_status: Any,
+                         expected_container_id: Any) -> Container:
     values: dict[str, Any] = dict(extra or {})
     if should_apply(row.task_state, force):
         mapped = map_state(seen.state, row.status or Status.CREATING, now_utc())
@@ -248,4 +254,5 @@ def _write_runtime_state(deps: AgentDeps, row: Container, seen: RuntimeContainer
                  changed.get("status_detail") or values.get("status_detail") or "")
     return containers.update_(deps.db, row.uuid, changed,
                               expected_task_state=expected_task_state,
-                              expected_status=expected_status)
+                              expected_status=expected_status,
+                              expected_container_id=expected_container_id)

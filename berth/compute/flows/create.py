@@ -160,13 +160,42 @@ def _create_in_engine(deps: AgentDeps, row: Container,
                       ) -> tuple[str, tuple[rt.ImageRef, rt.ImageInfo]]:
     """docker create; the engine's id, and the image it was created from."""
     try:
-        return deps.runtime.create(build_spec(deps, row, image)), image
-    except rt.RuntimeImageNotFound:
-        # removed since it was last seen: decide again from what the engine has
-        LOG.info("image %s is gone from the engine; looking again", image[0].ref)
-        deps.recent_images.forget(image[0].ref)
-        image = pull_image(deps, row)
-        return deps.runtime.create(build_spec(deps, row, image)), image
+        try:
+            return deps.runtime.create(build_spec(deps, row, image)), image
+        except rt.RuntimeImageNotFound:
+            # removed since it was last seen: decide again from what the engine has
+            LOG.info("image %s is gone from the engine; looking again", image[0].ref)
+            deps.recent_images.forget(image[0].ref)
+            image = pull_image(deps, row)
+            return deps.runtime.create(build_spec(deps, row, image)), image
+    except (rt.RuntimeInvalid, rt.RuntimeImageNotFound):
+        raise                       # a clear refusal: the engine created nothing
+    except rt.RuntimeDriverError:
+        remove_left_by_create(deps, row.uuid)
+        raise
+
+
+def remove_left_by_create(deps: AgentDeps, uuid: str) -> None:
+    """After an unclear engine failure of ``docker create`` (a time-out, a dropped
+    connection, a 5xx), the engine may have created the container all the same, or
+    may still do so: look it up by its name (``zun-<uuid>``) and remove it. When the
+    engine does not answer now either, the periodic state sync removes it later (a
+    container whose row is a failed create)."""
+    name = f"{rt.NAME_PREFIX}{uuid}"
+    try:
+        found = deps.runtime.inspect(name)
+        if found.labels.get(rt.LABEL_HOST, deps.host) != deps.host:
+            return
+        deps.runtime.delete(found.id, force=True)
+    except rt.RuntimeNotFound:
+        return
+    except rt.RuntimeDriverError as err:
+        LOG.warning("could not look for a Docker container %s left by the failed create "
+                    "(%s); the periodic state sync removes it once the engine answers",
+                    name, err.msg)
+        return
+    LOG.warning("removed Docker container %s (%s), which the engine made although its "
+                "create failed", found.id[:12], name)
 
 
 def _allocate_overlapped(deps: AgentDeps, row: Container) -> cf.Future[None] | None:

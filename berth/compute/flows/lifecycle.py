@@ -118,4 +118,13 @@ def refresh(deps: AgentDeps, uuid: str) -> Container:
         if row.task_state is None and row.status not in (Status.DELETED, Status.ERROR):
             handle_vanished(deps, row)
         return containers.get_by_uuid(deps.db, uuid)
-    return common.apply_runtime_state(deps, row, seen)
+    try:
+        # Conditional on the row as read before the inspect: a flow that began
+        # meanwhile (or a rebuild that replaced the Docker container) writes its own.
+        return common.apply_runtime_state(deps, row, seen,
+                                          expected_task_state=row.task_state,
+                                          expected_status=row.status,
+                                          expected_container_id=row.container_id)
+    except exc.TaskInProgress:
+        LOG.debug("not refreshing: the row changed during the inspect")
+        return containers.get_by_uuid(deps.db, uuid)

@@ -26,7 +26,7 @@ from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.flows.create import build_spec, pull_image
 from berth.compute.flows.lifecycle import start_in_runtime
-from berth.compute.states import Status, TaskState
+from berth.compute.states import VALID_STATES, Status, TaskState
 from berth.db import actions, containers
 from berth.db.models import Container
 from berth.runtime import base as rt
@@ -34,33 +34,56 @@ from berth.runtime import base as rt
 LOG = logging.getLogger(__name__)
 
 
-def rebuild_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool) -> None:
+#: The statuses a rebuild takes its task from: those the API lets a rebuild start
+#: from, and Rebuilding, which the API writes before it casts. Never Deleting: a
+#: delete accepted meanwhile wins, and the rebuild does nothing.
+REBUILD_FROM = frozenset(VALID_STATES["rebuild"] | {Status.REBUILDING})
+
+
+def rebuild_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool, *,
+                      expected_status: Any = REBUILD_FROM,
+                      expected_container_id: Any = containers.ANY) -> bool:
     """Rebuild ``uuid`` on this node, then start it when ``run``. Records its events on
     the action of ``ctx.request_id`` (else the newest action of the container) and
     finishes that action; never raises a berth error (it is logged and the row says
-    Error)."""
-    row = containers.find_by_uuid(deps.db, uuid)
-    if row is None:
+    Error). The task is taken only while the row has no task, a status of
+    ``expected_status`` (at most ``REBUILD_FROM``) and, when given, the Docker
+    container ``expected_container_id``; otherwise nothing is done and the action
+    ends in Error. Returns whether the rebuild began."""
+    allowed = REBUILD_FROM & ({expected_status} if isinstance(expected_status, str)
+                              else set(expected_status))
+    try:
+        row, event_id = common.begin_task(
+            deps, ctx, uuid, TaskState.CONTAINER_REBUILDING, "compute__do_container_rebuild",
+            expected_status=sorted(allowed), expected_container_id=expected_container_id)
+    except exc.ContainerNotFound:
         LOG.info("not rebuilding: the container was deleted")
-        return
+        return False
+    except exc.TaskInProgress as err:
+        LOG.warning("not rebuilding: the container is busy, or moved on since the rebuild "
+                    "was asked for (%s)", err.msg)
+        actions.action_finish(deps.db, uuid, ctx.request_id, error=True)
+        return False
     LOG.info("rebuilding from image %s (run=%s)", row.image, run)
     try:
         with (common.recorded(deps, ctx, uuid, "compute__do_container_rebuild",
-                              finish_action=not run),
-              common.task(deps, uuid, TaskState.CONTAINER_REBUILDING) as row):
-            row = _rebuild(deps, row)
+                              finish_action=not run, started=event_id),
+              common.owned_task(deps, uuid, TaskState.CONTAINER_REBUILDING,
+                                held=row) as hold):
+            row = _rebuild(deps, hold.row)
     except exc.BerthError as err:
         LOG.warning("rebuild failed: %s", err.msg)
         if run:
             actions.action_finish(deps.db, uuid, ctx.request_id, error=True)
-        return
+        return True
     if not run:
-        return
+        return True
     try:
         with common.recorded(deps, ctx, uuid, "compute__do_container_start"):
             start_in_runtime(deps, row)
     except exc.BerthError as err:
         LOG.warning("start after rebuild failed: %s", err.msg)
+    return True
 
 
 def _rebuild(deps: AgentDeps, row: Container) -> Container:

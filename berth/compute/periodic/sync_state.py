@@ -15,10 +15,11 @@ Per row of this host (rules shared with the event path, see ``pleg/reconcile.py`
     not listed                                         vanished: Deleted (auto_remove),
                                                        rebuilt (auto_heal), else Error
 
-A Docker container labelled for this host whose row no longer exists is removed
-(``docker rm -f``): a forced delete goes on when the engine does not answer, and
-drops the row; the container it could not remove would otherwise run, unaccounted,
-until the agent's next start-up recovery.
+A Docker container labelled for this host whose row no longer exists, or whose row is
+a failed create that does not refer to it, is removed (``docker rm -f``): a forced
+delete goes on when the engine does not answer, and drops the row; a create whose
+``docker create`` timed out fails, and the engine may make the container later; either
+container would otherwise run, unaccounted, until the agent's next start-up recovery.
 
 A local container (labelled ``berth.container.uuid``) whose row names another host
 is taken over: the host is rewritten to this one, then the row is synced as above.
@@ -96,11 +97,12 @@ def takeover_candidates(own_uuids: set[str], listed: Iterable[rt.RuntimeContaine
 
 
 def orphans(host: str, listed: Iterable[rt.RuntimeContainer], candidates: set[str],
-            found: set[str]) -> list[rt.RuntimeContainer]:
+            reachable: set[str]) -> list[rt.RuntimeContainer]:
     """Among the ``candidates`` (local containers not among this host's rows), those
-    labelled for ``host`` whose row does not exist (``found``: the rows that do) (pure).
-    Containers of other hosts may belong to another berth sharing the engine."""
-    return [c for c in listed if c.uuid in candidates and c.uuid not in found
+    labelled for ``host`` whose row cannot reach them (``reachable``: the rows that
+    can) (pure). Containers of other hosts may belong to another berth sharing the
+    engine."""
+    return [c for c in listed if c.uuid in candidates and c.uuid not in reachable
             and c.labels.get(rt.LABEL_HOST) == host]
 
 
@@ -117,8 +119,11 @@ def sync_container_state(deps: AgentDeps, service_down_time: int = 180) -> SyncR
     found = containers.find_by_uuids(deps.db, candidates) if candidates else []
     report.rows_read += len(found)
     rows += _take_over(deps, found, service_down_time, report)
+    # A failed create's row reaches no Docker container: one the engine made after
+    # the create gave up on it (a time-out) is an orphan, as at start-up recovery.
+    reachable = {r.uuid for r in found if not recovery.create_undone(r, deps.host)}
     report.orphans_removed = recovery.remove_unreachable(
-        deps, orphans(deps.host, listed, candidates, {r.uuid for r in found}))
+        deps, orphans(deps.host, listed, candidates, reachable))
     for row in rows:
         with container_context(row.uuid):
             try:

@@ -82,11 +82,23 @@ class TaskExpirer:
             return 0
         LOG.warning("%s did not finish within %d s: task cleared, marked Error; reading "
                     "its state from Docker", task, seconds)
-        lifecycle.refresh(self._deps, row.uuid)
+        seen = lifecycle.refresh(self._deps, row.uuid)
+        if seen.status != Status.ERROR and seen.status_reason is None:
+            # Docker shows the container live, which clears an Error's reason; the
+            # lost action still wants saying.
+            try:
+                containers.update_(self._deps.db, row.uuid, {
+                    "status_reason": overdue_reason(task, seconds, seen.status)},
+                    expected_task_state=None, expected_status=seen.status)
+            except (exc.TaskInProgress, exc.ContainerNotFound):
+                pass
         return 1
 
 
-def overdue_reason(task: str, seconds: int) -> str:
-    """The status_reason of a row whose task ``task`` outlived its ``seconds``."""
-    return (f"{task} did not finish within {seconds} s (the agent may have lost the "
-            f"request); the container is in an unknown state — check it and retry")
+def overdue_reason(task: str, seconds: int, status: str | None = None) -> str:
+    """The status_reason of a row whose task ``task`` outlived its ``seconds``; with
+    ``status``, what Docker showed of the container afterwards."""
+    lost = f"{task} did not finish within {seconds} s (the agent may have lost the request)"
+    if status is None:
+        return f"{lost}; the container is in an unknown state — check it and retry"
+    return f"{lost}; Docker shows the container {status}: retry the action if it is still wanted"

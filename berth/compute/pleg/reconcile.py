@@ -16,17 +16,21 @@ Rules shared by both paths:
 - a container the engine is removing ("removing": ``docker rm -f`` kills it first,
   so a "die" comes before the "destroy") is left for its destroy event: writing
   Stopped there would make a healed container come back stopped;
+- every write is also conditional on the Docker container the judgement was made
+  of: a status can come back to what it was read as (Created, then Rebuilding, then
+  Created again), but a rebuild always gives the row another Docker container;
 - a vanished container (:func:`handle_vanished`): ``auto_remove`` → Deleted;
   ``auto_heal`` and a rebuildable status → rebuilt (and started again when it was
-  Running) by ``flows.rebuild``, under a ``rebuild`` action; otherwise Error
-  "No such container: <id> in docker ...".
+  Running) by ``flows.rebuild``, under a ``rebuild`` action, queued on the
+  container's own worker like any action; otherwise Error "No such container: <id>
+  in docker ...".
 """
 
 from __future__ import annotations
 
 import enum
 import logging
-import threading
+from typing import Any
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
@@ -98,7 +102,9 @@ def apply_seen(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer, *,
         return Outcome.REMOVING
     try:
         new = common.apply_runtime_state(deps, row, seen, expected_task_state=None,
-                                         expected_status=row.status, inspected=inspected)
+                                         expected_status=row.status,
+                                         expected_container_id=row.container_id,
+                                         inspected=inspected)
     except (exc.TaskInProgress, exc.ContainerNotFound) as err:
         LOG.debug("not syncing: the row changed meanwhile (%s)", err.msg)
         return Outcome.SKIPPED
@@ -122,58 +128,89 @@ def describe(state: rt.ContainerState | None) -> str:
     return f"{state.status.value} ({', '.join(notes)})" if notes else state.status.value
 
 
-_healing: set[str] = set()
-_healing_lock = threading.Lock()
-
-
 def handle_vanished(deps: AgentDeps, row: Container) -> Outcome:
-    """The engine has no container ``row.container_id``: see the module docstring."""
+    """The engine has no container ``row.container_id``: see the module docstring.
+    Every write is conditional on the Docker container judged, as well as on the task
+    and status read: a rebuild that ran since ``row`` was read gave the row another
+    Docker container (its status may well be back to what it was), and then the row
+    is not touched."""
     cid = row.container_id or ""
+    judged: dict[str, Any] = {"expected_task_state": None, "expected_status": row.status,
+                              "expected_container_id": row.container_id}
     try:
         if row.auto_remove:
             LOG.info("Docker container %s is gone and auto_remove is set; marking Deleted",
                      cid[:12])
             containers.update_(deps.db, row.uuid, {"status": Status.DELETED.value,
-                                                   "status_detail": None},
-                               expected_task_state=None, expected_status=row.status)
+                                                   "status_detail": None}, **judged)
             return Outcome.DELETED
         if row.auto_heal and row.status in VALID_STATES["rebuild"]:
-            return heal(deps, row)
+            return queue_heal(deps, row)
         if row.status == Status.ERROR and (row.status_reason or "").startswith(
                 NO_SUCH_CONTAINER):
             return Outcome.UNCHANGED
         reason = (f"{NO_SUCH_CONTAINER}: {cid} in docker. It was removed outside berth; "
                   f"rebuild the container or delete it.")
-        LOG.warning("Docker container %s vanished; marking Error", cid[:12])
         containers.update_(deps.db, row.uuid, {"status": Status.ERROR.value,
                                                "status_reason": reason,
-                                               "status_detail": None},
-                           expected_task_state=None, expected_status=row.status)
+                                               "status_detail": None}, **judged)
+        LOG.warning("Docker container %s vanished; marked Error", cid[:12])
         return Outcome.ERROR
     except (exc.TaskInProgress, exc.ContainerNotFound) as err:
         LOG.debug("vanished container left alone: the row changed meanwhile (%s)", err.msg)
         return Outcome.SKIPPED
 
 
-def heal(deps: AgentDeps, row: Container) -> Outcome:
-    """Rebuild a vanished ``auto_heal`` container under a ``rebuild`` action (admin
-    context in the container's project), started again when it was Running. At most
-    one heal per container at a time in this process (the event path and the
-    periodic sync may both find it)."""
-    with _healing_lock:
-        if row.uuid in _healing:
-            return Outcome.SKIPPED
-        _healing.add(row.uuid)
-    try:
-        run = row.status == Status.RUNNING
-        LOG.warning("Docker container %s vanished and auto_heal is set; rebuilding it "
-                    "(run=%s)", (row.container_id or "")[:12], run)
-        ctx = RequestContext.admin()
-        ctx.project_id = row.project_id
-        ctx.user_id = row.user_id
-        actions.action_start(deps.db, ctx, row.uuid, "rebuild")
-        rebuild.rebuild_container(deps, ctx, row.uuid, run)
-    finally:
-        with _healing_lock:
-            _healing.discard(row.uuid)
+def queue_heal(deps: AgentDeps, row: Container) -> Outcome:
+    """Queue the heal of ``row`` on the container's own worker, behind any action
+    already queued for it (a delete among them), like any action; without workers (a
+    unit test's deps), heal at once."""
+    vanished_id = row.container_id or ""
+    if deps.workers is None:
+        return heal(deps, row.uuid, vanished_id)
+    deps.workers.submit_flow(row.uuid, heal, deps, row.uuid, vanished_id)
     return Outcome.HEALED
+
+
+def heal(deps: AgentDeps, uuid: str, vanished_id: str) -> Outcome:
+    """Rebuild a vanished ``auto_heal`` container under a ``rebuild`` action (admin
+    context in the container's project), started again when it was Running. Runs in
+    the container's turn, so it judges the row again first: nothing is done when the
+    row moved on (deleted, Deleting, another task, another Docker container: a heal
+    or a rebuild ran already) or when the engine has the container after all. The
+    rebuild takes its task only from a status a rebuild may start from, and only
+    while the row still names ``vanished_id``."""
+    row = containers.find_by_uuid(deps.db, uuid)
+    why = _heal_refused(row, vanished_id)
+    if why is None:
+        try:
+            deps.runtime.inspect(vanished_id)
+            why = "Docker has the container after all"
+        except rt.RuntimeNotFound:
+            pass
+    if why is not None or row is None:
+        LOG.info("not healing Docker container %s: %s", vanished_id[:12], why)
+        return Outcome.SKIPPED
+    run = row.status == Status.RUNNING
+    LOG.warning("Docker container %s vanished and auto_heal is set; rebuilding it "
+                "(run=%s)", vanished_id[:12], run)
+    ctx = RequestContext.admin()
+    ctx.project_id = row.project_id
+    ctx.user_id = row.user_id
+    actions.action_start(deps.db, ctx, row.uuid, "rebuild")
+    done = rebuild.rebuild_container(deps, ctx, row.uuid, run, expected_status=row.status,
+                                     expected_container_id=vanished_id)
+    return Outcome.HEALED if done else Outcome.SKIPPED
+
+
+def _heal_refused(row: Container | None, vanished_id: str) -> str | None:
+    """Why a heal judged on an earlier read must not go on now (pure)."""
+    if row is None:
+        return "the container was deleted"
+    if row.container_id != vanished_id:
+        return "the container was rebuilt meanwhile"
+    if row.task_state:
+        return f"task {row.task_state} is in progress"
+    if not row.auto_heal or row.status not in VALID_STATES["rebuild"]:
+        return f"it is {row.status} (auto_heal {bool(row.auto_heal)})"
+    return None

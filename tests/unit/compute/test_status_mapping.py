@@ -187,6 +187,19 @@ def test_running_without_an_age_has_null_detail(started_at: dt.datetime | None) 
     assert map_state(s, Status.RUNNING, NOW) == MappedStatus(Status.RUNNING, None)
 
 
+@pytest.mark.parametrize("s", [
+    state(RunState.RUNNING, running=True, started_at=ago(seconds=3)),
+    state(RunState.PAUSED, running=True, paused=True, started_at=ago(seconds=3)),
+    state(RunState.RESTARTING, restarting=True, running=True, started_at=ago(seconds=3)),
+])
+def test_a_live_container_clears_the_reason_of_a_row_in_error(s: ContainerState) -> None:
+    """Issue 24 item 6: a start that timed out set Error "could not start"; the
+    container then really started. The reason no longer says anything true."""
+    mapped = map_state(s, Status.ERROR, NOW)
+    assert mapped.changes()["status_reason"] is None
+    assert "status_reason" not in map_state(s, Status.STOPPED, NOW).changes()
+
+
 def test_dead_is_dead() -> None:
     s = state(RunState.DEAD, dead=True, started_at=ago(hours=1), finished_at=ago(minutes=1))
     assert map_state(s, Status.RUNNING, NOW) == MappedStatus(Status.DEAD, "Dead")

@@ -83,8 +83,10 @@ def test_vanished_containers_become_deleted_error_or_rebuilt(
         monkeypatch: pytest.MonkeyPatch) -> None:
     rebuilt: list[tuple[str, bool, str]] = []
 
-    def fake_rebuild(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool) -> None:
+    def fake_rebuild(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
+                     **expected: object) -> bool:
         rebuilt.append((uuid, run, ctx.request_id))
+        return True
 
     monkeypatch.setattr(reconcile.rebuild, "rebuild_container", fake_rebuild)
     removed = sync_row(Status.STOPPED, container_id="c-auto", auto_remove=True)

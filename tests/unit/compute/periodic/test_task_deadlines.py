@@ -73,10 +73,11 @@ def test_overdue_stop_is_failed_with_a_reason_then_read_from_docker(
     assert TaskExpirer(deps, clock=clock).run() == 1
     after = containers.get_by_uuid(db, r.uuid)
     assert (after.task_state, after.task_deadline) == (None, None)
+    assert after.status == Status.RUNNING       # what Docker says, after the Error write
     assert after.status_reason == (
         "container_stopping did not finish within 600 s (the agent may have lost the "
-        "request); the container is in an unknown state — check it and retry")
-    assert after.status == Status.RUNNING       # what Docker says, after the Error write
+        "request); Docker shows the container Running: retry the action if it is still "
+        "wanted")
 
 
 def test_overdue_task_whose_container_is_gone_stays_error(db: Database, deps: AgentDeps,

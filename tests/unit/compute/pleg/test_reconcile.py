@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
+from berth.common.context import RequestContext
 from berth.compute.deps import AgentDeps
 from berth.compute.pleg import reconcile
 from berth.compute.pleg.reconcile import Outcome, describe, sync_container
 from berth.compute.states import Status
-from berth.db import containers
+from berth.db import actions, containers
 from berth.db.engine import Database
 from berth.db.models import Container
 from berth.runtime import base as rt
@@ -92,18 +93,67 @@ def test_engine_errors_propagate_for_a_retry(
         sync_container(sync_deps, r.uuid)
 
 
-def test_one_heal_at_a_time_per_container(
+def test_a_heal_judged_on_a_stale_read_does_nothing(
         sync_db: Database, sync_deps: AgentDeps, sync_row: RowFactory,
         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The event path and the periodic sync may both find a container vanished and
+    queue a heal each: the second runs after the first rebuilt the container, sees
+    another Docker container on the row, and leaves it."""
     r = sync_row(Status.RUNNING, container_id="gone", auto_heal=True)
-    inner: list[Outcome] = []
+    rebuilt: list[str] = []
 
-    def rebuild_that_races(deps: AgentDeps, ctx: object, uuid: str, run: bool) -> None:
-        inner.append(reconcile.heal(deps, get(sync_db, r)))   # the other path finds it too
+    def rebuild_as_new(deps: AgentDeps, ctx: object, uuid: str, run: bool,
+                       **expected: object) -> bool:
+        rebuilt.append(uuid)
+        containers.update_(sync_db, uuid, {"container_id": "new"})
+        return True
 
-    monkeypatch.setattr(reconcile.rebuild, "rebuild_container", rebuild_that_races)
+    monkeypatch.setattr(reconcile.rebuild, "rebuild_container", rebuild_as_new)
     assert sync_container(sync_deps, r.uuid) is Outcome.HEALED
-    assert inner == [Outcome.SKIPPED]
+    assert reconcile.heal(sync_deps, r.uuid, "gone") is Outcome.SKIPPED
+    assert rebuilt == [r.uuid]
+
+
+def test_a_heal_queued_behind_a_delete_does_nothing(
+        sync_db: Database, sync_deps: AgentDeps, sync_row: RowFactory) -> None:
+    """Issue 24 item 5: the API wrote Deleting after the sync judged the container
+    vanished; the heal, in the container's turn, must not take the row over (the
+    real rebuild flow: no fake)."""
+    r = sync_row(Status.RUNNING, container_id="gone", auto_heal=True)
+    containers.update_(sync_db, r.uuid, {"status": Status.DELETING.value})
+    assert reconcile.heal(sync_deps, r.uuid, "gone") is Outcome.SKIPPED
+    after = get(sync_db, r)
+    assert (after.status, after.task_state) == (Status.DELETING, None)
+
+
+def test_a_rebuild_never_takes_its_task_from_deleting(
+        sync_db: Database, sync_deps: AgentDeps, sync_row: RowFactory) -> None:
+    """The rebuild flow itself takes its task only from a status a rebuild may start
+    from (the heal's own check passed, then a delete came in)."""
+    r = sync_row(Status.DELETING, container_id="gone", auto_heal=True)
+    ctx = RequestContext.admin()
+    actions.action_start(sync_db, ctx, r.uuid, "rebuild")
+    assert reconcile.rebuild.rebuild_container(sync_deps, ctx, r.uuid, True,
+                                               expected_container_id="gone") is False
+    after = get(sync_db, r)
+    assert (after.status, after.task_state, after.container_id) == (
+        Status.DELETING, None, "gone")
+    assert actions.list_actions(sync_db, r.uuid)[0].finish_time is not None
+
+
+def test_a_vanished_judgement_does_not_outlive_a_rebuild(
+        sync_db: Database, sync_deps: AgentDeps, sync_row: RowFactory) -> None:
+    """Issue 24 item 3: a row read before a rebuild names the old Docker container,
+    and after the rebuild its status is Created again (A-B-A). Marking it vanished
+    on that read must not touch the rebuilt row."""
+    stale = sync_row(Status.CREATED, container_id="old")
+    containers.update_(sync_db, stale.uuid, {"status": Status.REBUILDING.value})
+    containers.update_(sync_db, stale.uuid, {"status": Status.CREATED.value,
+                                             "container_id": "new"})
+    assert reconcile.handle_vanished(sync_deps, stale) is Outcome.SKIPPED
+    after = get(sync_db, stale)
+    assert (after.status, after.container_id, after.status_reason) == (
+        Status.CREATED, "new", None)
 
 
 def test_describe_says_what_docker_says() -> None:
