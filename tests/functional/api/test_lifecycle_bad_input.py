@@ -75,7 +75,7 @@ BAD_PARAMS = [
     ("PATCH", "", {"json": {"color": "red"}}, ("color",)),
     ("PATCH", "", {"json": {}}, ("Nothing to update",)),
     ("PATCH", "", {"content": b"not json", "headers": {"Content-Type": "application/json"}},
-     ("JSON object",)),
+     ("not valid JSON",)),
     ("POST", "resize_container", {"params": {"memory": "abc"}}, ("memory",)),
     ("POST", "resize_container", {"params": {"memory": "64", "name": "x1"}}, ("PATCH",)),
 ]
