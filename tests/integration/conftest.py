@@ -185,6 +185,7 @@ class Deployment:
         self.key = f"it-{uuid.uuid4().hex}"
         self.agents: dict[str, ServiceProcess] = {}
         self.api: ServiceProcess | None = None
+        self.apis: list[ServiceProcess] = []
         self.url = ""
 
     def conf(self, name: str, body: str) -> Path:
@@ -228,26 +229,34 @@ class Deployment:
         return host
 
     def start_api(self, timeout: float = 120) -> None:
+        """Start the deployment's (first) ``berth-api``; ``url`` is its address."""
+        self.api, self.url = self.start_another_api("api", timeout)
+        for host in self.agents:
+            self.wait_service(host, "up", timeout)
+
+    def start_another_api(self, name: str, timeout: float = 120) -> tuple[ServiceProcess, str]:
+        """Start a ``berth-api`` process called ``name`` on the same database and topic
+        (several API workers, as a fleet runs them); returns it and its base URL. It is
+        stopped with the deployment."""
         port = free_port()
-        conf = self.conf("api", f"host = it-{self.tag}-api\n[api]\nport = {port}\n"
-                                f"host_ip = 127.0.0.1\n[docker]\napi_url = {NO_DOCKER}")
-        self.url = f"http://127.0.0.1:{port}"
-        self.api = ServiceProcess("berth-api", [bin_path("berth-api"), "--config-file",
-                                                str(conf)], self.root / "api.log",
-                                  env={"DOCKER_HOST": NO_DOCKER})
-        self.api.start()
+        conf = self.conf(name, f"host = it-{self.tag}-{name}\n[api]\nport = {port}\n"
+                               f"host_ip = 127.0.0.1\n[docker]\napi_url = {NO_DOCKER}")
+        url = f"http://127.0.0.1:{port}"
+        api = ServiceProcess(f"berth-api {name}", [bin_path("berth-api"), "--config-file",
+                                                   str(conf)], self.root / f"{name}.log",
+                             env={"DOCKER_HOST": NO_DOCKER})
+        api.start()
+        self.apis.append(api)
 
         def ready() -> bool:
-            assert self.api is not None
-            self.api.check_alive()
+            api.check_alive()
             try:
-                return httpx.get(f"{self.url}/healthcheck", timeout=2).status_code == 200
+                return httpx.get(f"{url}/healthcheck", timeout=2).status_code == 200
             except httpx.HTTPError:
                 return False
 
-        wait_for(ready, timeout, interval=0.2, what="berth-api to answer")
-        for host in self.agents:
-            self.wait_service(host, "up", timeout)
+        wait_for(ready, timeout, interval=0.2, what=f"berth-api {name} to answer")
+        return api, url
 
     def client(self) -> Any:
         """A real python-zunclient Client as admin."""
@@ -272,8 +281,8 @@ class Deployment:
                  what=f"zun-compute on {host} to be {state}")
 
     def close(self) -> None:
-        if self.api is not None:
-            self.api.stop()
+        for api in self.apis:
+            api.stop()
         for agent in self.agents.values():
             agent.stop()
         _remove_docker_containers(list(self.agents))
