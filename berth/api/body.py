@@ -6,6 +6,7 @@ it is read, and the nesting depth on the raw bytes, before any decoding (a body 
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import re
@@ -60,19 +61,25 @@ def decode(raw: bytes) -> Any:
         raise exc.Invalid("The request body is not valid JSON.") from None
 
 
-async def read(request: Request, limit: int) -> bytes:
+async def read(request: Request, limit: int, timeout: float | None = None) -> bytes:
     """The whole body, refused (400) as soon as it is known to exceed ``limit`` bytes:
-    by its Content-Length before anything is read, else while it streams in."""
+    by its Content-Length before anything is read, else while it streams in; and
+    refused (400) when it has not all arrived within ``timeout`` seconds."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise _too_large(limit)
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _too_large(limit)
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise _too_large(limit)
+                chunks.append(chunk)
+    except TimeoutError:
+        raise exc.Invalid(f"The request body did not arrive within {timeout:g} s "
+                          f"([api]body_timeout); send it faster.") from None
     body = b"".join(chunks)
     request._body = body    # what Request.body() answers from now on
     return body
@@ -85,6 +92,18 @@ def _too_large(limit: int) -> exc.Invalid:
 
 def size_limit(request: Request) -> int:
     """``[api]max_request_body_size`` of the app serving ``request``."""
-    state = getattr(request.app.state, "berth", None)
-    settings = getattr(state, "settings", None)
-    return int(getattr(settings, "max_request_body_size", MAX_REQUEST_BODY_SIZE))
+    return int(getattr(_settings(request), "max_request_body_size", MAX_REQUEST_BODY_SIZE))
+
+
+def time_limit(request: Request) -> float:
+    """``[api]body_timeout`` of the app serving ``request``."""
+    return float(getattr(_settings(request), "body_timeout", 60.0))
+
+
+async def read_bounded(request: Request) -> bytes:
+    """``read`` within the app's size and time limits."""
+    return await read(request, size_limit(request), time_limit(request))
+
+
+def _settings(request: Request) -> Any:
+    return getattr(getattr(request.app.state, "berth", None), "settings", None)

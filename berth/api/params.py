@@ -17,7 +17,7 @@ async def read_json_body(request: Request, required: bool = False) -> Any:
     must be JSON (415 otherwise). A body that is too large, nested too deeply, or
     says it is JSON and does not parse is a 400 (``berth.api.body``); a body that
     does not say it is JSON is ignored where none is required."""
-    raw = await body.read(request, body.size_limit(request))
+    raw = await body.read_bounded(request)
     ctype = request.headers.get("content-type", "")
     is_json = "json" in ctype.lower()
     if required and "application/json" not in ctype.lower():

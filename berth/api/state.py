@@ -33,6 +33,8 @@ class ApiSettings:
     default_availability_zone: str = "nova"
     #: [api]max_request_body_size: a larger request body is refused with 400.
     max_request_body_size: int = MAX_REQUEST_BODY_SIZE
+    #: [api]body_timeout: seconds a request's body may take to arrive.
+    body_timeout: float = 60.0
 
 
 @dataclass(slots=True)

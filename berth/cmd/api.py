@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import uvicorn
 
+from berth.api import server as api_server
 from berth.api.app import create_app
 from berth.cmd import wiring
 from berth.common import log
@@ -45,9 +46,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     wiring.warn_if_exposed(CONF, address)
     LOG.info("berth-api: API on http://%s:%s/v1 (database %s, RPC topic %s)", address,
              CONF.api.port, db.url.split("@")[-1], CONF.compute.topic)
-    server = uvicorn.Server(uvicorn.Config(app, host=address, port=CONF.api.port,
-                                           log_config=None, access_log=False,
-                                           timeout_graceful_shutdown=5))
+    server = uvicorn.Server(api_server.config(app, address, CONF.api.port,
+                                              CONF.api.header_timeout))
     try:
         server.run()
     finally:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import uvicorn
 from oslo_config import cfg
 
+from berth.api import server as api_server
 from berth.api.app import create_app
 from berth.cmd import wiring, wsproxy
 
@@ -64,9 +65,8 @@ def run(conf: cfg.ConfigOpts) -> int:
     wiring.warn_if_exposed(conf, address)
     LOG.info("berth serve: API on http://%s:%s/v1 (database %s, host %s)", address,
              conf.api.port, db.url.split("@")[-1], conf.host)
-    server = _Server(uvicorn.Config(app, host=address, port=conf.api.port,
-                                           log_config=None, access_log=False,
-                                           timeout_graceful_shutdown=5))
+    server = _Server(api_server.config(app, address, conf.api.port,
+                                       conf.api.header_timeout))
     try:
         server.run()
     finally:

@@ -158,6 +158,7 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
     settings = ApiSettings(
         max_limit=conf.api.max_limit, service_down_time=down_time,
         max_request_body_size=conf.api.max_request_body_size,
+        body_timeout=conf.api.body_timeout,
         enable_image_validation=conf.api.enable_image_validation,
         unique_container_name_scope=conf.compute.unique_container_name_scope,
         default_registry=conf.docker.default_registry,

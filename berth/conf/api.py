@@ -24,6 +24,14 @@ OPTS = [
                 help="Largest request body (bytes) the API reads; a larger one is refused "
                      "with 400 before it is read. Bodies are also refused when nested more "
                      "than 32 levels deep."),
+    cfg.FloatOpt("header_timeout", default=10.0, min=0.1,
+                 help="Seconds a client may take to send a request's line and headers, "
+                      "from the moment its connection opens or its request begins; a "
+                      "slower one is disconnected (so that slow clients cannot hold the "
+                      "API's connections)."),
+    cfg.FloatOpt("body_timeout", default=60.0, min=0.1,
+                 help="Seconds a client may take to send a request's body once its "
+                      "headers are in; a slower one gets a 400."),
     cfg.IntOpt("workers", default=1, help="API worker processes (berth serve uses 1)."),
     cfg.StrOpt("public_endpoint",
                help="Public base URL of the API (e.g. https://cloud.example/container); "

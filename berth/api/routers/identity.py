@@ -154,8 +154,7 @@ async def _json_body(request: fastapi.Request) -> Any:
     error body instead of FastAPI's 422.
     """
     try:
-        return request_body.decode(await request_body.read(
-            request, request_body.size_limit(request)))
+        return request_body.decode(await request_body.read_bounded(request))
     except exc.Invalid:
         return None
 
