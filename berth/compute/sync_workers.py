@@ -27,6 +27,7 @@ from collections.abc import Callable
 from berth.common.log import container_context
 from berth.common.threads import ElasticThreadPool
 from berth.compute.pleg.events import ContainerEvent
+from berth.runtime.base import RuntimeDriverError
 
 LOG = logging.getLogger(__name__)
 
@@ -80,6 +81,13 @@ class SyncWorkers:
     def _sync_one(self, event: ContainerEvent) -> None:
         try:
             self._sync(event)
+        except RuntimeDriverError as err:    # the engine is away (restarting): expected
+            with self._lock:
+                self.failures += 1
+            LOG.warning("state sync after a %s event (%s) failed: %s; it is retried at the "
+                        "next relist", event.kind, event.source, err.msg)
+            if self._on_failure is not None:
+                self._on_failure(event)
         except Exception:
             with self._lock:
                 self.failures += 1

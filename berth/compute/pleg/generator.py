@@ -39,7 +39,10 @@ class PlegSettings:
     healthy_threshold: float = 60.0    # the last good relist may be this old, at most
     queue_size: int = 1000
     reconnect_initial: float = 0.2     # back-off of the event stream's reconnects
-    reconnect_max: float = 5.0
+    #: At most 1 s between two attempts: opening a local engine's socket costs next to
+    #: nothing, and every second waited after the engine is back is a second the rows
+    #: may lag behind it (with a 5 s cap, an outage of 5 s could add up to 5 s more).
+    reconnect_max: float = 1.0
 
 
 class EventQueue:

@@ -9,8 +9,9 @@ Timeline of one connection::
     on_gap() (relist) ◄────────────────────────┘
         │
         ▼
-    wait back-off (0.2 s, doubling to 5 s; back to 0.2 s after a connection that
+    wait back-off (0.2 s, doubling to 1 s; back to 0.2 s after a connection that
     delivered events or lasted a while) ──► open(since = last event's at_nano)
+                                             (after failed opens: on_gap() again)
 
 The engine's ``since`` is inclusive, so the last event seen comes again after a
 reconnect; it is recognised (same nanosecond, container and action) and dropped.
@@ -142,7 +143,12 @@ class EventWatcher:
             self._failing = True
             return False
         if self._failing:
-            LOG.info("following Docker events again (since=%s)", self._since)
+            # The engine was unreachable, perhaps restarted: what it did before this
+            # connection (containers it restarted, or that died with it) may not all
+            # come as events, so the containers are listed again now, not at the next
+            # periodic relist.
+            LOG.info("following Docker events again (since=%s); relisting", self._since)
+            self._on_gap()
         self._failing = False
         with self._lock:
             self._stream = stream
