@@ -11,8 +11,11 @@ auto-heal called rebuild without ``run`` and never healed anything)::
     [run] event compute__do_container_start ─► task container_starting ─► Running
 
 Any failure sets Error with a reason that says what to do; the old Docker container
-is gone by then, so the row no longer names it. The container keeps its host and its
-claim (its cpu and memory do not change).
+is gone by then, so the row no longer names it, and its Placement allocation is
+released (an Error row without a Docker container holds nothing). The container keeps
+its host. Its cpu and memory are claimed on the node and recorded in Placement again
+before the new Docker container is made: a row in Error held neither (a rebuild of a
+failed create used to give it a container but no claim check and no allocation).
 """
 
 from __future__ import annotations
@@ -24,11 +27,12 @@ from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
-from berth.compute.flows.create import build_spec, pull_image
+from berth.compute.flows.create import allocate, build_spec, pull_image, release_allocation
 from berth.compute.flows.lifecycle import start_in_runtime
 from berth.compute.states import VALID_STATES, Status, TaskState
 from berth.db import actions, containers
 from berth.db.models import Container
+from berth.placement.base import AllocationFailed, PlacementError
 from berth.runtime import base as rt
 
 LOG = logging.getLogger(__name__)
@@ -92,6 +96,7 @@ def _rebuild(deps: AgentDeps, row: Container) -> Container:
         row = containers.update_(deps.db, uuid, {"status": Status.REBUILDING.value})
     if row.container_id:
         row = _remove_old(deps, row)
+    _hold_resources(deps, row)
     try:
         image = pull_image(deps, row)
         container_id = deps.runtime.create(build_spec(deps, row, image))
@@ -99,15 +104,44 @@ def _rebuild(deps: AgentDeps, row: Container) -> Container:
     except rt.RuntimeDriverError as err:
         common.fail(deps, uuid, f"Rebuild failed: Docker could not create the new "
                                 f"container: {err.msg}. Fix the cause, then rebuild again.")
+        release_allocation(deps, uuid)
         raise
     except exc.BerthError as err:        # image unknown or unpullable, bad reference
         common.fail(deps, uuid, f"Rebuild failed: {err.msg}")
+        release_allocation(deps, uuid)
         raise
     row = containers.update_(deps.db, uuid, _rebuilt_values(row, image, container_id))
     row = common.apply_runtime_state(deps, row, seen)
     deps.tracker.publish_usage()
     LOG.info("rebuilt as Docker container %s from %s", container_id[:12], image[0].ref)
     return row
+
+
+def _hold_resources(deps: AgentDeps, row: Container) -> None:
+    """Claim the container's cpu and memory on this node and record them in Placement
+    again. A row in Error holds nothing (a failed create or rebuild released its claim
+    by that status, and its allocation with it), so a rebuild from Error is a create
+    as far as resources go; for a row that held them, the claim fits as it did and the
+    allocation is written again unchanged. ResourcesUnavailable (and the row in Error)
+    when they no longer fit."""
+    try:
+        deps.tracker.claim(row.uuid, row.cpu, row.memory, placed=row.host == deps.host)
+        if deps.placement is not None:
+            allocate(deps, row)
+    except exc.ResourcesUnavailable as err:
+        common.fail(deps, row.uuid, f"Rebuild failed: ResourcesUnavailable: {err.msg}. "
+                                    f"Free resources on host {deps.host}, then rebuild "
+                                    f"again, or delete it and create it elsewhere.")
+        raise
+    except AllocationFailed as err:
+        common.fail(deps, row.uuid, f"Rebuild failed: ResourcesUnavailable: Placement "
+                                    f"refused the container's resources ({err.msg}).")
+        raise exc.ResourcesUnavailable(reason=err.msg) from err
+    except (PlacementError, exc.ComputeNodeNotFound) as err:
+        common.fail(deps, row.uuid, f"Rebuild failed: Placement could not record the "
+                                    f"container's resources ({err.msg}); rebuild again "
+                                    f"when it answers.")
+        raise exc.ServiceUnavailable(reason=err.msg) from err
 
 
 def _remove_old(deps: AgentDeps, row: Container) -> Container:

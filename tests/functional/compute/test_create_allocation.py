@@ -137,3 +137,26 @@ def test_a_node_whose_vcpus_placement_holds_is_not_scheduled(berth_factory, dock
             all=True, filters={"name": f"zun-{refused.uuid}"}) == []
         for uuid in [*held, refused.uuid]:
             zun.containers.delete(uuid, force=True)
+
+
+def test_a_rebuild_of_a_failed_create_claims_and_allocates_again(node):  # type: ignore[no-untyped-def]
+    """Found by the crash-point suite (tests/reliability): a create that failed holds
+    nothing (Error, allocation released); a rebuild gave it a Docker container again
+    without an allocation. Now the rebuild records its resources like a create."""
+    proc, db, rp = node
+    zun = proc.client()
+    placement = EmbeddedPlacement(db)
+    bad = zun.containers.create(image=MISSING_IMAGE, image_pull_policy="always",
+                                command=["sleep", "300"], cpu=0.5, memory="32")
+    wait_for(lambda: status_of(zun, bad.uuid) == "Error", 60, what="the failed pull")
+    assert allocation_rows(db) == []
+    with proc.http() as http:
+        resp = http.post(f"/v1/containers/{bad.uuid}/rebuild",
+                         params={"image": TEST_IMAGE, "image_pull_policy": "ifnotpresent"})
+    assert resp.status_code == 202, resp.text
+    wait_for(lambda: status_of(zun, bad.uuid) == "Created", 60, what="the rebuild")
+    assert placement.get_allocation(bad.uuid) == {rp: {VCPU: 1, MEMORY_MB: 32}}
+    assert nodes.get_compute_node(db, proc.host).mem_used == 32
+    zun.containers.delete(bad.uuid, force=True)
+    wait_for(lambda: gone(zun, bad.uuid), 60, what="the container to be deleted")
+    assert allocation_rows(db) == []
