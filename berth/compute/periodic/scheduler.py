@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from berth.common.exceptions import BerthError
 from berth.common.threads import ElasticThreadPool
 
 LOG = logging.getLogger(__name__)
@@ -122,8 +123,12 @@ class PeriodicScheduler:
         except Exception as err:  # a loop boundary
             task.last_error = str(err)
             if not task.failing:
-                LOG.exception("periodic task %s failed (logged once until it recovers)",
-                              task.name)
+                if isinstance(err, BerthError):   # a service away: its message says it
+                    LOG.error("periodic task %s failed: %s (logged once until it "
+                              "recovers)", task.name, err.msg)
+                else:
+                    LOG.exception("periodic task %s failed (logged once until it "
+                                  "recovers)", task.name)
             task.failing = True
         else:
             if task.failing:
