@@ -195,6 +195,9 @@ class RuntimeContainer:
     command: tuple[str, ...] | None = None
     entrypoint: tuple[str, ...] | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    #: Limits the engine applies (inspect only; None from a listing, or when unset).
+    memory_mib: int | None = None
+    cpu_shares: int | None = None
 
 
 class EventKind(enum.StrEnum):

@@ -68,7 +68,18 @@ class FakeRuntime:
         return None
 
     def create(self, spec: rt.ContainerSpec) -> str:
-        return self.add(spec.uuid, spec.host, rt.RunState.CREATED, started=False)
+        cid = self.add(spec.uuid, spec.host, rt.RunState.CREATED, started=False)
+        self.containers[cid] = replace(self.containers[cid], memory_mib=spec.memory_mib,
+                                       cpu_shares=spec.cpu_shares)
+        return cid
+
+    def update(self, container_id: str, memory_mib: int | None = None,
+               memory_swap_mib: int | None = None, cpu_shares: int | None = None) -> None:
+        self.calls.append(("update", container_id))
+        c = self._find(container_id)
+        self.containers[c.id] = replace(
+            c, memory_mib=c.memory_mib if memory_mib is None else memory_mib,
+            cpu_shares=c.cpu_shares if cpu_shares is None else cpu_shares)
 
     def start(self, container_id: str) -> None:
         self.calls.append(("start", container_id))

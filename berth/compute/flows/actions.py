@@ -35,8 +35,9 @@ from berth.common.context import RequestContext
 from berth.common.units import memory_mib
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
+from berth.compute.flows.create import allocate, cpu_shares_of
 from berth.compute.flows.lifecycle import vanished
-from berth.compute.states import TaskState
+from berth.compute.states import Status, TaskState
 from berth.db import containers, nodes
 from berth.db.models import Container
 from berth.placement.base import AllocationFailed, PlacementError
@@ -222,7 +223,7 @@ def _resize(deps: AgentDeps, row: Container, cpu: float | None, memory: str | No
             container_id,
             memory_mib=int(memory) if memory is not None else None,
             memory_swap_mib=deps.settings.default_memory_swap if memory is not None else None,
-            cpu_shares=max(2, int(1024 * cpu)) if cpu is not None else None)
+            cpu_shares=cpu_shares_of(cpu) if cpu is not None else None)
     except rt.RuntimeDriverError as err:
         _restore_claim(deps, row)
         undo_allocation()
@@ -247,6 +248,47 @@ def _quota_guard(deps: AgentDeps, row: Container, cpu: float | None, memory: str
               "memory": memory_mib(memory) - memory_mib(row.memory)}
     project_id = row.project_id
     return lambda conn: quota.check(conn, project_id, deltas)
+
+
+def finish_interrupted_resize(deps: AgentDeps, row: Container) -> bool:
+    """Start-up recovery's part of a resize. A resize writes the row first (its claim),
+    then Placement, then Docker, without a task state (Zun's update has none): an agent
+    killed in between left Placement and Docker at the old limits while the row shows
+    the new ones. The resize is finished (rolled forward): Placement and Docker get
+    what the row holds. When Placement no longer has room, it is undone instead: the
+    row goes back to Docker's limits. Returns whether Docker disagreed with the row."""
+    if not row.container_id or row.status in (Status.ERROR, Status.DELETED):
+        return False
+    try:
+        seen = deps.runtime.inspect(row.container_id)
+    except rt.RuntimeNotFound:
+        return False                    # vanished: the state sync's business
+    if seen.memory_mib is None and seen.cpu_shares is None:
+        return False      # the engine reports no limits (berth always sets both)
+    want_memory = memory_mib(row.memory) or None
+    want_shares = cpu_shares_of(row.cpu)
+    if (seen.memory_mib, seen.cpu_shares) == (want_memory, want_shares):
+        return False
+    LOG.warning("a resize was interrupted: Docker has memory %s MiB and %s cpu shares, the "
+                "row %s MiB and %s; finishing it", seen.memory_mib, seen.cpu_shares,
+                want_memory, want_shares)
+    if deps.placement is not None:
+        try:
+            allocate(deps, row)
+        except (AllocationFailed, PlacementError) as err:
+            cpu = row.cpu if seen.cpu_shares == want_shares else \
+                round((seen.cpu_shares or 0) / 1024, 3) or row.cpu
+            containers.update_(deps.db, row.uuid, {
+                "memory": str(seen.memory_mib) if seen.memory_mib else row.memory,
+                "cpu": cpu})
+            LOG.warning("Placement cannot hold the new limits (%s); the row goes back to "
+                        "what Docker has", err.msg)
+            return True
+    deps.runtime.update(row.container_id, memory_mib=want_memory,
+                        memory_swap_mib=deps.settings.default_memory_swap
+                        if want_memory else None,
+                        cpu_shares=want_shares)
+    return True
 
 
 def _restore_claim(deps: AgentDeps, row: Container) -> None:

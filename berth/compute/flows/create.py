@@ -341,6 +341,11 @@ def registry_auth_for(deps: AgentDeps, image: rt.ImageRef, registry: Registry | 
     return None
 
 
+def cpu_shares_of(cpu: float | None) -> int | None:
+    """The CPU shares berth gives Docker for ``cpu`` cores (create and resize alike)."""
+    return max(2, int(1024 * cpu)) if cpu else None
+
+
 def build_spec(deps: AgentDeps, row: Container, image: tuple[rt.ImageRef, rt.ImageInfo]
                ) -> rt.ContainerSpec:
     ref, _info = image
@@ -364,7 +369,7 @@ def build_spec(deps: AgentDeps, row: Container, image: tuple[rt.ImageRef, rt.Ima
         environment=dict(row.environment or {}), workdir=row.workdir,
         labels={str(k): str(v) for k, v in (row.labels or {}).items()},
         hostname=row.hostname, memory_mib=memory,
-        cpu_shares=int(1024 * row.cpu) if row.cpu else None,
+        cpu_shares=cpu_shares_of(row.cpu),
         restart_policy=restart, tty=bool(row.tty), interactive=bool(row.interactive),
         auto_remove=bool(row.auto_remove), privileged=bool(row.privileged),
         runtime=row.runtime or None, exposed_ports=tuple(sorted(row.exposed_ports or {})),

@@ -21,7 +21,11 @@ races with it). Each row of this host gets the first matching rule::
                                                      read again from Docker
     Running, stopped in Docker, and                started again
       [compute]resume_container_state
-    anything else                                  left to the state sync
+    anything else                                  left to the state sync, but first:
+                                                     Docker's memory and cpu limits
+                                                     that differ from the row's (a
+                                                     resize killed half-way) are made
+                                                     the row's, and so is its allocation
 
 Then Docker containers labelled for this host that no row can ever reach (their row is
 gone, or their create failed and released the host) are removed, and the Placement
@@ -68,6 +72,7 @@ class RecoveryReport:
     refreshed: int = 0          # interrupted actions with no flow to rerun: task cleared
     failed_tasks: int = 0       # other interrupted tasks: Error with a reason
     resumed: int = 0            # Running rows found stopped, started again
+    resizes_finished: int = 0   # resizes interrupted between the row and Docker, finished
     untouched: int = 0          # nothing to recover
     orphans_removed: int = 0    # Docker containers that no row can reach, removed
     allocations_released: int = 0  # Placement allocations of failed creates, released
@@ -150,9 +155,22 @@ def _recover(deps: AgentDeps, ctx: RequestContext, row: Container,
         return _retry(deps, ctx, row, task or TaskState.CONTAINER_REBOOTING)
     if task is not None or row.status == Status.REBUILDING:
         return _fail_task(deps, row, task or "the rebuild")
+    resized = _finish_resize(deps, row)
     if task is None and row.status == Status.RUNNING and deps.settings.resume_container_state:
         return _resume(deps, ctx, row)
-    return "untouched"
+    return "resizes_finished" if resized else "untouched"
+
+
+def _finish_resize(deps: AgentDeps, row: Container) -> bool:
+    """``actions.finish_interrupted_resize`` (imported here: another area's module)."""
+    from berth.compute.flows.actions import finish_interrupted_resize
+
+    try:
+        return finish_interrupted_resize(deps, row)
+    except (rt.RuntimeDriverError, exc.BerthError) as err:
+        LOG.error("could not check or finish an interrupted resize (%s); the next start-up "
+                  "tries again", err.msg)
+        return False
 
 
 def fail_interrupted_create(deps: AgentDeps, row: Container, reason: str,

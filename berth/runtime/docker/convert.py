@@ -135,6 +135,8 @@ def container_from_inspect(data: Mapping[str, Any]) -> RuntimeContainer:
         command=str_tuple(config.get("Cmd")),
         entrypoint=str_tuple(config.get("Entrypoint")),
         labels=labels,
+        memory_mib=int(host_config.get("Memory") or 0) // _MIB or None,
+        cpu_shares=int(host_config.get("CpuShares") or 0) or None,
     )
 
 

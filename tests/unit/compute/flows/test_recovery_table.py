@@ -7,6 +7,7 @@ import datetime as dt
 import sys
 import types
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -411,3 +412,36 @@ def test_failed_create_left_holding_an_allocation_is_released_at_start_up(
     assert placement.get_allocation(failed.uuid) == {}
     assert placement.get_allocation(failed_start.uuid) != {}
     assert report.allocations_released == 1
+
+
+# -- resizes killed half-way (found by tests/reliability's crash points) -------------------
+
+def _with_limits(engine: FakeRuntime, cid: str, memory: int, shares: int) -> None:
+    engine.containers[cid] = replace(engine.containers[cid], memory_mib=memory,
+                                     cpu_shares=shares)
+
+
+def test_a_resize_killed_after_its_claim_is_finished_in_docker(
+        db: Database, deps: AgentDeps, engine: FakeRuntime) -> None:
+    """The row (the claim) says 256 MiB and 1 cpu; Docker still has the old 128 MiB and
+    0.5 cpu: the agent died between the claim and the docker update."""
+    r = row(db, Status.RUNNING)
+    cid = engine.add(r.uuid, HOST, RunState.RUNNING)
+    containers.update_(db, r.uuid, {"container_id": cid})
+    _with_limits(engine, cid, 128, 512)
+    report = recovery.init_containers(deps)
+    assert report.resizes_finished == 1
+    assert (engine.containers[cid].memory_mib, engine.containers[cid].cpu_shares) == (256, 1024)
+    after = containers.get_by_uuid(db, r.uuid)
+    assert (after.memory, after.cpu, after.status) == ("256", 1.0, Status.RUNNING)
+    assert recovery.init_containers(deps).resizes_finished == 0       # nothing left to do
+
+
+def test_limits_that_agree_with_the_row_are_left_alone(
+        db: Database, deps: AgentDeps, engine: FakeRuntime) -> None:
+    r = row(db, Status.RUNNING)
+    cid = engine.add(r.uuid, HOST, RunState.RUNNING)
+    containers.update_(db, r.uuid, {"container_id": cid})
+    _with_limits(engine, cid, 256, 1024)
+    assert recovery.init_containers(deps).resizes_finished == 0
+    assert ("update", cid) not in engine.calls
