@@ -71,3 +71,27 @@ def race_growth(dbs: Sequence[Database], quota: QuotaEnforcer, uuids: Sequence[s
                            guard=lambda conn: quota.check(conn, PROJECT, deltas))
 
     return _race(len(uuids), grow)
+
+
+def creates_never_exceed(dbs: Sequence[Database], quota: QuotaEnforcer) -> None:
+    """50 creates at once under a quota of 10 containers: exactly 10 succeed."""
+    from berth.db import quotas as db_quotas
+
+    db_quotas.set_project_limits(dbs[0], PROJECT, {"containers": 10})
+    done, refused, errors = race_creates(dbs, quota, 50)
+    assert errors == []
+    assert (done, refused) == (10, 40)
+    assert db_quotas.project_usage(dbs[-1], PROJECT)["containers"] == 10
+
+
+def growth_never_exceeds(dbs: Sequence[Database], quota: QuotaEnforcer) -> None:
+    """12 containers of 1 cpu grown to 2 at once under a quota of 16 cpus: 4 succeed."""
+    from berth.db import quotas as db_quotas
+
+    uuids = [containers.create(dbs[0], {"project_id": PROJECT, "cpu": 1.0, "memory": "16",
+                                        "status": "Running", "name": f"g{i}"}).uuid
+             for i in range(12)]
+    db_quotas.set_project_limits(dbs[0], PROJECT, {"cpu": 16})
+    done, refused, errors = race_growth(dbs, quota, uuids, 2.0)
+    assert errors == [] and (done, refused) == (4, 8)
+    assert db_quotas.project_usage(dbs[-1], PROJECT)["cpu"] == 16

@@ -14,10 +14,12 @@ import signal
 import statistics
 import threading
 import time
+import uuid as uuidlib
 from collections.abc import Iterator
 from typing import Any
 
 import docker
+import httpx
 import pytest
 from support.berth_proc import TEST_IMAGE, wait_for
 from zunclient.common.apiclient import exceptions as zun_exc
@@ -196,6 +198,48 @@ def test_agent_stays_clear_of_the_api(deployment: Deployment, modules_loaded: An
     # (PyMySQL, MariaDB's driver, imports cryptography itself for its auth plugins)
     if not deployment.db_url.startswith("mysql"):
         assert "cryptography" not in maps, "berth-compute loaded cryptography"
+
+
+def test_concurrent_creates_on_two_apis_never_exceed_the_quota(deployment: Deployment) -> None:
+    """Issue 24 item 1 across API processes: a second berth-api on the same database,
+    and 50 creates sent to the two at once by a project whose quota is 10 containers:
+    exactly 10 are accepted, and 10 rows exist. (Before the next test, which adds an
+    agent and stops it.)"""
+    _, second_url = deployment.start_another_api("api2")
+    urls = [deployment.url, second_url]
+    project = f"qrace-{uuidlib.uuid4().hex[:6]}"
+    with deployment.http() as admin:
+        admin.put(f"/v1/quotas/{project}", json={"containers": 10}).raise_for_status()
+    body = {"image": TEST_IMAGE, "command": ["sleep", "300"], "cpu": 0.1, "memory": 16}
+    headers = {"X-Auth-Token": f"quser:{project}", "OpenStack-API-Version": "container 1.40"}
+    barrier = threading.Barrier(50)
+    codes: list[int] = []
+    lock = threading.Lock()
+
+    def create(i: int) -> None:
+        with httpx.Client(base_url=urls[i % 2], timeout=90, headers=headers) as http:
+            barrier.wait()
+            code = http.post("/v1/containers", json=body).status_code
+        with lock:
+            codes.append(code)
+
+    threads = [threading.Thread(target=create, args=(i,)) for i in range(50)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(180)
+    assert sorted(codes) == [202] * 10 + [403] * 40
+    with httpx.Client(base_url=second_url, timeout=90, headers=headers) as http:
+        mine = http.get("/v1/containers").json()["containers"]
+        assert len(mine) == 10
+        wait_for(lambda: all(c["status"] == "Created" for c in http.get(
+            "/v1/containers").json()["containers"]), 90, interval=0.5, what="Created")
+        for c in http.get("/v1/containers").json()["containers"]:
+            assert http.delete(f"/v1/containers/{c['uuid']}").status_code == 204
+        # Gone before the test ends: the module's teardown removes what is left with
+        # docker rm -f, and two removals of one container at once are best avoided.
+        wait_for(lambda: not http.get("/v1/containers").json()["containers"], 90,
+                 interval=0.5, what="the project's containers to be deleted")
 
 
 def test_two_agents_share_the_work_and_a_stopped_one_is_refused(

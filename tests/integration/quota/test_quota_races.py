@@ -8,10 +8,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from support.quota_race import PROJECT, race_creates, race_growth
+from support.quota_race import creates_never_exceed, growth_never_exceeds
 
-from berth.db import containers, migrate
-from berth.db import quotas as db_quotas
+from berth.db import migrate
 from berth.db.engine import Database
 from berth.quota import QuotaEnforcer
 
@@ -32,20 +31,8 @@ def dbs(request: pytest.FixtureRequest, rabbit_services: None,
 
 
 def test_concurrent_creates_never_exceed_the_container_quota(dbs: list[Database]) -> None:
-    db_quotas.set_project_limits(dbs[0], PROJECT, {"containers": 10})
-    done, refused, errors = race_creates(dbs, QuotaEnforcer(CONFIG), 50)
-    assert errors == []
-    assert (done, refused) == (10, 40)
-    assert db_quotas.project_usage(dbs[1], PROJECT)["containers"] == 10
+    creates_never_exceed(dbs, QuotaEnforcer(CONFIG))
 
 
 def test_concurrent_growth_never_exceeds_the_cpu_quota(dbs: list[Database]) -> None:
-    uuids = []
-    for i in range(12):
-        row = containers.create(dbs[0], {"project_id": PROJECT, "cpu": 1.0, "memory": "16",
-                                         "status": "Running", "name": f"g{i}"})
-        uuids.append(row.uuid)
-    db_quotas.set_project_limits(dbs[0], PROJECT, {"cpu": 16})
-    done, refused, errors = race_growth(dbs, QuotaEnforcer(CONFIG), uuids, 2.0)
-    assert errors == [] and (done, refused) == (4, 8)
-    assert db_quotas.project_usage(dbs[1], PROJECT)["cpu"] == 16
+    growth_never_exceeds(dbs, QuotaEnforcer(CONFIG))

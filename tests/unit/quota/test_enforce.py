@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from support.migrated_sqlite import migrated_url
-from support.quota_race import PROJECT, race_creates, race_growth
+from support.quota_race import PROJECT, creates_never_exceed, growth_never_exceeds, race_creates
 
 from berth.common import exceptions as exc
 from berth.db import containers
@@ -51,11 +51,7 @@ def dbs(tmp_path: Path) -> Iterator[list[Database]]:
 
 
 def test_concurrent_creates_never_exceed_the_container_quota(dbs: list[Database]) -> None:
-    db_quotas.set_project_limits(dbs[0], PROJECT, {"containers": 10})
-    done, refused, errors = race_creates(dbs, QuotaEnforcer(CONFIG), 50)
-    assert errors == []
-    assert (done, refused) == (10, 40)
-    assert db_quotas.project_usage(dbs[0], PROJECT)["containers"] == 10
+    creates_never_exceed(dbs, QuotaEnforcer(CONFIG))
 
 
 def test_concurrent_creates_never_exceed_the_memory_quota(dbs: list[Database]) -> None:
@@ -66,15 +62,7 @@ def test_concurrent_creates_never_exceed_the_memory_quota(dbs: list[Database]) -
 
 
 def test_concurrent_growth_never_exceeds_the_cpu_quota(dbs: list[Database]) -> None:
-    uuids = []
-    for i in range(12):
-        row = containers.create(dbs[0], {"project_id": PROJECT, "cpu": 1.0, "memory": "16",
-                                         "status": "Running", "name": f"g{i}"})
-        uuids.append(row.uuid)
-    db_quotas.set_project_limits(dbs[0], PROJECT, {"cpu": 16})
-    done, refused, errors = race_growth(dbs, QuotaEnforcer(CONFIG), uuids, 2.0)
-    assert errors == [] and (done, refused) == (4, 8)
-    assert db_quotas.project_usage(dbs[0], PROJECT)["cpu"] == 16
+    growth_never_exceeds(dbs, QuotaEnforcer(CONFIG))
 
 
 def test_a_refused_check_leaves_the_write_undone(dbs: list[Database]) -> None:

@@ -3,6 +3,8 @@ the row is still as it read it before its inspect (issue 24 item 6)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from berth.compute.deps import AgentDeps
@@ -14,36 +16,28 @@ from berth.runtime import base as rt
 from berth.runtime.base import RunState
 
 
-def test_a_stop_that_begins_during_the_inspect_is_not_overwritten(
+@pytest.mark.parametrize("status, meanwhile, kept", [
+    # a start began during the inspect: its task owns the status
+    (Status.RUNNING, {"task_state": "container_starting"}, ("status", Status.RUNNING)),
+    # a rebuild replaced the Docker container during the inspect
+    (Status.CREATED, {"container_id": "new"}, ("container_id", "new")),
+])
+def test_a_row_that_changed_during_the_inspect_is_not_overwritten(
         sync_db: Database, sync_deps: AgentDeps, sync_engine, sync_row,  # type: ignore[no-untyped-def]
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    r = sync_row(Status.RUNNING, RunState.EXITED)
+        monkeypatch: pytest.MonkeyPatch, status: str, meanwhile: dict[str, Any],
+        kept: tuple[str, Any]) -> None:
+    r = sync_row(status, RunState.EXITED)
     real_inspect = sync_engine.inspect
 
-    def inspect_while_a_start_runs(cid: str) -> rt.RuntimeContainer:
+    def inspect_while_the_row_changes(cid: str) -> rt.RuntimeContainer:
         seen = real_inspect(cid)
-        containers.update_(sync_db, r.uuid, {"task_state": "container_starting"})
+        containers.update_(sync_db, r.uuid, meanwhile)
         return seen
 
-    monkeypatch.setattr(sync_engine, "inspect", inspect_while_a_start_runs)
+    monkeypatch.setattr(sync_engine, "inspect", inspect_while_the_row_changes)
     after = lifecycle.refresh(sync_deps, r.uuid)
-    assert (after.status, after.task_state) == (Status.RUNNING, "container_starting")
-
-
-def test_a_row_rebuilt_during_the_inspect_keeps_its_new_container(
-        sync_db: Database, sync_deps: AgentDeps, sync_engine, sync_row,  # type: ignore[no-untyped-def]
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    r = sync_row(Status.CREATED, RunState.EXITED)
-    real_inspect = sync_engine.inspect
-
-    def inspect_while_rebuilt(cid: str) -> rt.RuntimeContainer:
-        seen = real_inspect(cid)
-        containers.update_(sync_db, r.uuid, {"container_id": "new"})
-        return seen
-
-    monkeypatch.setattr(sync_engine, "inspect", inspect_while_rebuilt)
-    after = lifecycle.refresh(sync_deps, r.uuid)
-    assert (after.status, after.container_id) == (Status.CREATED, "new")
+    assert after.status == status                # not the Stopped Docker showed
+    assert getattr(after, kept[0]) == kept[1]
 
 
 def test_an_unchanged_row_gets_what_docker_says(
