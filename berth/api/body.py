@@ -15,7 +15,7 @@ from typing import Any
 from fastapi import Request
 
 from berth.common import exceptions as exc
-from berth.conf.api import MAX_REQUEST_BODY_SIZE
+from berth.conf.api import BODY_TIMEOUT, MAX_REQUEST_BODY_SIZE
 
 #: Deepest nesting of arrays and objects a body may have. Zun's deepest bodies (a
 #: capsule template: spec, containers, resources, requests) nest about six levels.
@@ -97,7 +97,7 @@ def size_limit(request: Request) -> int:
 
 def time_limit(request: Request) -> float:
     """``[api]body_timeout`` of the app serving ``request``."""
-    return float(getattr(_settings(request), "body_timeout", 60.0))
+    return float(getattr(_settings(request), "body_timeout", BODY_TIMEOUT))
 
 
 async def read_bounded(request: Request) -> bytes:

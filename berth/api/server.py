@@ -20,13 +20,15 @@ from typing import Any
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from berth.conf.api import HEADER_TIMEOUT
+
 LOG = logging.getLogger(__name__)
 
 
 class HeadTimeoutProtocol(HttpToolsProtocol):
     """HttpToolsProtocol that closes a connection whose request head is too slow."""
 
-    head_timeout: float = 10.0
+    head_timeout: float = HEADER_TIMEOUT
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)

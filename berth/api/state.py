@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from berth.api.schemas.container import CreateLimits
-from berth.conf.api import MAX_REQUEST_BODY_SIZE
+from berth.conf.api import BODY_TIMEOUT, MAX_REQUEST_BODY_SIZE
 from berth.db import nodes
 from berth.db.engine import Database
 from berth.rpc.client import ComputeAPI
@@ -34,7 +34,7 @@ class ApiSettings:
     #: [api]max_request_body_size: a larger request body is refused with 400.
     max_request_body_size: int = MAX_REQUEST_BODY_SIZE
     #: [api]body_timeout: seconds a request's body may take to arrive.
-    body_timeout: float = 60.0
+    body_timeout: float = BODY_TIMEOUT
 
 
 @dataclass(slots=True)

@@ -101,7 +101,7 @@ class ResourceTracker:
         self._claim(uuid, cpu, memory, {} if placed else {"host": self._host})
 
     def claim_update(self, uuid: str, cpu: float | None, memory: str | None, *,
-                     guard: Callable[[Connection], None] | None = None) -> None:
+                     guard: Callable[[Connection], object] | None = None) -> None:
         """Resize a placed container's claim: check that its new ``cpu`` / ``memory``
         fit next to everything else on the node, then write them to its row (which
         is the claim). ResourcesUnavailable, and the row unchanged, when they do not.
@@ -111,7 +111,7 @@ class ResourceTracker:
 
     def _claim(self, uuid: str, cpu: float | None, memory: str | None,
                record: dict[str, object],
-               guard: Callable[[Connection], None] | None = None) -> None:
+               guard: Callable[[Connection], object] | None = None) -> None:
         """Under the node lock: the fit check, then ``record`` written to the row."""
         with self._lock:
             if self._capacity is None:

@@ -81,18 +81,15 @@ class SyncWorkers:
     def _sync_one(self, event: ContainerEvent) -> None:
         try:
             self._sync(event)
-        except RuntimeDriverError as err:    # the engine is away (restarting): expected
+        except Exception as err:
             with self._lock:
                 self.failures += 1
-            LOG.warning("state sync after a %s event (%s) failed: %s; it is retried at the "
-                        "next relist", event.kind, event.source, err.msg)
-            if self._on_failure is not None:
-                self._on_failure(event)
-        except Exception:
-            with self._lock:
-                self.failures += 1
-            LOG.exception("state sync after a %s event (%s) failed; it is retried at the "
-                          "next relist", event.kind, event.source)
+            if isinstance(err, RuntimeDriverError):   # the engine is away: expected
+                LOG.warning("state sync after a %s event (%s) failed: %s; it is retried "
+                            "at the next relist", event.kind, event.source, err.msg)
+            else:
+                LOG.exception("state sync after a %s event (%s) failed; it is retried at "
+                              "the next relist", event.kind, event.source)
             if self._on_failure is not None:
                 self._on_failure(event)
         finally:

@@ -6,6 +6,9 @@ GROUP = "api"
 
 #: ``max_request_body_size``'s default: 10 MiB.
 MAX_REQUEST_BODY_SIZE = 10 * 1024 * 1024
+#: ``header_timeout`` and ``body_timeout``'s defaults, in seconds.
+HEADER_TIMEOUT = 10.0
+BODY_TIMEOUT = 60.0
 
 OPTS = [
     cfg.StrOpt("host_ip", default=None, sample_default="127.0.0.1 in noauth mode, else $my_ip",
@@ -24,12 +27,12 @@ OPTS = [
                 help="Largest request body (bytes) the API reads; a larger one is refused "
                      "with 400 before it is read. Bodies are also refused when nested more "
                      "than 32 levels deep."),
-    cfg.FloatOpt("header_timeout", default=10.0, min=0.1,
+    cfg.FloatOpt("header_timeout", default=HEADER_TIMEOUT, min=0.1,
                  help="Seconds a client may take to send a request's line and headers, "
                       "from the moment its connection opens or its request begins; a "
                       "slower one is disconnected (so that slow clients cannot hold the "
                       "API's connections)."),
-    cfg.FloatOpt("body_timeout", default=60.0, min=0.1,
+    cfg.FloatOpt("body_timeout", default=BODY_TIMEOUT, min=0.1,
                  help="Seconds a client may take to send a request's body once its "
                       "headers are in; a slower one gets a 400."),
     cfg.IntOpt("workers", default=1, help="API worker processes (berth serve uses 1)."),

@@ -44,7 +44,7 @@ def is_uuid_like(value: str) -> bool:
 
 def create(db: Database, values: Mapping[str, Any], *,
            along: Callable[[str], Iterable[Any]] | None = None,
-           guard: Callable[[Connection], None] | None = None) -> Container:
+           guard: Callable[[Connection], object] | None = None) -> Container:
     """Insert the row; ``along(uuid)`` gives other new records (its action) written in
     the same transaction; ``guard(conn)`` runs first in that transaction and may
     refuse the insert by raising (the quota check: ``berth.quota``). The row comes
@@ -239,7 +239,7 @@ def list_by_host(db: Database, host: str, container_type: int | None = CONTAINER
 def update_(db: Database, uuid: str, values: Mapping[str, Any], *,
             expected_task_state: Any = ANY, expected_status: Any = ANY,
             expected_task_deadline: Any = ANY, expected_container_id: Any = ANY,
-            guard: Callable[[Connection], None] | None = None) -> Container:
+            guard: Callable[[Connection], object] | None = None) -> Container:
     """Update one row; with an expectation, only if the row still matches it.
 
     ``expected_task_state`` / ``expected_status`` may be a value, None, or an iterable of

@@ -127,7 +127,6 @@ def project_usage_on(conn: Connection, project_id: str) -> dict[str, int | float
             "memory": memory, "disk": sum(r.disk or 0 for r in rows)}
 
 
-
 _LOCK_ROW = select(ProjectQuotaLock.project_id).where(
     ProjectQuotaLock.project_id == bindparam("project_id")).with_for_update()
 

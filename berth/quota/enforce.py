@@ -79,19 +79,25 @@ class QuotaEnforcer:
             conn, db_quotas.DEFAULT_CLASS, project_id))
 
     def check(self, conn: Connection, project_id: str | None,
-              deltas: Mapping[str, int | float], *, lock: bool = True) -> None:
+              deltas: Mapping[str, int | float], *, lock: bool = True,
+              limits: Mapping[str, int] | None = None) -> Mapping[str, int] | None:
         """OverQuota (403) when ``deltas`` do not fit in ``project_id``'s quota, read on
         ``conn``. ``lock``: take the project's quota lock first, so that the caller's
         write on ``conn`` that follows is atomic with this check (see the module
-        docstring); without it, an early refusal that saves the work before the write."""
+        docstring); without it, an early refusal that saves the work before the write.
+        ``limits``: the project's limits as an earlier check of the same request read
+        them (the lock guards the usage, not the limits), so that they are not read
+        again. Returns the limits it went by (None without a project)."""
         if project_id is None:
-            return
-        limits = self.limits_on(conn, project_id)
+            return None
+        if limits is None:
+            limits = self.limits_on(conn, project_id)
         if not limited_growth(limits, deltas):
-            return      # nothing limited grows: no lock, no need to sum the usage
+            return limits   # nothing limited grows: no lock, no need to sum the usage
         if lock:
             db_quotas.lock_project(conn, project_id)
         usage = db_quotas.project_usage_on(conn, project_id)
         over = overs(limits, usage, deltas)
         if over:
             raise over_quota(project_id, limits, usage, deltas, over)
+        return limits

@@ -39,7 +39,9 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
     registry = registries_api.resolve_for_create(state, ctx, extras.get("registry"))
     if registry is not None:
         fields.update(registry_id=registry.id, registry_uuid=registry.uuid)
-    quotas_api.check_create(state, ctx, ctx.project_id, fields)
+    # Checked again in the insert's transaction, under the project's quota lock, so
+    # that concurrent creates cannot all pass this check against one usage.
+    quota = quotas_api.check_create(state, ctx, ctx.project_id, fields)
     image = parse_image(str(fields["image"]), default_registry=state.settings.default_registry,
                         registry_domain=registry.domain if registry else None)
     _check_name(state, ctx, fields.get("name"))
@@ -50,9 +52,6 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
                        hints=extras.get("hints") or {})
     values: dict[str, Any] = dict(fields, project_id=ctx.project_id, user_id=ctx.user_id,
                                   status=Status.CREATING.value)
-    # Checked again in the insert's transaction, under the project's quota lock, so
-    # that concurrent creates cannot all pass the check above against one usage.
-    quota = quotas_api.create_guard(state, ctx.project_id, fields)
     try:
         selection = state.scheduler.select_destination(spec)
     except exc.NoValidHost as err:

@@ -7,7 +7,8 @@ sum over the project's containers and capsules (``berth.db.quotas.project_usage`
 Enforcement (``berth.quota``) refuses a request when ``usage + delta > limit`` for a
 resource the request grows; unlike Zun, the cpu and memory a container gets by
 default count as much as the ones it asks for, and the check is atomic with the
-write that grows the usage (:func:`create_guard`; the agent's claim for a resize),
+write that grows the usage (the guard :func:`check_create` returns; the agent's claim
+for a resize),
 so concurrent requests cannot together exceed a quota.
 """
 
@@ -155,22 +156,18 @@ def create_deltas(fields: Mapping[str, Any]) -> dict[str, int | float]:
 
 
 def check_create(state: ApiState, ctx: RequestContext, project_id: str | None,
-                 fields: Mapping[str, Any]) -> None:
+                 fields: Mapping[str, Any]) -> Callable[[Connection], object]:
     """OverQuota (403) when one more container with the validated create ``fields``
     does not fit in ``project_id``'s quota now: the early refusal, before the
-    scheduler and the image check; ``create_guard`` makes the insert itself atomic
-    with its check."""
-    with state.db.connection() as conn:
-        enforcer(state).check(conn, project_id, create_deltas(fields), lock=False)
-
-
-def create_guard(state: ApiState, project_id: str | None, fields: Mapping[str, Any]
-                 ) -> Callable[[Connection], None]:
-    """The check to run in the create's insert transaction, on its connection: the
-    project's quota lock, then the check (``berth.quota``)."""
+    scheduler and the image check. Returns the check to run again in the create's
+    insert transaction, on its connection (the project's quota lock, then the usage,
+    with the limits read here: ``berth.quota``), which makes the insert atomic with
+    it."""
     deltas = create_deltas(fields)
     checker = enforcer(state)
-    return lambda conn: checker.check(conn, project_id, deltas)
+    with state.db.connection() as conn:
+        limits = checker.check(conn, project_id, deltas, lock=False)
+    return lambda conn: checker.check(conn, project_id, deltas, limits=limits)
 
 
 def check_quota_delta(state: ApiState, ctx: RequestContext, project_id: str | None,

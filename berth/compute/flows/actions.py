@@ -237,7 +237,7 @@ def _resize(deps: AgentDeps, row: Container, cpu: float | None, memory: str | No
 
 
 def _quota_guard(deps: AgentDeps, row: Container, cpu: float | None, memory: str | None
-                 ) -> Callable[[Connection], None] | None:
+                 ) -> Callable[[Connection], object] | None:
     """The project's quota check for growing ``row`` to ``cpu`` / ``memory``, to run
     in the claim's write (the API checked too, but not atomically: two resizes of
     one project's containers on two nodes could both pass it)."""

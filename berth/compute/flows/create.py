@@ -183,12 +183,10 @@ def remove_left_by_create(deps: AgentDeps, uuid: str) -> None:
     container whose row is a failed create)."""
     name = f"{rt.NAME_PREFIX}{uuid}"
     try:
-        found = deps.runtime.inspect(name)
-        if found.labels.get(rt.LABEL_HOST, deps.host) != deps.host:
+        found = named_container(deps, uuid)
+        if found is None:
             return
         deps.runtime.delete(found.id, force=True)
-    except rt.RuntimeNotFound:
-        return
     except rt.RuntimeDriverError as err:
         LOG.warning("could not look for a Docker container %s left by the failed create "
                     "(%s); the periodic state sync removes it once the engine answers",
@@ -196,6 +194,18 @@ def remove_left_by_create(deps: AgentDeps, uuid: str) -> None:
         return
     LOG.warning("removed Docker container %s (%s), which the engine made although its "
                 "create failed", found.id[:12], name)
+
+
+def named_container(deps: AgentDeps, uuid: str) -> rt.RuntimeContainer | None:
+    """This host's Docker container named ``zun-<uuid>``, found even when no row
+    names it yet (a create interrupted before its write); None when there is none.
+    The name is unique on the engine; another berth host sharing this engine could
+    only hold it for the same uuid, and then that host owns it."""
+    try:
+        found = deps.runtime.inspect(f"{rt.NAME_PREFIX}{uuid}")
+    except rt.RuntimeNotFound:
+        return None
+    return found if found.labels.get(rt.LABEL_HOST, deps.host) == deps.host else None
 
 
 def _allocate_overlapped(deps: AgentDeps, row: Container) -> cf.Future[None] | None:

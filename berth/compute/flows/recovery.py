@@ -50,7 +50,7 @@ from berth.common.context import RequestContext
 from berth.common.log import container_context
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import delete, lifecycle
-from berth.compute.flows.create import release_allocation
+from berth.compute.flows.create import named_container, release_allocation
 from berth.compute.states import CREATE_TASK_STATES, Status, TaskState
 from berth.db import containers
 from berth.db.models import Container
@@ -211,13 +211,8 @@ def _engine_ids_of(deps: AgentDeps, row: Container,
     ids = {c.id for c in engine if c.uuid == row.uuid}
     if row.container_id:
         ids.add(row.container_id)
-    try:
-        named = deps.runtime.inspect(f"{rt.NAME_PREFIX}{row.uuid}")
-    except rt.RuntimeNotFound:
-        return ids
-    # The name is unique on the engine; another berth host sharing this engine could
-    # only hold it for the same uuid, and then that host owns it.
-    if named.labels.get(rt.LABEL_HOST, deps.host) == deps.host:
+    named = named_container(deps, row.uuid)
+    if named is not None:
         ids.add(named.id)
     return ids
 
