@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from berth.api import errors
+from berth.api import errors, openapi
 from berth.api.middleware import BerthMiddleware
 from berth.api.responses import JSONResponse
 from berth.api.routers import (
@@ -22,7 +22,7 @@ from berth.api.routers import (
     root,
     services,
 )
-from berth.api.state import ApiState
+from berth.api.state import ApiSettings, ApiState
 
 # Order matters only where paths overlap: the fixed /v1/containers/{ident}/<action>
 # routes never clash with /v1/containers/{ident}.
@@ -43,5 +43,7 @@ def create_app(state: ApiState, *, noauth: bool = True,
         app.include_router(module.router)
     if noauth:
         app.include_router(identity.router)
+    settings = state.settings if state is not None else ApiSettings()
+    openapi.install(app, settings, [module.router for module in ROUTERS])
     app.add_middleware(BerthMiddleware)
     return app
