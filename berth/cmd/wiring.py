@@ -232,8 +232,16 @@ def config_files_first(argv: Sequence[str]) -> list[str]:
 
 
 def parse_config(argv: Sequence[str] | None, conf: cfg.ConfigOpts, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    """Parse the command line and the files it names. ``kwargs``: ConfigOpts's
+    (``prog``, ``description`` ...); every command answers ``--version`` and ends
+    its ``--help`` with which configuration it reads."""
+    from berth.cmd import helptext
+    from berth.version import version_string
+
     args = config_files_first(argv if argv is not None else sys.argv[1:])
-    conf(args=args, project="berth", default_config_files=[], **kwargs)
+    kwargs.setdefault("epilog", helptext.CONFIG)
+    conf(args=args, project="berth", default_config_files=[], version=version_string(),
+         **kwargs)
     if conf.api.auth_strategy == "keystone":
         raise SystemExit("berth: [api]auth_strategy = keystone is not supported yet; "
                          "use noauth (the default) behind a trusted network.")
