@@ -55,6 +55,9 @@ COMMANDS = [
       "berth db upgrade"]),
     ("berth.cmd.wsproxy", ["--help"],
      ["usage: berth-wsproxy ", "console WebSocket proxy", ":6784", "[docker]api_url"]),
+    ("berth.cmd.status", ["--help"],
+     ["usage: berth-status ", "upgrade check", "migration head", "RabbitMQ",
+      "0 all passed, 1 a warning, 2 a failure"]),
 ]
 
 
@@ -69,7 +72,8 @@ def test_help_says_what_runs_where_it_listens_and_what_it_reads(
 
 
 @pytest.mark.parametrize("module_name", ["berth.cmd.main", "berth.cmd.api",
-                                         "berth.cmd.compute", "berth.cmd.wsproxy"])
+                                         "berth.cmd.compute", "berth.cmd.wsproxy",
+                                         "berth.cmd.status"])
 def test_version_is_the_package_version(
         module_name: str, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,87 @@
+"""``berth-status upgrade check``: oslo.upgradecheck's command, as every OpenStack
+service has one. Run it after installing a new berth and ``berth db upgrade``, before
+restarting the services, and whenever a deployment looks wrong; its exit status is
+oslo.upgradecheck's (0 success, 1 warning, 2 failure, 255 a check raised). It only
+reads: the database, RabbitMQ's login and the configuration."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from oslo_config import cfg
+from oslo_upgradecheck import upgradecheck
+from oslo_upgradecheck.upgradecheck import Result
+
+from berth import conf as berth_conf
+from berth.cmd import helptext, wiring
+from berth.conf import CONF
+from berth.status import database, messaging, options
+
+
+class UpgradeChecks(upgradecheck.UpgradeCommands):
+    """The checks, in the order they print; each reads its options from ``conf``."""
+
+    display_title = "berth upgrade check"
+
+    def __init__(self, conf: cfg.ConfigOpts) -> None:
+        self.conf = conf
+
+    def _database(self) -> Result:
+        return database.check_schema(wiring.database_url(self.conf))
+
+    def _agents(self) -> Result:
+        return database.check_agents(wiring.database_url(self.conf),
+                                     self.conf.service_down_time)
+
+    def _messaging(self) -> Result:
+        return messaging.check_messaging(self.conf.transport_url)
+
+    def _deprecated(self) -> Result:
+        return options.check_deprecated(self.conf, berth_conf.list_opts())
+
+    def _unsafe(self) -> Result:
+        c = self.conf
+        address = wiring.api_listen_address(c)
+        return options.check_unsafe([
+            options.refused_auth(c.api.auth_strategy),
+            options.exposed_noauth(c.api.auth_strategy, address, c.api.port,
+                                   wiring.is_loopback(address)),
+            options.docker_plain_tcp(_docker_problem(c)),
+            options.shared_key_missing(c.transport_url, c.auth_encryption_key),
+        ])
+
+    _upgrade_checks = (
+        ("Database schema", _database),
+        ("Compute agents", _agents),
+        ("RabbitMQ", _messaging),
+        ("Options berth ignores", _deprecated),
+        ("Unsafe or refused settings", _unsafe),
+    )
+
+
+def _docker_problem(conf: cfg.ConfigOpts) -> str | None:
+    """Why the console proxy would refuse ``[docker]api_url``, or None."""
+    from berth.console.docker_socket import engine_address
+
+    d = conf.docker
+    try:
+        engine_address(d.api_url, ca_file=d.ca_file, cert_file=d.cert_file,
+                       key_file=d.key_file, insecure=d.api_insecure)
+    except (ValueError, OSError) as err:
+        return str(err)
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    checks = UpgradeChecks(CONF)
+    upgradecheck.register_cli_options(CONF, checks)
+    # Not parse_config: a setting every other command refuses is reported here instead.
+    wiring.read_config(argv if argv is not None else sys.argv[1:], CONF,
+                       prog="berth-status", description=helptext.STATUS)
+    upgradecheck.CONF = CONF   # where oslo.upgradecheck's check() reads --json
+    return upgradecheck.run(CONF)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
