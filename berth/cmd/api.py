@@ -29,7 +29,7 @@ LOG = logging.getLogger(__name__)
 def main(argv: Sequence[str] | None = None) -> int:
     wiring.parse_config(argv if argv is not None else sys.argv[1:], CONF, prog="berth-api",
                         description=helptext.API)
-    log.setup()
+    log.setup(use_json=CONF.use_json)
     if not CONF.transport_url:
         LOG.error("berth-api needs [DEFAULT]transport_url (rabbit://...) to reach the compute "
                   "agents; on one machine, run `berth serve` instead.")

@@ -32,7 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     limit_malloc_arenas()
     wiring.parse_config(argv if argv is not None else sys.argv[1:], CONF,
                         prog="berth-compute", description=helptext.COMPUTE)
-    log.setup()
+    log.setup(use_json=CONF.use_json)
     if not CONF.transport_url:
         LOG.error("berth-compute needs [DEFAULT]transport_url (rabbit://...) so that the API "
                   "can reach it; on one machine, run `berth serve` instead.")

@@ -37,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                       help="log at DEBUG level"))
     wiring.parse_config(argv if argv is not None else sys.argv[1:], CONF, prog="berth",
                         description=helptext.BERTH)
-    log.setup(debug=CONF.debug)
+    log.setup(debug=CONF.debug, use_json=CONF.use_json)
     name = CONF.command.name
     if name == "serve":
         from berth.cmd import serve

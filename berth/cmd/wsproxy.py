@@ -43,7 +43,7 @@ def build_console_server(conf: cfg.ConfigOpts, db: Database) -> ConsoleServer:
 def main(argv: Sequence[str] | None = None) -> int:
     wiring.parse_config(argv if argv is not None else sys.argv[1:], CONF,
                         prog="berth-wsproxy", description=helptext.WSPROXY)
-    log.setup()
+    log.setup(use_json=CONF.use_json)
     db = wiring.build_database(CONF, upgrade=False)
     try:
         server = build_console_server(CONF, db)

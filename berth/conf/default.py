@@ -25,6 +25,10 @@ OPTS = [
                sample_default="/var/lib/berth (root) or ~/.local/state/berth",
                help="Where berth keeps its state: the SQLite database of the embedded "
                     "default, volumes, caches."),
+    cfg.BoolOpt("use_json", default=False,
+                help="Log one JSON object per line (time, level, logger, container, "
+                     "message, exception) instead of text, for log shippers. The "
+                     "lines go to stderr either way (the journal, under systemd)."),
     cfg.IntOpt("periodic_interval_max", default=60,
                help="Longest time in seconds between two runs of a periodic task."),
     cfg.IntOpt("service_down_time", default=180,
