@@ -40,6 +40,9 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
     def _deprecated(self) -> Result:
         return options.check_deprecated(self.conf, berth_conf.list_opts())
 
+    def _comments(self) -> Result:
+        return options.check_inline_comments(self.conf, berth_conf.list_opts())
+
     def _unsafe(self) -> Result:
         c = self.conf
         address = wiring.api_listen_address(c)
@@ -56,6 +59,7 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
         ("Compute agents", _agents),
         ("RabbitMQ", _messaging),
         ("Options berth ignores", _deprecated),
+        ("Comments in values", _comments),
         ("Unsafe or refused settings", _unsafe),
     )
 

@@ -6,8 +6,8 @@ wiring (which options feed which check) is ``berth/cmd/status.py``.
 - ``database``: the database answers and is at this code's migration head; every
   compute agent's heartbeat is recent.
 - ``messaging``: RabbitMQ (``transport_url``) accepts a login.
-- ``options``: options set that berth ignores (deprecated for removal), or that
-  are unsafe or refused.
+- ``options``: options set that berth ignores (deprecated for removal), values
+  with a comment in them, settings that are unsafe or refused.
 
 Like the migrations, the checks read the database with SQLAlchemy Core on the
 tables, never through berth's query modules, and only columns every revision has.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from oslo_config import cfg
@@ -29,6 +30,29 @@ def check_deprecated(conf: cfg.ConfigOpts,
         return Result(Code.SUCCESS, "No option deprecated for removal is set.")
     return Result(Code.WARNING, f"Set, but berth does not use them: {'; '.join(found)}. "
                                 f"Remove them from the configuration.")
+
+
+_INLINE_COMMENT = re.compile(r"\s#")
+
+
+def check_inline_comments(conf: cfg.ConfigOpts,
+                          listed: Iterable[tuple[str, Sequence[cfg.Opt]]]) -> Result:
+    """Warning for each option set to a value with `` #`` in it: oslo.config has no
+    comments after a value, so ``host = node1  # this node`` sets all of it."""
+    found = []
+    for group, opts in listed:
+        for opt in opts:
+            if not set_by_user(conf, opt.dest, group):
+                continue
+            value = conf[opt.dest] if group == "DEFAULT" else conf[group][opt.dest]
+            texts = value if isinstance(value, list) else [value]
+            if any(isinstance(t, str) and _INLINE_COMMENT.search(t) for t in texts):
+                found.append(f"[{group}]{opt.dest}")
+    if not found:
+        return Result(Code.SUCCESS, "No value holds a comment.")
+    return Result(Code.WARNING, f"These values contain ' #', which oslo.config keeps as "
+                                f"part of the value: {', '.join(found)}. Put comments on "
+                                f"lines of their own.")
 
 
 def check_unsafe(findings: Sequence[Result | None]) -> Result:

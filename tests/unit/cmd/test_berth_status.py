@@ -44,7 +44,8 @@ def test_a_migrated_database_and_the_defaults_pass(
     code, checks = _check(tmp_path, _database(migrated_url(tmp_path)), monkeypatch, capsys)
     assert {name: result for name, (result, _) in checks.items()} == {
         "Database schema": 0, "Compute agents": 0, "RabbitMQ": 0,
-        "Options berth ignores": 0, "Unsafe or refused settings": 0}
+        "Options berth ignores": 0, "Comments in values": 0,
+        "Unsafe or refused settings": 0}
     assert code == 0
 
 
@@ -107,6 +108,17 @@ def test_an_option_berth_ignores_is_a_warning(
     code, checks = _check(tmp_path, settings, monkeypatch, capsys)
     assert (code, checks["Options berth ignores"][0]) == (1, 1)
     assert "[compute]host_shared_with_nova" in checks["Options berth ignores"][1]
+
+
+def test_a_comment_after_a_value_is_a_warning(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    settings = (_database(migrated_url(tmp_path))
+                + "[DEFAULT]\nhost = node1   # this node\ndefault_availability_zone = az#1\n")
+    code, checks = _check(tmp_path, settings, monkeypatch, capsys)
+    result, details = checks["Comments in values"]
+    assert (code, result) == (1, 1)
+    assert "[DEFAULT]host" in details and "default_availability_zone" not in details
 
 
 @pytest.mark.parametrize(("settings", "code", "phrase"), [
