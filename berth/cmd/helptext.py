@@ -68,7 +68,7 @@ WSPROXY = ("berth-wsproxy: runs the console WebSocket proxy (attach and exec) fo
 
 STATUS = ("berth-status: `berth-status upgrade check` checks that this deployment can "
           "run this berth: the database reachable and at the migration head, every "
-          "compute agent's heartbeat recent, RabbitMQ reachable, and no option set "
-          "that berth ignores or that is unsafe. Exit status: 0 all passed, 1 a "
-          "warning, 2 a failure, 255 a check could not run. It listens on nothing and "
-          "changes nothing.")
+          "compute agent's heartbeat recent, RabbitMQ and OpenStack Placement (when "
+          "configured) reachable, and no option set that berth ignores or that is "
+          "unsafe. Exit status: 0 all passed, 1 a warning, 2 a failure, 255 a check "
+          "could not run. It listens on nothing and changes nothing.")

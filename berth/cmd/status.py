@@ -2,12 +2,13 @@
 service has one. Run it after installing a new berth and ``berth db upgrade``, before
 restarting the services, and whenever a deployment looks wrong; its exit status is
 oslo.upgradecheck's (0 success, 1 warning, 2 failure, 255 a check raised). It only
-reads: the database, RabbitMQ's login and the configuration."""
+reads: the database, RabbitMQ's login, Placement and the configuration."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from oslo_config import cfg
 from oslo_upgradecheck import upgradecheck
@@ -16,7 +17,10 @@ from oslo_upgradecheck.upgradecheck import Result
 from berth import conf as berth_conf
 from berth.cmd import helptext, wiring
 from berth.conf import CONF
-from berth.status import database, messaging, options
+from berth.status import database, messaging, options, placement
+
+if TYPE_CHECKING:
+    from berth.placement.openstack import OpenStackPlacement
 
 
 class UpgradeChecks(upgradecheck.UpgradeCommands):
@@ -36,6 +40,14 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
 
     def _messaging(self) -> Result:
         return messaging.check_messaging(self.conf.transport_url)
+
+    def _placement(self) -> Result:
+        def connect() -> OpenStackPlacement:
+            from berth.placement.openstack import OpenStackPlacement
+
+            return OpenStackPlacement.from_conf(self.conf, "placement")
+
+        return placement.check_placement(self.conf.placement.driver, connect)
 
     def _deprecated(self) -> Result:
         return options.check_deprecated(self.conf, berth_conf.list_opts())
@@ -58,6 +70,7 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
         ("Database schema", _database),
         ("Compute agents", _agents),
         ("RabbitMQ", _messaging),
+        ("Placement", _placement),
         ("Options berth ignores", _deprecated),
         ("Comments in values", _comments),
         ("Unsafe or refused settings", _unsafe),

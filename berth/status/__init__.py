@@ -6,6 +6,8 @@ wiring (which options feed which check) is ``berth/cmd/status.py``.
 - ``database``: the database answers and is at this code's migration head; every
   compute agent's heartbeat is recent.
 - ``messaging``: RabbitMQ (``transport_url``) accepts a login.
+- ``placement``: OpenStack Placement, when configured, answers with berth's
+  credentials.
 - ``options``: options set that berth ignores (deprecated for removal), values
   with a comment in them, settings that are unsafe or refused.
 

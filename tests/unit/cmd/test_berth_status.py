@@ -4,7 +4,10 @@ its exit status, oslo.upgradecheck's (0 success, 1 warning, 2 failure)."""
 from __future__ import annotations
 
 import datetime as dt
+import http.server
 import json
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,7 +46,7 @@ def test_a_migrated_database_and_the_defaults_pass(
         capsys: pytest.CaptureFixture[str]) -> None:
     code, checks = _check(tmp_path, _database(migrated_url(tmp_path)), monkeypatch, capsys)
     assert {name: result for name, (result, _) in checks.items()} == {
-        "Database schema": 0, "Compute agents": 0, "RabbitMQ": 0,
+        "Database schema": 0, "Compute agents": 0, "RabbitMQ": 0, "Placement": 0,
         "Options berth ignores": 0, "Comments in values": 0,
         "Unsafe or refused settings": 0}
     assert code == 0
@@ -134,3 +137,53 @@ def test_unsafe_or_refused_settings(
     result, details = checks["Unsafe or refused settings"]
     assert (exit_code, result) == (code, code)
     assert phrase in details
+
+
+class _Placement(http.server.BaseHTTPRequestHandler):
+    """Answers every GET with the status its server was given."""
+
+    def do_GET(self) -> None:
+        status = self.server.status  # type: ignore[attr-defined]
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(json.dumps({"errors": [{"status": status, "code": "x",
+                                                 "detail": "answered by the test"}]}).encode())
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def placement_answering() -> Iterator[http.server.HTTPServer]:
+    server = http.server.HTTPServer(("127.0.0.1", 0), _Placement)
+    thread = threading.Thread(target=server.serve_forever, name="placement", daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+    thread.join(5)
+
+
+@pytest.mark.parametrize(("status", "code"), [(404, 0), (401, 2)],
+                         ids=["answers", "refuses-the-token"])
+def test_openstack_placement_must_answer_with_berths_credentials(
+        status: int, code: int, placement_answering: http.server.HTTPServer, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    placement_answering.status = status  # type: ignore[attr-defined]
+    port = placement_answering.server_address[1]
+    settings = (_database(migrated_url(tmp_path)) + "[placement]\ndriver = openstack\n"
+                f"endpoint = http://127.0.0.1:{port}\ntoken = admin\n")
+    exit_code, checks = _check(tmp_path, settings, monkeypatch, capsys)
+    assert (exit_code, checks["Placement"][0]) == (code, code), checks["Placement"]
+    if code:
+        assert "401" in checks["Placement"][1]
+
+
+def test_openstack_placement_without_credentials_fails(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    settings = _database(migrated_url(tmp_path)) + "[placement]\ndriver = openstack\n"
+    exit_code, checks = _check(tmp_path, settings, monkeypatch, capsys)
+    assert (exit_code, checks["Placement"][0]) == (2, 2)
+    assert "auth_type" in checks["Placement"][1]
