@@ -6,13 +6,14 @@ reads: the database, RabbitMQ's login, Placement and the configuration."""
 
 from __future__ import annotations
 
+import functools
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from oslo_config import cfg
 from oslo_upgradecheck import upgradecheck
-from oslo_upgradecheck.upgradecheck import Result
+from oslo_upgradecheck.upgradecheck import Code, Result
 
 from berth import conf as berth_conf
 from berth.cmd import helptext, wiring
@@ -21,6 +22,21 @@ from berth.status import database, messaging, options, placement
 
 if TYPE_CHECKING:
     from berth.placement.openstack import OpenStackPlacement
+
+
+def _reported(check: Callable[[UpgradeChecks], Result]) -> Callable[[UpgradeChecks], Result]:
+    """An option the check reads that holds a value it does not accept is that check's
+    Failure (the option values check names them all), rather than an error that ends
+    every check (oslo.upgradecheck's exit status 255)."""
+    @functools.wraps(check)
+    def run(self: UpgradeChecks) -> Result:
+        try:
+            return check(self)
+        except cfg.ConfigFileValueError as err:
+            return Result(Code.FAILURE, f"Not checked: an option it reads has a value "
+                                        f"berth does not accept ({options.reason(err)}); "
+                                        f"see the option values check.")
+    return run
 
 
 class UpgradeChecks(upgradecheck.UpgradeCommands):
@@ -52,8 +68,8 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
     def _deprecated(self) -> Result:
         return options.check_deprecated(self.conf, berth_conf.list_opts())
 
-    def _comments(self) -> Result:
-        return options.check_inline_comments(self.conf, berth_conf.list_opts())
+    def _values(self) -> Result:
+        return options.check_values(self.conf, berth_conf.list_opts())
 
     def _unsafe(self) -> Result:
         c = self.conf
@@ -67,13 +83,13 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
         ])
 
     _upgrade_checks = (
-        ("Database schema", _database),
-        ("Compute agents", _agents),
-        ("RabbitMQ", _messaging),
-        ("Placement", _placement),
-        ("Options berth ignores", _deprecated),
-        ("Comments in values", _comments),
-        ("Unsafe or refused settings", _unsafe),
+        ("Database schema", _reported(_database)),
+        ("Compute agents", _reported(_agents)),
+        ("RabbitMQ", _reported(_messaging)),
+        ("Placement", _reported(_placement)),
+        ("Options berth ignores", _reported(_deprecated)),
+        ("Option values", _values),
+        ("Unsafe or refused settings", _reported(_unsafe)),
     )
 
 

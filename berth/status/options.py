@@ -16,6 +16,8 @@ def set_by_user(conf: cfg.ConfigOpts, name: str, group: str) -> bool:
         where = conf.get_location(name, None if group == "DEFAULT" else group)
     except (cfg.NoSuchOptError, cfg.NoSuchGroupError):
         return False             # registered late (e.g. [placement]'s keystoneauth ones)
+    except cfg.ConfigFileValueError:
+        return True              # set, to a value that does not parse
     return where is not None and where.location.is_user_controlled
 
 
@@ -35,24 +37,40 @@ def check_deprecated(conf: cfg.ConfigOpts,
 _INLINE_COMMENT = re.compile(r"\s#")
 
 
-def check_inline_comments(conf: cfg.ConfigOpts,
-                          listed: Iterable[tuple[str, Sequence[cfg.Opt]]]) -> Result:
-    """Warning for each option set to a value with `` #`` in it: oslo.config has no
-    comments after a value, so ``host = node1  # this node`` sets all of it."""
-    found = []
+def check_values(conf: cfg.ConfigOpts,
+                 listed: Iterable[tuple[str, Sequence[cfg.Opt]]]) -> Result:
+    """Failure for each option set to a value it does not accept (every berth command
+    would refuse to start); Warning for each value with `` #`` in it: oslo.config has
+    no comments after a value, so ``host = node1  # this node`` sets all of it."""
+    invalid, commented = [], []
     for group, opts in listed:
         for opt in opts:
             if not set_by_user(conf, opt.dest, group):
                 continue
-            value = conf[opt.dest] if group == "DEFAULT" else conf[group][opt.dest]
+            try:
+                value = conf[opt.dest] if group == "DEFAULT" else conf[group][opt.dest]
+            except cfg.ConfigFileValueError as err:
+                invalid.append(f"[{group}]{opt.dest}: {reason(err)}")
+                continue
             texts = value if isinstance(value, list) else [value]
             if any(isinstance(t, str) and _INLINE_COMMENT.search(t) for t in texts):
-                found.append(f"[{group}]{opt.dest}")
-    if not found:
-        return Result(Code.SUCCESS, "No value holds a comment.")
-    return Result(Code.WARNING, f"These values contain ' #', which oslo.config keeps as "
-                                f"part of the value: {', '.join(found)}. Put comments on "
-                                f"lines of their own.")
+                commented.append(f"[{group}]{opt.dest}")
+    details = []
+    if invalid:
+        details.append(f"Values berth does not accept: {'; '.join(invalid)}.")
+    if commented:
+        details.append(f"Values that contain ' #', which oslo.config keeps as part of the "
+                       f"value: {', '.join(commented)}. Put comments on lines of their own.")
+    if not details:
+        return Result(Code.SUCCESS, "Every value set is valid and holds no comment.")
+    return Result(Code.FAILURE if invalid else Code.WARNING, " ".join(details))
+
+
+def reason(err: cfg.ConfigFileValueError) -> str:
+    """oslo.config's message without the location and the value (a secret's value must
+    not be printed)."""
+    text = str(err.msg or err)
+    return text.rsplit("is not valid: ", 1)[-1].split(", but found", 1)[0]
 
 
 def check_unsafe(findings: Sequence[Result | None]) -> Result:

@@ -47,7 +47,7 @@ def test_a_migrated_database_and_the_defaults_pass(
     code, checks = _check(tmp_path, _database(migrated_url(tmp_path)), monkeypatch, capsys)
     assert {name: result for name, (result, _) in checks.items()} == {
         "Database schema": 0, "Compute agents": 0, "RabbitMQ": 0, "Placement": 0,
-        "Options berth ignores": 0, "Comments in values": 0,
+        "Options berth ignores": 0, "Option values": 0,
         "Unsafe or refused settings": 0}
     assert code == 0
 
@@ -119,9 +119,26 @@ def test_a_comment_after_a_value_is_a_warning(
     settings = (_database(migrated_url(tmp_path))
                 + "[DEFAULT]\nhost = node1   # this node\ndefault_availability_zone = az#1\n")
     code, checks = _check(tmp_path, settings, monkeypatch, capsys)
-    result, details = checks["Comments in values"]
+    result, details = checks["Option values"]
     assert (code, result) == (1, 1)
     assert "[DEFAULT]host" in details and "default_availability_zone" not in details
+
+
+def test_a_value_an_option_refuses_fails_every_check_that_reads_it_but_no_other(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    settings = (_database(migrated_url(tmp_path))
+                + "[DEFAULT]\nimage_pull_policy = always  # the default\n"
+                + "[api]\nauth_strategy = none\n")
+    code, checks = _check(tmp_path, settings, monkeypatch, capsys)
+    result, details = checks["Option values"]
+    assert (code, result) == (2, 2)
+    assert "[DEFAULT]image_pull_policy: Valid values are [always, ifnotpresent, never]" \
+        in details and "[api]auth_strategy" in details
+    assert "# the default" not in details          # values are not printed
+    assert checks["Unsafe or refused settings"][0] == 2
+    assert "Not checked" in checks["Unsafe or refused settings"][1]
+    assert checks["Database schema"][0] == 0
 
 
 @pytest.mark.parametrize(("settings", "code", "phrase"), [
