@@ -195,14 +195,19 @@ def api_listen_address(conf: cfg.ConfigOpts) -> str:
     return "127.0.0.1" if conf.api.auth_strategy == "noauth" else conf.my_ip
 
 
+def is_loopback(address: str) -> bool:
+    """Does ``address`` (a name or an IP) resolve to a loopback address? False when it
+    does not resolve."""
+    try:
+        return ipaddress.ip_address(socket.gethostbyname(address)).is_loopback
+    except (OSError, ValueError):
+        return False
+
+
 def warn_if_exposed(conf: cfg.ConfigOpts, address: str) -> None:
     if conf.api.auth_strategy != "noauth":
         return
-    try:
-        loopback = ipaddress.ip_address(socket.gethostbyname(address)).is_loopback
-    except (OSError, ValueError):
-        loopback = False
-    if not loopback:
+    if not is_loopback(address):
         LOG.warning("!!! The API listens on %s:%s WITHOUT AUTHENTICATION (auth_strategy = "
                     "noauth): anyone who can reach this address controls your containers. "
                     "Set [api]host_ip = 127.0.0.1 or [api]auth_strategy = keystone.",
@@ -231,9 +236,22 @@ def config_files_first(argv: Sequence[str]) -> list[str]:
     return front + rest
 
 
-def parse_config(argv: Sequence[str] | None, conf: cfg.ConfigOpts, **kwargs) -> None:  # type: ignore[no-untyped-def]
+def read_config(argv: Sequence[str] | None, conf: cfg.ConfigOpts, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    """Parse the command line and the files it names. ``kwargs``: ConfigOpts's
+    (``prog``, ``description`` ...); every command answers ``--version`` and ends
+    its ``--help`` with which configuration it reads."""
+    from berth.cmd import helptext
+    from berth.version import version_string
+
     args = config_files_first(argv if argv is not None else sys.argv[1:])
-    conf(args=args, project="berth", default_config_files=[], **kwargs)
+    kwargs.setdefault("epilog", helptext.CONFIG)
+    conf(args=args, project="berth", default_config_files=[], version=version_string(),
+         **kwargs)
+
+
+def parse_config(argv: Sequence[str] | None, conf: cfg.ConfigOpts, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    """``read_config``, then refuse what no berth process can run with."""
+    read_config(argv, conf, **kwargs)
     if conf.api.auth_strategy == "keystone":
         raise SystemExit("berth: [api]auth_strategy = keystone is not supported yet; "
                          "use noauth (the default) behind a trusted network.")
