@@ -35,10 +35,9 @@ OPTS = [
     cfg.FloatOpt("body_timeout", default=BODY_TIMEOUT, min=0.1,
                  help="Seconds a client may take to send a request's body once its "
                       "headers are in; a slower one gets a 400."),
-    cfg.IntOpt("workers", default=1, deprecated_for_removal=True,
-               deprecated_reason="berth-api runs one process; start more behind a load "
-                                 "balancer to scale out",
-               help="Zun's number of API worker processes; berth does not use it."),
+    cfg.IntOpt("workers", default=1,
+               help="Number of berth-api worker processes. Not used yet: berth-api runs "
+                    "one process; start more behind a load balancer to scale out."),
     cfg.StrOpt("public_endpoint",
                help="Public base URL of the API (e.g. https://cloud.example/container); "
                     "links are built from the request when unset."),

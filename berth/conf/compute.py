@@ -13,10 +13,9 @@ OPTS = [
     cfg.BoolOpt("resume_container_state", default=False,
                 help="At the agent's start, start again the containers recorded Running "
                      "that Docker holds stopped (after a node reboot, say)."),
-    cfg.BoolOpt("remount_container_volume", default=True, deprecated_for_removal=True,
-                deprecated_reason="berth does not remount volumes at start-up",
-                help="Zun's remounting of Cinder volumes at the agent's start; berth does "
-                     "not use it."),
+    cfg.BoolOpt("remount_container_volume", default=True,
+                help="Remount the volumes of this host's containers when the agent starts. "
+                     "Not used yet: berth has no volumes (the volumes issue brings them)."),
     cfg.FloatOpt("reserve_disk_for_image", default=0.2,
                  help="Fraction of the Docker data root's disk kept for images: the "
                       "node's disk_total is what remains."),
