@@ -9,6 +9,7 @@ from berth.api.middleware import BerthMiddleware
 from berth.api.responses import JSONResponse
 from berth.api.routers import (
     availability_zones,
+    capsules,
     console,
     container_action_records,
     container_actions,
@@ -28,7 +29,7 @@ from berth.api.state import ApiSettings, ApiState
 # routes never clash with /v1/containers/{ident}.
 ROUTERS = (root, containers, container_actions, container_inspection, console,
            container_action_records, images, hosts, services, availability_zones, quotas,
-           registries)
+           registries, capsules)
 
 
 def create_app(state: ApiState, *, noauth: bool = True,

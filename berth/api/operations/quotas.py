@@ -140,7 +140,13 @@ def check_create(state: ApiState, ctx: RequestContext, project_id: str | None,
     insert transaction, on its connection (the project's quota lock, then the usage,
     with the limits read here: ``berth.quota``), which makes the insert atomic with
     it."""
-    deltas = create_deltas(fields)
+    return check_deltas(state, project_id, create_deltas(fields))
+
+
+def check_deltas(state: ApiState, project_id: str | None, deltas: Mapping[str, int | float]
+                 ) -> Callable[[Connection], object]:
+    """``check_create`` for any growth: ``deltas`` of containers, cpu, memory, disk
+    (a capsule's: its members, its sums)."""
     checker = enforcer(state)
     with state.db.connection() as conn:
         limits = checker.check(conn, project_id, deltas, lock=False)

@@ -73,7 +73,7 @@ _LEGACY_COMMAND = F.described(
 _COMMAND = F.described("From API version 1.20 the command is a JSON array of strings, "
                        "e.g. [\"sleep\", \"60\"].",
                        {"type": "array", "items": {"type": "string"}})
-_IMAGE = F.described(
+IMAGE = F.described(
     "An image reference must be a string of 2 to 255 characters such as \"busybox\" or "
     "\"docker.io/library/nginx:1.25\" (it must contain a letter or digit followed by a "
     "letter, digit, '_', '.' or '-').",
@@ -164,7 +164,7 @@ def _memory_schema(limits: CreateLimits) -> F.Schema:
 def _fields(limits: CreateLimits, legacy_command: bool) -> dict[str, F.Schema]:
     n = F.nullable
     return {
-        "image": _IMAGE,
+        "image": IMAGE,
         "name": n(NAME),
         "command": n(_LEGACY_COMMAND if legacy_command else _COMMAND),
         "entrypoint": F.since("1.40", n(F.string_list())),

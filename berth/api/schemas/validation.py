@@ -71,12 +71,16 @@ class RequestSchema:
     "The request body must be a JSON object ..." for a body of another type.
     """
 
-    def __init__(self, schema: Schema, *, what: str, shape: str, hint: str = "") -> None:
+    def __init__(self, schema: Schema, *, what: str, shape: str, hint: str = "",
+                 full_paths: bool = False) -> None:
         Draft202012Validator.check_schema(schema)
         self.schema = schema
         self.what = what
         self.shape = shape
         self.hint = hint or f"send a JSON object {shape}."
+        #: Name a refused value by its whole path (``spec.containers[0].image``), not
+        #: by its top-level field: for deep bodies such as a capsule template.
+        self.full_paths = full_paths
         self._validator = _Validator(schema,
                                      format_checker=Draft202012Validator.FORMAT_CHECKER)
         self._accepts = fastjsonschema.compile(
@@ -150,7 +154,11 @@ class RequestSchema:
             allowed = ", ".join(self.schema.get("properties", {}))
             return InvalidParameterValue(err=f"Nothing to update: send at least one of "
                                              f"{allowed}.")
-        field, value = _field(error.path, body)
+        field, value = _path(error.path, error.instance) if self.full_paths \
+            else _field(error.path, body)
+        if self.full_paths and error.validator in ("required", "additionalProperties"):
+            return InvalidParameterValue(err=f"Invalid input for field '{field}'. "
+                                             f"{error.message}: {advice}")
         if error.instance is None and error.validator in ("type", "anyOf"):
             advice = (f"'{field}' cannot be null; leave it out to keep the default (or, in "
                       f"an update, the current value).")
@@ -178,6 +186,14 @@ def _field(path: Sequence[Any], body: dict[str, Any]) -> tuple[str, Any]:
     if len(path) > 1 and isinstance(path[1], int) and isinstance(value, list):
         return f"{name}[{path[1]}]", value[path[1]]
     return name, value
+
+
+def _path(path: Sequence[Any], instance: Any) -> tuple[str, Any]:
+    """``spec.containers[0].image`` for the path ``spec, containers, 0, image``."""
+    text = ""
+    for step in path:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+    return text, instance
 
 
 def _unexpected(body: dict[str, Any], schema: Schema) -> str:
