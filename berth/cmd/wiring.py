@@ -105,6 +105,9 @@ def quota_defaults(conf: cfg.ConfigOpts) -> dict[str, int]:
 
 
 def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport) -> ComputeAgent:
+    if conf.capsule_driver != "docker":
+        raise SystemExit(f"berth: [DEFAULT]capsule_driver = {conf.capsule_driver} is not "
+                         f"supported yet; set it to docker.")
     settings = AgentSettings(
         host=conf.host, default_pull_policy=conf.image_pull_policy.lower(),
         default_registry=conf.docker.default_registry,
@@ -116,7 +119,9 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport) -> Com
         task_state_timeout=conf.compute.task_state_timeout,
         create_task_timeout=conf.compute.create_task_timeout,
         resume_container_state=conf.compute.resume_container_state,
-        registry_key=registry_key(conf))
+        registry_key=registry_key(conf), sandbox_image=conf.sandbox_image,
+        sandbox_pull_policy=conf.sandbox_image_pull_policy.lower(),
+        init_container_timeout=conf.init_container_timeout)
     inventory = InventorySettings(
         host=conf.host, reservations=node_reservations(conf),
         reserve_disk_for_image=conf.compute.reserve_disk_for_image,
@@ -173,7 +178,8 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
         console_token_ttl=conf.websocket_proxy.token_ttl,
         quota_defaults=quota_defaults(conf),
         registry_key=registry_key(conf),
-        default_availability_zone=conf.default_availability_zone)
+        default_availability_zone=conf.default_availability_zone,
+        sandbox_image=conf.sandbox_image)
     reservations = node_reservations(conf)
     scheduler = FilterScheduler(
         lambda: load_host_states(db, reservations, down_time, conf.default_availability_zone),

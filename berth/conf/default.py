@@ -70,6 +70,24 @@ OPTS = [
     cfg.StrOpt("image_pull_policy", default="always",
                choices=["always", "ifnotpresent", "never"], ignore_case=True,
                help="Pull policy of a container that names none (Kubernetes' words)."),
+    cfg.StrOpt("capsule_driver", default="docker", choices=["docker", "cri"],
+               help="How capsules run: docker (a sandbox container whose network and IPC "
+                    "namespaces the members share) or cri (containerd; not available yet: "
+                    "an agent set to it refuses to start). Zun's default is cri."),
+    cfg.StrOpt("sandbox_image", default="berth/sandbox:1",
+               help="Image of a capsule's sandbox container, which holds the namespaces "
+                    "its members share and runs until the capsule is deleted. berth's "
+                    "default is made locally, from the host's static busybox, the first "
+                    "time a capsule needs it (no registry: Zun's kubernetes/pause is on "
+                    "Docker Hub); any image whose default command runs until SIGTERM works."),
+    cfg.StrOpt("sandbox_image_driver", default="docker",
+               help="Image driver of the sandbox image (only docker)."),
+    cfg.StrOpt("sandbox_image_pull_policy", default="ifnotpresent",
+               choices=["always", "ifnotpresent", "never"], ignore_case=True,
+               help="Pull policy of the sandbox image (Zun never read it)."),
+    cfg.IntOpt("init_container_timeout", default=3600, min=1,
+               help="Seconds a capsule's init container may run before the capsule is "
+                    "put in Error naming it."),
     cfg.StrOpt("default_availability_zone", default="nova",
                help="Availability zone of this node (its agent reports it) and of any "
                     "service recorded without one."),
