@@ -47,6 +47,13 @@ def members_of(db: Database, capsule_id: int) -> tuple[list[Container], list[Con
     return members_of_many(db, [capsule_id])[capsule_id]
 
 
+def find_by_id(db: Database, capsule_id: int) -> Container | None:
+    """The capsule whose ``id`` (members' ``capsule_id``) this is, or None."""
+    with db.reader() as s:
+        return s.scalars(select(Container).where(Container.id == capsule_id,
+                                                 Container.container_type == CAPSULE)).first()
+
+
 def members_of_many(db: Database, capsule_ids: Iterable[int]
                     ) -> dict[int, tuple[list[Container], list[Container]]]:
     """``members_of`` for several capsules in one query (a list of capsules)."""

@@ -72,45 +72,44 @@ def create_capsule(deps: AgentDeps, ctx: RequestContext, uuid: str,
 
 def _create(deps: AgentDeps, row: Container, clock: Callable[[], float]) -> None:
     inits, members = capsules.members_of(deps.db, row.id)
-    with ExitStack() as undo, \
-            common.owned_task(deps, row.uuid, TaskState.CONTAINER_CREATING, held=row) as hold:
+    with common.owned_task(deps, row.uuid, TaskState.CONTAINER_CREATING, held=row) as hold:
         try:
-            _claim(deps, row)
-            undo.callback(deps.tracker.publish_usage)
-            if deps.placement is not None:
-                _allocate(deps, row)
-                undo.callback(container_flow.release_allocation, deps, row.uuid)
-            image = sandbox.ensure_image(deps, deps.settings.sandbox_image,
-                                         deps.settings.sandbox_pull_policy)
-            sandbox_id = deps.runtime.create(_sandbox_spec(deps, row, image, members))
-            undo.callback(_remove_quietly, deps, sandbox_id)
-            deps.runtime.start(sandbox_id)
-            containers.update_(deps.db, row.uuid, {"container_id": sandbox_id},
-                               expected_task_state=TaskState.CONTAINER_CREATING)
-            for member in inits:
-                undo.callback(_remove_quietly, deps,
-                              _run_member(deps, member, sandbox_id, init=True))
-                _wait_for_init(deps, row, member, clock)
-            for member in members:
-                undo.callback(_remove_quietly, deps, _run_member(deps, member, sandbox_id))
-            hold.apply_and_end(deps, deps.runtime.inspect(sandbox_id),
-                               {"status_reason": None})
-        except CapsuleFailed as err:
-            _fail(deps, row, err.msg)
-            raise
+            with ExitStack() as undo:
+                _claim(deps, row)
+                if deps.placement is not None:
+                    _allocate(deps, row)
+                    undo.callback(container_flow.release_allocation, deps, row.uuid)
+                image = sandbox.ensure_image(deps, deps.settings.sandbox_image,
+                                             deps.settings.sandbox_pull_policy)
+                sandbox_id = deps.runtime.create(_sandbox_spec(deps, row, image, members))
+                undo.callback(_remove_quietly, deps, sandbox_id)
+                deps.runtime.start(sandbox_id)
+                containers.update_(deps.db, row.uuid, {"container_id": sandbox_id},
+                                   expected_task_state=TaskState.CONTAINER_CREATING)
+                for member in inits:
+                    undo.callback(_remove_quietly, deps,
+                                  _run_member(deps, member, sandbox_id, init=True))
+                    _wait_for_init(deps, row, member, clock)
+                for member in members:
+                    undo.callback(_remove_quietly, deps,
+                                  _run_member(deps, member, sandbox_id))
+                hold.apply_and_end(deps, deps.runtime.inspect(sandbox_id),
+                                   {"status_reason": None})
+                undo.pop_all()
+        # The undo has run: the Error written now is the capsule's last state, with
+        # nothing of it left in Docker or Placement.
         except exc.ResourcesUnavailable as err:
             _fail(deps, row, f"ResourcesUnavailable: {err.msg}. Ask for less, or free "
                              f"resources on host {deps.host}.", placed=False)
             raise
-        except exc.ImageNotFound as err:
+        except (CapsuleFailed, exc.ImageNotFound) as err:
             _fail(deps, row, err.msg)
             raise
         except rt.RuntimeDriverError as err:
             _fail(deps, row, f"Docker could not make the capsule: {err.msg}")
             raise
-        undo.pop_all()
-    LOG.info("capsule %s is up: sandbox %s, %d init containers, %d containers", row.name,
-             row.container_id or "", len(inits), len(members))
+    LOG.info("capsule %s is up: %d init containers, %d containers", row.name, len(inits),
+             len(members))
 
 
 def _claim(deps: AgentDeps, row: Container) -> None:
@@ -224,11 +223,15 @@ def _extend_deadline(deps: AgentDeps, row: Container, seconds: int) -> None:
 
 def _fail(deps: AgentDeps, row: Container, reason: str, placed: bool = True) -> None:
     """The capsule and its members in Error, saying why (``placed``: False when the
-    node refused it, which clears its host as for a container)."""
-    common.fail(deps, row.uuid, reason, **({} if placed else {"host": None}))
+    node refused it, which clears its host as for a container); the node's usage
+    published without it (a row in Error holds nothing)."""
+    # Its sandbox is gone: a row still naming it would read as removed behind berth's back.
+    common.fail(deps, row.uuid, reason, container_id=None,
+                **({} if placed else {"host": None}))
     capsules.update_members(deps.db, row.id, {"status": Status.ERROR.value,
                                               "status_reason": f"Capsule failed: {reason}"[:2000],
                                               "container_id": None})
+    deps.tracker.publish_usage()
 
 
 def _remove_quietly(deps: AgentDeps, container_id: str) -> None:

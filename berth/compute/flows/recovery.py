@@ -27,7 +27,8 @@ races with it). Each row of this host gets the first matching rule::
                                                      resize killed half-way) are made
                                                      the row's, and so is its allocation
 
-Then Docker containers labelled for this host that no row can ever reach (their row is
+Then capsules are recovered (``berth.compute.capsules.recovery``), and Docker
+containers labelled for this host that no row can ever reach (their row is
 gone, or their create failed and released the host) are removed, and the Placement
 allocations of this host's failed creates (Error, no Docker container) are released:
 such a row holds nothing, neither in the claims nor in Placement.
@@ -48,6 +49,7 @@ from typing import Any
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.log import container_context
+from berth.compute.capsules.recovery import recover_capsules
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import delete, lifecycle
 from berth.compute.flows.create import named_container, release_allocation
@@ -74,6 +76,7 @@ class RecoveryReport:
     resumed: int = 0            # Running rows found stopped, started again
     resizes_finished: int = 0   # resizes interrupted between the row and Docker, finished
     untouched: int = 0          # nothing to recover
+    capsules_recovered: int = 0  # capsules whose interrupted create or delete was ended
     orphans_removed: int = 0    # Docker containers that no row can reach, removed
     allocations_released: int = 0  # Placement allocations of failed creates, released
     failures: int = 0           # rows whose recovery raised (logged; recovery went on)
@@ -107,6 +110,7 @@ def init_containers(deps: AgentDeps, started_at: dt.datetime | None = None
                 LOG.exception("could not recover this container (status %s, task %s); "
                               "going on with the next one", row.status, row.task_state)
                 report.failures += 1
+    report.capsules_recovered = recover_capsules(deps, started_at)
     report.orphans_removed = remove_unreachable(deps, _engine_containers(deps))
     report.allocations_released = release_failed_allocations(deps)
     LOG.info("start-up recovery done: %s", report.summary())

@@ -34,6 +34,7 @@ from berth.compute.deps import AgentDeps
 from berth.compute.flows.recovery import create_undone
 from berth.compute.states import Status
 from berth.db import containers, nodes
+from berth.db.capsules import CAPSULE
 from berth.db.models import Container
 from berth.placement.base import PlacementError
 from berth.placement.requests import container_resources
@@ -81,7 +82,9 @@ def audit_allocations(deps: AgentDeps, submit: Submit) -> AuditReport:
         LOG.warning("could not read the allocations of provider %s to audit them: %s; "
                     "the next run tries again", provider, err.msg)
         return report
-    rows = {row.uuid: row for row in containers.list_by_host(deps.db, deps.host)}
+    # Containers and capsules hold allocations; a capsule's members do not.
+    rows = {row.uuid: row for row in (*containers.list_by_host(deps.db, deps.host),
+                                      *containers.list_by_host(deps.db, deps.host, CAPSULE))}
     suspects = {uuid for uuid, resources in held.items()
                 if _differs(rows.get(uuid), resources, deps.host)}
     suspects.update(uuid for uuid, row in rows.items() if uuid not in held

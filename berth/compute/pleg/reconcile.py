@@ -34,11 +34,13 @@ from typing import Any
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.compute.capsules import status as capsule_status
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common, rebuild
 from berth.compute.last_inspected import Mark
 from berth.compute.states import VALID_STATES, Status
 from berth.db import actions, containers
+from berth.db.capsules import CAPSULE
 from berth.db.models import Container
 from berth.runtime import base as rt
 
@@ -76,10 +78,21 @@ def skip_reason(row: Container, host: str) -> str | None:
 def sync_container(deps: AgentDeps, uuid: str) -> Outcome:
     """Bring the row of ``uuid`` in line with the engine (one inspect, at most one
     write). Engine and database errors other than "not found" propagate: the caller
-    retries later (the relist re-emits the container)."""
+    retries later (the relist re-emits the container). A capsule's status is derived
+    from its sandbox and members (``capsules.status``), again after each change of a
+    member."""
     row = containers.find_by_uuid(deps.db, uuid)
     if row is None:
         return Outcome.SKIPPED          # another berth's container, or already deleted
+    if row.container_type == CAPSULE:
+        return Outcome.UPDATED if capsule_status.refresh(deps, row) else Outcome.UNCHANGED
+    outcome = _sync_row(deps, row)
+    if row.capsule_id is not None and outcome not in (Outcome.SKIPPED, Outcome.UNCHANGED):
+        capsule_status.refresh_of_member(deps, row)
+    return outcome
+
+
+def _sync_row(deps: AgentDeps, row: Container) -> Outcome:
     why = skip_reason(row, deps.host)
     if why is not None:
         LOG.debug("not syncing: %s", why)

@@ -1,0 +1,90 @@
+"""SIGKILL of ``berth serve`` in the middle of a capsule's create and of its delete
+(issue 17): after a restart on the same state nothing of the capsule is stuck or
+orphaned: no Docker container without a live row, no row in a task, no claim or
+Placement allocation that no row holds."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import docker
+import pytest
+from support.berth_proc import TEST_IMAGE, BerthProcess, wait_for
+
+pytestmark = pytest.mark.functional
+
+LATEST = {"OpenStack-API-Version": "container 1.40"}
+QUICK_STOP = "trap 'exit 0' TERM; sleep 300 & wait"
+
+
+def template(init_seconds: float) -> dict[str, Any]:
+    def member(name: str, command: list[str]) -> dict[str, Any]:
+        return {"image": TEST_IMAGE, "name": name, "imagePullPolicy": "IfNotPresent",
+                "command": command, "resources": {"requests": {"cpu": 0.1, "memory": 16}}}
+    return {"kind": "capsule", "metadata": {"name": f"crash-{time.monotonic_ns()}"},
+            "spec": {"initContainers": [member("slow", ["sleep", str(init_seconds)])],
+                     "containers": [member("app", ["sh", "-c", QUICK_STOP])]}}
+
+
+def docker_of_host(client: docker.DockerClient, host: str) -> list[Any]:
+    return client.containers.list(all=True, filters={"label": f"berth.host={host}"})
+
+
+def restarted(factory: Callable[..., BerthProcess], proc: BerthProcess) -> BerthProcess:
+    return factory(host=proc.host, state_dir=str(proc.dir)).start()
+
+
+def allocations(proc: BerthProcess) -> int:
+    with proc.http() as http:
+        return int(http.get("/v1/hosts").json()["hosts"][0]["mem_used"])
+
+
+def test_a_capsule_create_killed_half_way_ends_in_error_with_nothing_left(
+        berth_factory: Callable[..., BerthProcess], docker_client: docker.DockerClient
+) -> None:
+    proc = berth_factory().start()
+    with proc.http() as http:
+        uuid = http.post("/v1/capsules/", json={"template": template(30)},
+                         headers=LATEST).json()["uuid"]
+        # The init container runs: the sandbox and it exist in Docker, the task is set.
+        wait_for(lambda: len(docker_of_host(docker_client, proc.host)) >= 2, 30,
+                 what="the sandbox and the init container")
+    proc.kill()
+    again = restarted(berth_factory, proc)
+    with again.http() as http:
+        shown = http.get(f"/v1/capsules/{uuid}", headers=LATEST).json()
+        assert shown["status"] == "Error" and "failed to create" in shown["status_reason"]
+        assert {m["status"] for m in shown["init_containers"] + shown["containers"]} == \
+            {"Error"}
+        assert docker_of_host(docker_client, again.host) == []
+        assert allocations(again) == 0
+        assert http.delete(f"/v1/capsules/{uuid}").status_code == 204
+        wait_for(lambda: http.get(f"/v1/capsules/{uuid}").status_code == 404, 30,
+                 what="the failed capsule to be deleted")
+
+
+def test_a_capsule_delete_killed_half_way_is_finished_at_restart(
+        berth_factory: Callable[..., BerthProcess], docker_client: docker.DockerClient
+) -> None:
+    proc = berth_factory().start()
+    with proc.http() as http:
+        uuid = http.post("/v1/capsules/", json={"template": template(0)},
+                         headers=LATEST).json()["uuid"]
+        wait_for(lambda: http.get(f"/v1/capsules/{uuid}", headers=LATEST)
+                 .json()["status"] == "Running", 60, what="the capsule to run")
+        assert allocations(proc) > 0
+        # Deleting as the API left it, with the agent gone before it could act.
+        proc.kill()
+    from berth.db import containers
+    from berth.db.engine import Database
+    db = Database(f"sqlite:///{proc.dir / 'state' / 'berth.sqlite'}")
+    containers.update_(db, uuid, {"status": "Deleting"})
+    db.dispose()
+    again = restarted(berth_factory, proc)
+    with again.http() as http:
+        wait_for(lambda: http.get(f"/v1/capsules/{uuid}").status_code == 404, 30,
+                 what="the interrupted delete to be finished")
+    assert docker_of_host(docker_client, again.host) == []
+    assert allocations(again) == 0

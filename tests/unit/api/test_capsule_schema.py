@@ -1,0 +1,84 @@
+"""The capsule template (berth.api.schemas.capsule): Zun's sums and names, JSON and
+YAML text, and a 400 naming the field of each bad part."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from berth.api.schemas.capsule import parse_template
+from berth.api.schemas.container import CreateLimits
+from berth.common.exceptions import InvalidParameterValue
+
+LIMITS = CreateLimits(default_cpu=1.0, default_memory=512)
+
+
+def tpl(containers: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
+    return {"kind": "capsule", "metadata": {"name": "cap"},
+            "spec": {"containers": containers, **spec}}
+
+
+def test_sums_defaults_and_the_largest_init_request() -> None:
+    parsed = parse_template({"template": tpl(
+        [{"image": "busybox", "resources": {"requests": {"cpu": 0.5, "memory": 64}}},
+         {"image": "busybox"}],
+        initContainers=[{"image": "busybox", "resources": {"requests": {"cpu": 4}}}])},
+        LIMITS, is_admin=False)
+    assert parsed.capsule["cpu"] == 4.0                 # raised to the init request
+    assert parsed.capsule["memory"] == "576"            # 64 + the default 512
+    assert [m["container_type"] for m in parsed.members] == [3, 2, 2]
+    assert [m["name"] for m in parsed.members] == ["capsule-cap-init-0", "capsule-cap-0",
+                                                   "capsule-cap-1"]
+
+
+def test_restart_policy_command_args_ports_and_pull_policy() -> None:
+    item = {"image": "busybox", "name": "web", "command": ["sh"], "args": ["-c", "true"],
+            "ports": [{"containerPort": 53, "protocol": "UDP"}, {"containerPort": 80}],
+            "imagePullPolicy": "IfNotPresent", "stdin": True, "tty": True,
+            "env": {"A": "b"}, "workDir": "/srv"}
+    admin = parse_template({"template": tpl([item], restartPolicy="OnFailure")}, LIMITS,
+                           is_admin=True)
+    (web,) = admin.members
+    assert web["command"] == ["sh", "-c", "true"]
+    assert web["exposed_ports"] == {"53/udp": {}, "80/tcp": {}}
+    assert web["image_pull_policy"] == "ifnotpresent"
+    assert web["restart_policy"] == {"Name": "on-failure", "MaximumRetryCount": "0"}
+    assert (web["interactive"], web["tty"], web["workdir"]) == (True, True, "/srv")
+    user = parse_template({"template": tpl([item])}, LIMITS, is_admin=False)
+    assert user.members[0]["image_pull_policy"] is None       # dropped, as Zun
+    assert user.capsule["restart_policy"]["Name"] == "always"
+
+
+def test_the_deprecated_top_level_restart_policy_is_honoured() -> None:
+    body = dict(tpl([{"image": "busybox"}]), restartPolicy="Never")
+    assert parse_template({"template": body}, LIMITS, False).capsule["restart_policy"] == \
+        {"Name": "no", "MaximumRetryCount": "0"}
+
+
+def test_json_and_yaml_text_are_templates_too() -> None:
+    body = tpl([{"image": "busybox"}])
+    as_yaml = parse_template({"template": yaml.safe_dump(body)}, LIMITS, False)
+    assert as_yaml.capsule["name"] == "cap"
+    import json
+    assert parse_template({"template": json.dumps(body)}, LIMITS, False).members
+
+
+@pytest.mark.parametrize("body,field", [
+    ({"template": tpl([{"image": "busybox", "name": "a"}, {"image": "busybox",
+                                                             "name": "a"}])},
+     "spec.containers[1].name"),
+    ({"template": tpl([{"image": "busybox", "stdin": "yes"}])}, "spec.containers[0].stdin"),
+    ({"template": tpl([{"image": "busybox", "env": {"A": 1}}])}, "spec.containers[0].env.A"),
+    ({"template": tpl([{"image": "busybox", "volumeMounts": [{"name": "v",
+                                                               "mountPath": "/d"}]}])},
+     "spec.containers[0].volumeMounts"),
+    ({"template": dict(tpl([{"image": "busybox"}]), extra=1)}, ""),
+    ({"template": "[1, 2]"}, ""),
+])
+def test_bad_templates_name_the_field(body: dict[str, Any], field: str) -> None:
+    with pytest.raises(InvalidParameterValue) as info:
+        parse_template(body, LIMITS, False)
+    if field:
+        assert f"field '{field}'" in str(info.value)
