@@ -164,6 +164,12 @@ class AttachmentKey:
         return PEER_PREFIX + _short_hash(self.network, self.container_id, self.ifname)
 
 
+def stable_mac(key: AttachmentKey) -> str:
+    """A locally administered unicast MAC derived from the key: the same on every retry."""
+    digest = hashlib.sha256(str(key).encode()).digest()
+    return "02:" + ":".join(f"{b:02x}" for b in digest[:5])
+
+
 @dataclass(frozen=True, slots=True)
 class VIF:
     """One container interface on one network, as plugged."""
@@ -176,6 +182,8 @@ class VIF:
     bridge: str
     host_ifname: str
     mtu: int = 1500
+    #: Whether this interface carries the namespace's default route (the first one does).
+    default_route: bool = True
 
     @property
     def ifname(self) -> str:
@@ -185,7 +193,8 @@ class VIF:
         return {"network": self.key.network, "container_id": self.key.container_id,
                 "ifname": self.key.ifname, "netns": self.netns, "mac": self.mac,
                 "address": str(self.address), "gateway": str(self.gateway),
-                "bridge": self.bridge, "host_ifname": self.host_ifname, "mtu": self.mtu}
+                "bridge": self.bridge, "host_ifname": self.host_ifname, "mtu": self.mtu,
+                "default_route": self.default_route}
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> VIF:
@@ -195,7 +204,8 @@ class VIF:
                    address=ipaddress.IPv4Interface(str(data["address"])),
                    gateway=ipaddress.IPv4Address(str(data["gateway"])),
                    bridge=str(data["bridge"]), host_ifname=str(data["host_ifname"]),
-                   mtu=int(data.get("mtu", 1500)))  # type: ignore[call-overload]
+                   mtu=int(data.get("mtu", 1500)),  # type: ignore[call-overload]
+                   default_route=bool(data.get("default_route", True)))
 
 
 class NetworkDriver(Protocol):
@@ -220,6 +230,9 @@ class NetworkDriver(Protocol):
 
     def detach(self, key: AttachmentKey, netns: str | None = None) -> None:
         """The veth pair of ``key`` is gone (both ends); no-op when absent."""
+
+    def remove_host_interface(self, ifname: str) -> None:
+        """Remove one host-side link berth made, by name (an orphan the sync pass found)."""
 
     def check(self, vif: VIF) -> None:
         """``AttachmentMismatch`` unless the interface exists in its namespace with the

@@ -18,7 +18,6 @@ without which Docker's FORWARD DROP policy drops the frames crossing it.
 from __future__ import annotations
 
 import errno
-import hashlib
 import ipaddress
 import logging
 import os
@@ -38,6 +37,7 @@ from berth.network.base import (
     NetnsNotFound,
     NetworkDriverError,
     NetworkSpec,
+    stable_mac,
 )
 
 LOG = logging.getLogger(__name__)
@@ -52,12 +52,6 @@ def translate_errors(action: str) -> Iterator[None]:
         raise
     except (NetlinkError, OSError) as exc:
         raise NetworkDriverError(reason=f"{action}: {exc}") from exc
-
-
-def stable_mac(key: AttachmentKey) -> str:
-    """A locally administered unicast MAC derived from the key: the same on every retry."""
-    digest = hashlib.sha256(str(key).encode()).digest()
-    return "02:" + ":".join(f"{b:02x}" for b in digest[:5])
 
 
 def _index(ipr: IPRoute, ifname: str) -> int | None:
@@ -138,18 +132,22 @@ class BridgeDriver:
                 ipr.link("set", index=peer_index, net_ns_fd=fd)
             with translate_errors(f"configuring {key.ifname} in {netns}"), \
                     ns.iproute_in(netns) as inner:
-                self._configure_inside(inner, spec, key, peer, mac, address)
+                default_route = self._configure_inside(inner, spec, key, peer, mac, address)
         except BaseException:
-            self._forget(host, peer)
+            try:
+                self._forget(host, peer)
+            except NetworkDriverError as undo:
+                LOG.warning("could not undo the half-made attachment %s: %s", key, undo)
             raise
         finally:
             os.close(fd)
         return VIF(key=key, netns=netns, mac=mac, address=address, gateway=spec.gateway,
-                   bridge=spec.bridge, host_ifname=host, mtu=spec.mtu)
+                   bridge=spec.bridge, host_ifname=host, mtu=spec.mtu,
+                   default_route=default_route)
 
     @staticmethod
     def _configure_inside(ipr: IPRoute, spec: NetworkSpec, key: AttachmentKey, peer: str,
-                          mac: str, address: ipaddress.IPv4Interface) -> None:
+                          mac: str, address: ipaddress.IPv4Interface) -> bool:
         index = _index(ipr, peer)
         if index is None:
             raise NetworkDriverError(reason=f"{peer} did not arrive in the namespace")
@@ -166,8 +164,10 @@ class BridgeDriver:
             ipr.link("set", index=lo, state="up")
         # The first network of a container carries its default route; a second one
         # only its own subnet (the kernel adds that route with the address).
-        if not ipr.route("dump", dst_len=0, family=2, table=254):
-            ipr.route("add", dst="0.0.0.0/0", gateway=str(spec.gateway), oif=index)
+        if ipr.route("dump", dst_len=0, family=2, table=254):
+            return False
+        ipr.route("add", dst="0.0.0.0/0", gateway=str(spec.gateway), oif=index)
+        return True
 
     def detach(self, key: AttachmentKey, netns: str | None = None) -> None:
         self._forget(key.host_ifname, key.peer_ifname)
