@@ -169,7 +169,7 @@ class CniService:
         # veth, so any veth seen here that is in flight has its entry in the snapshot.
         interfaces = self.driver.host_interfaces()
         entries = self.registry.entries()
-        known = {name for e in entries for name in (e.key.host_ifname, e.key.peer_ifname)}
+        known = {e.key.host_ifname for e in entries}
         for name in sorted(interfaces - known):
             LOG.warning("removing orphan veth %s (no attachment records it)", name)
             self.driver.remove_host_interface(name)

@@ -31,8 +31,6 @@ from berth.common.exceptions import BerthError
 BRIDGE_PREFIX = "bth"
 #: Host-side end of every veth pair berth makes.
 VETH_PREFIX = "vth"
-#: Container-side end, between its creation and its move into the namespace.
-PEER_PREFIX = "vtp"
 #: Linux limits interface names to 15 characters.
 IFNAME_MAX = 15
 
@@ -157,11 +155,6 @@ class AttachmentKey:
     def host_ifname(self) -> str:
         """The host end's name: stable, so a restarted process finds its veth again."""
         return VETH_PREFIX + _short_hash(self.network, self.container_id, self.ifname)
-
-    @property
-    def peer_ifname(self) -> str:
-        """The container end's name while it is still in the host's namespace."""
-        return PEER_PREFIX + _short_hash(self.network, self.container_id, self.ifname)
 
 
 def stable_mac(key: AttachmentKey) -> str:

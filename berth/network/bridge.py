@@ -6,6 +6,10 @@
     bth<hash> (bridge, gateway/prefix) ── vth<hash> ══ veth ══ eth0 (mac, address/prefix,
                                                                 default via gateway)
 
+An attach is one netlink request on the host (the pair, made with its container end
+already in the namespace under its final name) and four inside the namespace; a
+request costs about a millisecond through pyroute2, so the count matters.
+
 Names derive from the network name and the attachment key (``berth.network.base``),
 so a restarted process finds what an earlier one made. Every method converges: an
 ``attach`` that finds a pair from an earlier, interrupted attempt removes it and
@@ -29,7 +33,6 @@ from pyroute2.netlink.exceptions import NetlinkError
 
 from berth.network import netns as ns
 from berth.network.base import (
-    PEER_PREFIX,
     VETH_PREFIX,
     VIF,
     AttachmentKey,
@@ -41,6 +44,9 @@ from berth.network.base import (
 )
 
 LOG = logging.getLogger(__name__)
+
+#: ``lo`` is the first interface of every network namespace.
+LOOPBACK_INDEX = 1
 
 
 @contextmanager
@@ -60,14 +66,13 @@ def _index(ipr: IPRoute, ifname: str) -> int | None:
 
 
 def _delete_link(ipr: IPRoute, ifname: str) -> bool:
-    index = _index(ipr, ifname)
-    if index is None:
-        return False
+    """Delete by name; False when there was no such link."""
     try:
-        ipr.link("del", index=index)
+        ipr.link("del", ifname=ifname)
     except NetlinkError as exc:
-        if exc.code != errno.ENODEV:  # removed by someone else meanwhile: fine
-            raise
+        if exc.code == errno.ENODEV:
+            return False
+        raise
     return True
 
 
@@ -111,31 +116,35 @@ class BridgeDriver:
     def attach(self, spec: NetworkSpec, key: AttachmentKey, netns: str,
                address: ipaddress.IPv4Interface, mac: str | None = None) -> VIF:
         mac = (mac or stable_mac(key)).lower()
-        host, peer = key.host_ifname, key.peer_ifname
+        host = key.host_ifname
         fd = ns.open_fd(netns)  # NetnsNotFound before anything is made
         try:
             with translate_errors(f"plugging {key} into {spec.bridge}"), IPRoute() as ipr:
                 bridge = _index(ipr, spec.bridge)
                 if bridge is None:
                     raise NetworkDriverError(reason=f"bridge {spec.bridge} does not exist")
-                # Leftovers of an interrupted attempt: deleting either end of a pair
-                # deletes both, wherever the other end is.
+                # The leftover of an interrupted attempt: deleting the host end deletes
+                # the pair, wherever the other end is.
                 _delete_link(ipr, host)
-                _delete_link(ipr, peer)
-                ipr.link("add", ifname=host, kind="veth", peer={"ifname": peer},
-                         mtu=spec.mtu)
-                host_index = _index(ipr, host)
-                peer_index = _index(ipr, peer)
-                if host_index is None or peer_index is None:
-                    raise NetworkDriverError(reason=f"veth pair {host}/{peer} vanished")
-                ipr.link("set", index=host_index, master=bridge, state="up")
-                ipr.link("set", index=peer_index, net_ns_fd=fd)
+                # One request makes the pair, puts the host end on the bridge and up, and
+                # makes the other end inside the namespace with its final name and MAC:
+                # no window in which it sits in the host's namespace under a temporary name.
+                try:
+                    ipr.link("add", ifname=host, kind="veth", mtu=spec.mtu, master=bridge,
+                             state="up", peer={"ifname": key.ifname, "net_ns_fd": fd,
+                                               "address": mac, "mtu": spec.mtu})
+                except NetlinkError as exc:
+                    if exc.code != errno.EEXIST:
+                        raise
+                    raise NetworkDriverError(
+                        reason=f"{netns} already has an interface {key.ifname} that berth "
+                               f"did not make; ask for another interface name") from exc
             with translate_errors(f"configuring {key.ifname} in {netns}"), \
                     ns.iproute_in(netns) as inner:
-                default_route = self._configure_inside(inner, spec, key, peer, mac, address)
+                default_route = self._configure_inside(inner, spec, key, address)
         except BaseException:
             try:
-                self._forget(host, peer)
+                self._forget(host)
             except NetworkDriverError as undo:
                 LOG.warning("could not undo the half-made attachment %s: %s", key, undo)
             raise
@@ -146,35 +155,32 @@ class BridgeDriver:
                    default_route=default_route)
 
     @staticmethod
-    def _configure_inside(ipr: IPRoute, spec: NetworkSpec, key: AttachmentKey, peer: str,
-                          mac: str, address: ipaddress.IPv4Interface) -> bool:
-        index = _index(ipr, peer)
+    def _configure_inside(ipr: IPRoute, spec: NetworkSpec, key: AttachmentKey,
+                          address: ipaddress.IPv4Interface) -> bool:
+        """Address, link up, loopback up, default route; whether it set the route."""
+        index = _index(ipr, key.ifname)
         if index is None:
-            raise NetworkDriverError(reason=f"{peer} did not arrive in the namespace")
-        if _index(ipr, key.ifname) is not None:
-            raise NetworkDriverError(
-                reason=f"the namespace already has an interface {key.ifname} that berth "
-                       f"did not make; ask for another interface name")
-        ipr.link("set", index=index, ifname=key.ifname, address=mac)
+            raise NetworkDriverError(reason=f"{key.ifname} did not appear in the namespace")
         ipr.addr("add", index=index, address=str(address.ip),
                  prefixlen=address.network.prefixlen)
         ipr.link("set", index=index, state="up")
-        lo = _index(ipr, "lo")
-        if lo is not None:
-            ipr.link("set", index=lo, state="up")
-        # The first network of a container carries its default route; a second one
-        # only its own subnet (the kernel adds that route with the address).
-        if ipr.route("dump", dst_len=0, family=2, table=254):
+        ipr.link("set", index=LOOPBACK_INDEX, state="up")
+        # The first network of a container carries its default route; a later one only
+        # its own subnet (the kernel adds that route with the address).
+        try:
+            ipr.route("add", dst="0.0.0.0/0", gateway=str(spec.gateway), oif=index)
+        except NetlinkError as exc:
+            if exc.code != errno.EEXIST:
+                raise
             return False
-        ipr.route("add", dst="0.0.0.0/0", gateway=str(spec.gateway), oif=index)
         return True
 
     def detach(self, key: AttachmentKey, netns: str | None = None) -> None:
-        self._forget(key.host_ifname, key.peer_ifname)
+        self._forget(key.host_ifname)
 
     def remove_host_interface(self, ifname: str) -> None:
         """Remove one of berth's host-side links by name (the sync pass's orphans)."""
-        if not ifname.startswith((VETH_PREFIX, PEER_PREFIX)):
+        if not ifname.startswith(VETH_PREFIX):
             raise ValueError(f"{ifname} is not a berth veth")
         self._forget(ifname)
 
@@ -228,7 +234,7 @@ class BridgeDriver:
     def host_interfaces(self) -> set[str]:
         with translate_errors("listing veths"), IPRoute() as ipr:
             names = (link.get("IFLA_IFNAME") or "" for link in ipr.get_links())
-            return {n for n in names if n.startswith((VETH_PREFIX, PEER_PREFIX))}
+            return {n for n in names if n.startswith(VETH_PREFIX)}
 
     @staticmethod
     def _kind(ipr: IPRoute, index: int) -> str | None:

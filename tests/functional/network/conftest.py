@@ -79,8 +79,8 @@ class Networks:
         from berth.network.firewall import Firewall
 
         for key in self.keys:
-            for name in (key.host_ifname, key.peer_ifname):
-                subprocess.run(["ip", "link", "del", name], capture_output=True, check=False)
+            subprocess.run(["ip", "link", "del", key.host_ifname], capture_output=True,
+                           check=False)
         firewall = Firewall()
         for spec in self.specs:
             subprocess.run(["ip", "link", "del", spec.bridge], capture_output=True, check=False)

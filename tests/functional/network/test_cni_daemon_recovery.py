@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+import uuid
 
 from support.cni_proc import run_cni
 from support.netns_tools import forward_rules_of, link_names
@@ -32,7 +33,6 @@ def assert_registry_matches_host(daemon, networks) -> None:  # type: ignore[no-u
     active, links = active_containers(daemon), link_names()
     for key in networks.keys:
         assert (key.host_ifname in links) == (key.container_id in active), (key, active)
-        assert key.peer_ifname not in links
 
 
 def test_sigkill_after_add_keeps_the_attachment_and_a_restart_rebuilds_it(  # type: ignore[no-untyped-def]
@@ -93,15 +93,13 @@ def test_sigkill_during_adds_leaves_no_orphan_after_restart(daemon, networks, ne
         ns, cid = netns(), f"c{i}"
         key = networks.track(config["name"], cid)
         # Kill points inside the daemon's add: right after its intent is on disk; once
-        # the veth pair exists; once the container end has left the host's namespace;
-        # and on timers, which also land before and after the add.
+        # the veth pair exists (its address and route may not be set yet); and on
+        # timers, which also land before and after the add.
         trigger, label = [
             (registry_says_plugging, "intent written"),
-            (link_exists(key.peer_ifname), "veth made"),
-            (lambda k=key: os.path.exists(f"/sys/class/net/{k.host_ifname}")
-             and not os.path.exists(f"/sys/class/net/{k.peer_ifname}"), "peer moved"),
-            (after(0.2 + 0.05 * i), "timer"),
-        ][i % 4]
+            (link_exists(key.host_ifname), "veth made"),
+            (after(0.15 + 0.04 * i), "timer"),
+        ][i % 3]
         proc = run_cni("ADD", config, container_id=cid, netns=ns.path, popen=True)
         fired = kill_when(daemon, proc, trigger)
         daemon.start()
@@ -119,7 +117,7 @@ def test_sigkill_during_adds_leaves_no_orphan_after_restart(daemon, networks, ne
     print("SIGKILL during ADD (kill point, fired before the answer, plugin exit, kept):",
           outcomes)
     # At least the deterministic kill points fired before the add was answered.
-    assert sum(1 for label, fired, *_ in outcomes if fired and label != "timer") >= 3
+    assert sum(1 for label, fired, *_ in outcomes if fired and label != "timer") >= 4
 
 
 def test_sigkill_during_deletes_then_del_again_leaves_nothing(daemon, networks, netns) -> None:  # type: ignore[no-untyped-def]
@@ -145,12 +143,13 @@ def test_sigkill_during_deletes_then_del_again_leaves_nothing(daemon, networks, 
 
 def test_restart_removes_a_berth_veth_that_no_entry_records(daemon, networks) -> None:  # type: ignore[no-untyped-def]
     key = networks.track("ft-orphan", "lost")
+    peer = f"btp-{uuid.uuid4().hex[:8]}"
     subprocess.run(["ip", "link", "add", key.host_ifname, "type", "veth", "peer", "name",
-                    key.peer_ifname], check=True)
+                    peer], check=True)
     daemon.kill()
     daemon.start()
     links = link_names()
-    assert key.host_ifname not in links and key.peer_ifname not in links
+    assert key.host_ifname not in links and peer not in links
 
 
 def test_sync_removes_the_attachment_of_a_namespace_that_is_gone(  # type: ignore[no-untyped-def]
