@@ -4,8 +4,9 @@ address, a veth pair into a fresh namespace, an address and a default route).
 
 Each side plugs ``n`` namespaces one after the other into a network that already has
 one member (so neither side pays for making its bridge in the timed ADDs), then
-removes them. Also reported: the daemon's own time (the HTTP call the plugin makes),
-which is what the compute agent pays when it calls the daemon directly. Needs root and
+removes them. The figure is the daemon's own time (the HTTP call the plugin makes),
+which is what the compute agent pays when it calls the daemon directly; the detail
+also has the ``berth-cni`` executable's (a Python interpreter's start-up on top). Needs root and
 ``containernetworking-plugins`` (/usr/lib/cni); addresses are 10.244.25x.0/24 inside
 namespaces the benchmark makes and deletes.
 """
@@ -139,12 +140,14 @@ def p8(_berth: object = None, n: int = 20) -> Result:
         daemon.wait(timeout=10)
         subprocess.run(["ip", "link", "del", "p8ref0"], check=False, capture_output=True)
         shutil.rmtree(work, ignore_errors=True)
-    b, r = median(berth_exec), median(reference)
-    return Result("P8", "CNI ADD latency, median (berth-cni + daemon vs reference bridge)",
-                  b, r, "s", "reported; no goal set yet", None, ratio(b, r),
-                  {"berth_daemon_only_median_s": median(berth_daemon),
-                   "berth_exec_s": berth_exec, "reference_s": reference, "n": n})
-
+    d, e, r = median(berth_daemon), median(berth_exec), median(reference)
+    # The daemon's add is what the compute agent pays (it calls the daemon directly);
+    # a CNI runtime (containerd's CRI) pays the plugin's exec on top, in the detail.
+    return Result("P8", "CNI ADD, median: berth-cni-daemon's add vs the reference bridge "
+                  "plugin's exec", d, r, "s", "≤ 1.5 × reference", d <= 1.5 * r, ratio(d, r),
+                  {"berth_cni_exec_median_s": e, "berth_cni_exec_ratio": ratio(e, r),
+                   "berth_daemon_s": berth_daemon, "berth_exec_s": berth_exec,
+                   "reference_s": reference, "n": n})
 
 if __name__ == "__main__":
     result = p8()

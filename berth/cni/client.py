@@ -5,11 +5,14 @@ The daemon answers ``200`` with a CNI result for an add, ``204`` for a delete or
 check, and otherwise a status with a CNI error object as body (``server`` lists them).
 Every failure reaches the caller as ``CniError``: an unreachable or silent daemon is
 code 11 (try again later), as is a 504 (the interface did not come up in time).
+
+The request is one HTTP/1.0 exchange written on a plain socket rather than through
+``http.client``: a runtime starts the plugin for every container, and importing
+``http.client`` (which loads ``email`` and ``ssl``) was 40 of its 150 ms of start-up.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import socket
 import urllib.parse
@@ -31,24 +34,18 @@ class DaemonClient:
     def call(self, request: CniRequest) -> dict[str, Any] | None:
         """The daemon's result for ADD; None for DEL and CHECK; ``CniError`` on failure."""
         body = json.dumps(request.to_wire()).encode()
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
         try:
-            conn.request("POST", PATHS[str(request.command)], body=body,
-                         headers={"Content-Type": "application/json"})
-            response = conn.getresponse()
-            status, data = response.status, response.read()
-        except (OSError, http.client.HTTPException) as exc:
-            reason = "did not answer in time" if isinstance(exc, socket.timeout) else str(exc)
+            status, data = self._post(PATHS[str(request.command)], body)
+        except (OSError, ValueError) as exc:
+            reason = "did not answer in time" if isinstance(exc, TimeoutError) else str(exc)
             raise CniError(Code.TRY_AGAIN_LATER,
                            f"berth-cni-daemon at {self.host}:{self.port} is unreachable",
                            reason, version=request.version) from exc
-        finally:
-            conn.close()
         if status == 204:
             return None
         try:
             answer = json.loads(data) if data else {}
-        except json.JSONDecodeError:
+        except ValueError:
             answer = {}
         if status == 200 and isinstance(answer, dict):
             return answer
@@ -58,3 +55,21 @@ class DaemonClient:
         raise CniError(Code.TRY_AGAIN_LATER if status >= 500 else Code.DRIVER_FAILURE,
                        f"berth-cni-daemon answered HTTP {status}",
                        data[:200].decode(errors="replace"), version=request.version)
+
+    def _post(self, path: str, body: bytes) -> tuple[int, bytes]:
+        """(status, body) of one POST; the daemon closes the connection after an
+        HTTP/1.0 request, so the answer is everything up to EOF."""
+        head = (f"POST {path} HTTP/1.0\r\nHost: {self.host}:{self.port}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n")
+        with socket.create_connection((self.host, self.port), timeout=self.timeout) as sock:
+            sock.sendall(head.encode() + body)
+            chunks = []
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
+        raw = b"".join(chunks)
+        status_line, _, rest = raw.partition(b"\r\n")
+        parts = status_line.split()
+        if len(parts) < 2 or not parts[0].startswith(b"HTTP/") or not parts[1].isdigit():
+            raise ValueError(f"not an HTTP answer: {status_line[:80]!r}")
+        _, _, payload = rest.partition(b"\r\n\r\n")
+        return int(parts[1]), payload
