@@ -33,6 +33,7 @@ from typing import Any
 
 from berth.cni.contract import CURRENT_VERSION, CniError, CniRequest, Code, add_result
 from berth.cni.service import CniService
+from berth.common import log
 from berth.common.threads import ElasticThreadPool
 from berth.network.base import (
     AddressError,
@@ -100,11 +101,12 @@ class _Handler(BaseHTTPRequestHandler):
                 raise CniError(Code.DECODE_FAILURE, "request body is not JSON", str(exc)) from exc
             request = CniRequest.from_wire(body)
             version = request.version
-            if action == "add":
-                vif = self.server.service.add(request)
-                self._send(HTTPStatus.OK, add_result(vif, version))
-                return
-            getattr(self.server.service, action)(request)
+            with log.container_context(request.container_id):
+                if action == "add":
+                    vif = self.server.service.add(request)
+                    self._send(HTTPStatus.OK, add_result(vif, version))
+                    return
+                getattr(self.server.service, action)(request)
             self._send(HTTPStatus.NO_CONTENT, None)
         except Exception as exc:  # every failure is answered, never dropped
             status, err = error_answer(exc, version)

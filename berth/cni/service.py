@@ -162,8 +162,11 @@ class CniService:
 
     def sync(self) -> int:
         """Remove attachments whose namespace is gone (or is now another namespace at the
-        same path) and host veths that no entry accounts for; re-lay missing rules.
-        Returns how many things it removed."""
+        same path) and host veths that no entry accounts for; lay missing bridges and
+        rules again. Returns how many things it removed.
+
+        The veths it takes for orphans are every ``vth*`` link no entry records: one
+        daemon per host owns that prefix."""
         removed = 0
         # Interfaces first, entries second: an add writes its entry before it makes its
         # veth, so any veth seen here that is in flight has its entry in the snapshot.
@@ -193,7 +196,12 @@ class CniService:
                 removed += 1
         for spec in self.registry.networks():
             with self._network_lock(spec.name):
-                if self.registry.entries(spec.name) and not self.firewall.has_network(spec):
+                if not self.registry.entries(spec.name):
+                    continue
+                # A bridge someone removed by hand comes back (its veths do not: CHECK
+                # reports those attachments, and the runtime's DEL and ADD repair them).
+                self.driver.ensure_network(spec)
+                if not self.firewall.has_network(spec):
                     LOG.warning("firewall rules of network %s were missing; laying them again",
                                 spec.name)
                     self.firewall.ensure_network(spec)
