@@ -147,3 +147,27 @@ def test_del_without_netns_or_after_the_namespace_is_gone_succeeds(  # type: ign
     assert run_cni("DEL", config, container_id="c1", netns="") == (0, None)
     assert key.host_ifname not in link_names()
     assert json.dumps(daemon.registry()).count('"attachments": []') == 1
+
+
+def test_parallel_adds_and_dels_on_two_networks_get_distinct_addresses(  # type: ignore[no-untyped-def]
+        daemon, networks, netns) -> None:
+    configs = [networks.config(daemon), networks.config(daemon)]
+    plugged = [(configs[i % 2], netns(), f"c{i}") for i in range(8)]
+    for config, _, cid in plugged:
+        networks.track(config["name"], cid)
+    procs = [run_cni("ADD", config, container_id=cid, netns=ns.path, popen=True)
+             for config, ns, cid in plugged]
+    results = []
+    for proc in procs:
+        out = proc.stdout.read()
+        assert proc.wait(timeout=120) == 0, (out, daemon.log())
+        results.append(json.loads(out))
+    addresses = [r["ips"][0]["address"] for r in results]
+    assert len(set(addresses)) == len(addresses)
+    assert len(daemon.registry()["attachments"]) == 8
+    procs = [run_cni("DEL", config, container_id=cid, netns=ns.path, popen=True)
+             for config, ns, cid in plugged]
+    for proc in procs:
+        assert proc.wait(timeout=120) == 0, proc.stdout.read()
+    assert daemon.registry() == {"version": 1, "networks": [], "attachments": []}
+    assert not {k.host_ifname for k in networks.keys} & link_names()
