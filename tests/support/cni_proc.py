@@ -103,8 +103,11 @@ class CniDaemon:
 
 
 def cni_command() -> list[str]:
-    """The installed ``berth-cni`` beside this interpreter, else the same entry point
-    through ``-m``."""
+    """``BERTH_TEST_CNI`` if set, else the installed ``berth-cni`` beside this interpreter,
+    else the same entry point through ``-m`` (a virtualenv installed before the script
+    was declared)."""
+    if os.environ.get("BERTH_TEST_CNI"):
+        return [os.environ["BERTH_TEST_CNI"]]
     script = Path(sys.executable).parent / "berth-cni"
     return [str(script)] if script.exists() else [sys.executable, "-m", "berth.cmd.cni"]
 
