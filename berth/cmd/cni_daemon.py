@@ -18,65 +18,48 @@ from types import FrameType
 
 from oslo_config import cfg
 
-from berth.cni.registry import Registry
-from berth.cni.server import DaemonHTTPServer
-from berth.cni.service import CniService
-from berth.cni.sync import AttachmentSyncer
+from berth.cni.daemon import CniDaemon, DaemonSettings
 from berth.common import log
 from berth.conf import CONF
-from berth.network.bridge import BridgeDriver
-from berth.network.firewall import Firewall
 
 LOG = logging.getLogger(__name__)
 
 
-def build_service(conf: cfg.ConfigOpts) -> CniService:
+def settings(conf: cfg.ConfigOpts) -> DaemonSettings:
     c = conf.cni_daemon
-    return CniService(BridgeDriver(), Firewall(), Registry(c.registry_file),
-                      vif_active_timeout=float(c.vif_active_timeout))
+    return DaemonSettings(registry_file=c.registry_file, host=c.cni_daemon_host,
+                          port=c.cni_daemon_port, workers=c.worker_num,
+                          vif_active_timeout=float(c.vif_active_timeout),
+                          sync_interval=float(c.sync_interval))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     CONF(args=list(argv if argv is not None else sys.argv[1:]), project="berth",
          default_config_files=[])
     log.setup()
-    c = CONF.cni_daemon
-    service = build_service(CONF)
+    daemon = CniDaemon(settings(CONF))
     try:
-        server = DaemonHTTPServer(service, c.cni_daemon_host, c.cni_daemon_port, c.worker_num)
+        daemon.start()
     except OSError as err:
         LOG.error("berth-cni-daemon cannot listen on %s:%s: %s. Free the port or set "
-                  "[cni_daemon] cni_daemon_host / cni_daemon_port.", c.cni_daemon_host,
-                  c.cni_daemon_port, err)
+                  "[cni_daemon] cni_daemon_host / cni_daemon_port.",
+                  CONF.cni_daemon.cni_daemon_host, CONF.cni_daemon.cni_daemon_port, err)
         return 1
-    syncer = AttachmentSyncer(service.sync, interval=float(c.sync_interval))
+    except Exception:
+        LOG.exception("berth-cni-daemon: recovering the registry %s failed",
+                      CONF.cni_daemon.registry_file)
+        return 1
 
     def stop(signum: int, frame: FrameType | None) -> None:
         LOG.info("berth-cni-daemon: signal %d, stopping", signum)
-        threading.Thread(target=server.shutdown, name="cni-stop", daemon=True).start()
+        # shutdown() waits for the serving loop, which runs in another thread.
+        threading.Thread(target=daemon.stop, name="cni-stop", daemon=True).start()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    # The socket listens already: plugins that call during the recovery wait in its
-    # backlog, and are served once it is done, so no add races the recovery.
-    try:
-        service.recover()
-    except Exception:
-        LOG.exception("berth-cni-daemon: recovering the registry %s failed", c.registry_file)
-        server.server_close()
-        return 1
-    server.ready.set()
-    serving = threading.Thread(target=server.serve_forever, name="cni-http", daemon=True)
-    serving.start()
-    syncer.start()
-    LOG.info("berth-cni-daemon: serving on http://%s:%d (registry %s)", c.cni_daemon_host,
-             server.port, c.registry_file)
-    try:
-        while serving.is_alive():
-            serving.join(timeout=1)
-    finally:
-        syncer.stop()
-        server.server_close()
+    while not daemon.wait(1.0):  # short joins, so that the signal handlers run
+        pass
+    daemon.stop()
     return 0
 
 

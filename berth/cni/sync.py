@@ -36,6 +36,10 @@ class AttachmentSyncer:
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=10)
 
+    @property
+    def failing(self) -> bool:
+        return self._failing
+
     def healthy(self) -> bool:
         """A pass succeeded within two intervals."""
         return (self.last_success is not None
