@@ -1,5 +1,9 @@
 """The HTTP client of ``berth-cni-daemon``: used by the plugin, and by the compute
-agent when it plugs a container itself (same body, same answers).
+agent when it plugs a container itself (same body, same answers). The agent's calls::
+
+    client = DaemonClient(CONF.cni_daemon url)
+    vif = client.add(spec, container.uuid, f"/proc/{pid}/ns/net", "eth0", fixed_ip=...)
+    client.delete(spec, container.uuid, "eth0", netns)      # idempotent
 
 The daemon answers ``200`` with a CNI result for an add, ``204`` for a delete or a
 check, and otherwise a status with a CNI error object as body (``server`` lists them).
@@ -13,12 +17,21 @@ The request is one HTTP/1.0 exchange written on a plain socket rather than throu
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import socket
 import urllib.parse
 from typing import Any
 
-from berth.cni.contract import CniError, CniRequest, Code
+from berth.cni.contract import (
+    CniError,
+    CniRequest,
+    Code,
+    Command,
+    build_request,
+    vif_from_result,
+)
+from berth.network.base import VIF, AttachmentKey, NetworkSpec
 
 PATHS = {"ADD": "/addNetwork", "DEL": "/delNetwork", "CHECK": "/checkNetwork"}
 
@@ -30,6 +43,26 @@ class DaemonClient:
             raise ValueError(f"daemon URL {url!r} must be http://host:port")
         self.host, self.port = parsed.hostname, parsed.port or 9036
         self.timeout = timeout
+
+    def add(self, spec: NetworkSpec, container_id: str, netns: str, ifname: str = "eth0",
+            fixed_ip: ipaddress.IPv4Address | None = None, mac: str | None = None) -> VIF:
+        """Plug the namespace into ``spec``'s network; ``CniError`` on failure (code 11:
+        retry later; the daemon undid its half of the work)."""
+        request = build_request(Command.ADD, spec, container_id, ifname, netns, fixed_ip, mac)
+        result = self.call(request)
+        if result is None:
+            raise CniError(Code.DECODE_FAILURE, "berth-cni-daemon answered an ADD with nothing")
+        return vif_from_result(AttachmentKey(spec.name, container_id, ifname), result)
+
+    def delete(self, spec: NetworkSpec, container_id: str, ifname: str = "eth0",
+               netns: str | None = None) -> None:
+        """Unplug; succeeds when there is nothing to unplug."""
+        self.call(build_request(Command.DEL, spec, container_id, ifname, netns))
+
+    def check(self, spec: NetworkSpec, container_id: str, netns: str,
+              ifname: str = "eth0") -> None:
+        """``CniError`` (code 102) unless the attachment is as it was made."""
+        self.call(build_request(Command.CHECK, spec, container_id, ifname, netns))
 
     def call(self, request: CniRequest) -> dict[str, Any] | None:
         """The daemon's result for ADD; None for DEL and CHECK; ``CniError`` on failure."""

@@ -263,3 +263,41 @@ def add_result(vif: VIF, version: str) -> dict[str, Any]:
         "routes": [{"dst": "0.0.0.0/0", "gw": str(vif.gateway)}] if vif.default_route else [],
         "dns": {},
     }
+
+
+def network_config(spec: NetworkSpec, daemon_url: str | None = None,
+                   version: str = CURRENT_VERSION) -> dict[str, Any]:
+    """The CNI network configuration of ``spec`` (``network_spec``'s inverse): what the
+    compute agent sends, and what a file in /etc/cni/net.d holds for containerd."""
+    config: dict[str, Any] = {"cniVersion": version, "name": spec.name, "type": "berth-cni",
+                              "bridge": spec.bridge, "ipMasq": spec.masquerade,
+                              "mtu": spec.mtu, "ipam": {"subnet": str(spec.cidr),
+                                                        "gateway": str(spec.gateway)}}
+    if daemon_url:
+        config["daemonUrl"] = daemon_url
+    return config
+
+
+def build_request(command: Command, spec: NetworkSpec, container_id: str, ifname: str,
+                  netns: str | None, fixed_ip: ipaddress.IPv4Address | None = None,
+                  mac: str | None = None, daemon_url: str | None = None) -> CniRequest:
+    """A request made in-process (the compute agent's), checked like a plugin's."""
+    args = ";".join(f"{k}={v}" for k, v in (("IP", fixed_ip), ("MAC", mac)) if v)
+    env = {"CNI_COMMAND": str(command), "CNI_CONTAINERID": container_id,
+           "CNI_IFNAME": ifname, "CNI_NETNS": netns or "", "CNI_ARGS": args}
+    return parse_request(env, json.dumps(network_config(spec, daemon_url)).encode())
+
+
+def vif_from_result(key: AttachmentKey, result: Mapping[str, Any]) -> VIF:
+    """The VIF an ADD result describes (``add_result``'s inverse); ``CniError`` code 6
+    when the result does not have that shape."""
+    try:
+        interfaces, ip = result["interfaces"], result["ips"][0]
+        inner = interfaces[int(ip.get("interface", 2))]
+        return VIF(key=key, netns=str(inner["sandbox"]), mac=str(inner["mac"]),
+                   address=ipaddress.IPv4Interface(ip["address"]),
+                   gateway=ipaddress.IPv4Address(ip["gateway"]),
+                   bridge=str(interfaces[0]["name"]), host_ifname=str(interfaces[1]["name"]),
+                   default_route=bool(result.get("routes")))
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        raise CniError(Code.DECODE_FAILURE, "the ADD result is not berth's", repr(exc)) from exc

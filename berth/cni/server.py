@@ -153,8 +153,10 @@ class DaemonHTTPServer(HTTPServer):
     def _process(self, request: socket.socket, client_address: Any) -> None:
         try:
             self.finish_request(request, client_address)
-        except Exception:  # noqa: BLE001 - one broken connection must not end the worker
-            self.handle_error(request, client_address)
+        except ConnectionError as exc:  # the client went away (a plugin killed, a timeout)
+            LOG.debug("connection from %s ended: %s", client_address, exc)
+        except Exception:  # one broken connection must not end the worker
+            LOG.exception("request from %s failed", client_address)
         finally:
             self.shutdown_request(request)
 

@@ -129,3 +129,23 @@ def test_add_result_in_1_0_0_has_no_ip_version_and_points_at_the_container_end()
 
 def test_add_result_before_1_0_0_says_the_ip_version() -> None:
     assert add_result(_vif(), "0.4.0")["ips"][0]["version"] == "4"
+
+
+def test_network_config_and_network_spec_are_inverses() -> None:
+    from berth.cni.contract import network_config
+    from berth.network.base import NetworkSpec
+
+    spec = NetworkSpec.build("net-b", "10.244.7.0/24", "10.244.7.254", masquerade=True,
+                             mtu=1400)
+    request = parse(config=network_config(spec, "http://127.0.0.1:1"))
+    assert network_spec(request) == spec and request.daemon_url == "http://127.0.0.1:1"
+
+
+def test_vif_from_result_reads_back_what_add_result_wrote() -> None:
+    from berth.cni.contract import vif_from_result
+
+    vif = _vif()
+    assert vif_from_result(vif.key, add_result(vif, "1.0.0")) == vif
+    with pytest.raises(CniError) as err:
+        vif_from_result(vif.key, {"ips": []})
+    assert err.value.code == 6

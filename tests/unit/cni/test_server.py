@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import io
+import ipaddress
 import json
 import socket
 import threading
@@ -119,3 +120,23 @@ def test_healthz(daemon) -> None:  # type: ignore[no-untyped-def]
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     conn.request("GET", "/healthz")
     assert conn.getresponse().status == 200
+
+
+def test_the_agents_typed_client_adds_checks_and_deletes(daemon, netns) -> None:  # type: ignore[no-untyped-def]
+    from berth.cni.client import DaemonClient
+    from berth.cni.contract import CniError
+    from berth.network.base import NetworkSpec
+
+    server, driver = daemon
+    client = DaemonClient(f"http://127.0.0.1:{server.port}")
+    spec = NetworkSpec.build("net-a", "10.244.1.0/24")
+    vif = client.add(spec, "c9", str(netns), fixed_ip=ipaddress.IPv4Address("10.244.1.50"))
+    assert str(vif.address) == "10.244.1.50/24" and vif.bridge == spec.bridge
+    client.check(spec, "c9", str(netns))
+    with pytest.raises(CniError) as err:
+        client.add(spec, "c10", str(netns), ifname="eth1",
+                   fixed_ip=ipaddress.IPv4Address("10.244.1.50"))
+    assert err.value.code == 101
+    client.delete(spec, "c9")
+    client.delete(spec, "c9")
+    assert driver.veths == {}
