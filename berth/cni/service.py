@@ -118,11 +118,14 @@ class CniService:
                 vif = self.driver.attach(spec, key, netns, address, mac)
                 self._wait_ready(vif)
                 self.registry.set_state(key, State.ACTIVE, vif)
-            except BaseException:
-                entry = self.registry.get(key)
-                if entry is not None:
-                    self._undo(entry)
-                self._drop_network_if_unused(spec)
+            except BaseException as exc:
+                try:
+                    entry = self.registry.get(key)
+                    if entry is not None:
+                        self._undo(entry)
+                    self._drop_network_if_unused(spec)
+                except NetworkDriverError as undo:  # the next start or DEL finishes it
+                    LOG.error("%s: could not undo the failed add (%s): %s", key, exc, undo)
                 raise
         LOG.info("attached %s: %s on %s in %s", key, address, spec.bridge, netns)
         return vif
@@ -162,7 +165,8 @@ class CniService:
 
     def sync(self) -> int:
         """Remove attachments whose namespace is gone (or is now another namespace at the
-        same path) and host veths that no entry accounts for; lay missing bridges and
+        same path), finish deletes that failed half-way, remove host veths that no entry
+        accounts for; lay missing bridges and
         rules again. Returns how many things it removed.
 
         The veths it takes for orphans are every ``vth*`` link no entry records: one
@@ -178,21 +182,29 @@ class CniService:
             self.driver.remove_host_interface(name)
             removed += 1
         for entry in entries:
-            if entry.state is not State.ACTIVE:
+            if entry.state is State.PLUGGING:  # an add in flight (or undone at start-up)
                 continue
-            identity = ns.identity(entry.vif.netns)
-            if identity is not None and str(identity) == entry.netns_id:
-                continue
+            if entry.state is State.ACTIVE:
+                identity = ns.identity(entry.vif.netns)
+                if identity is not None and str(identity) == entry.netns_id:
+                    continue
             with self._network_lock(entry.key.network):
                 current = self.registry.get(entry.key)
                 if current != entry:  # changed under us: a later pass will see it
                     continue
-                LOG.warning("%s: namespace %s is gone; removing the attachment",
-                            entry.key, entry.vif.netns)
-                self._undo(entry, mark=True)
-                spec = self.registry.network(entry.key.network)
-                if spec is not None:
-                    self._drop_network_if_unused(spec)
+                if entry.state is State.DELETING:  # a delete that failed half-way
+                    LOG.warning("%s: finishing an interrupted delete", entry.key)
+                else:
+                    LOG.warning("%s: namespace %s is gone; removing the attachment",
+                                entry.key, entry.vif.netns)
+                try:
+                    self._undo(entry, mark=True)
+                    spec = self.registry.network(entry.key.network)
+                    if spec is not None:
+                        self._drop_network_if_unused(spec)
+                except NetworkDriverError as exc:  # one stuck entry must not stop the pass
+                    LOG.error("%s: could not remove the attachment: %s", entry.key, exc)
+                    continue
                 removed += 1
         for spec in self.registry.networks():
             with self._network_lock(spec.name):

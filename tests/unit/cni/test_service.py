@@ -199,3 +199,26 @@ def test_sync_lays_missing_rules_again(parts, netns) -> None:  # type: ignore[no
     firewall.networks.clear()
     service.sync()
     assert "net-a" in firewall.networks
+
+
+def test_sync_goes_on_past_an_attachment_it_cannot_remove(parts, netns, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    service, driver, _, _ = parts
+    other = tmp_path / "ns2"
+    other.write_text("")
+    stuck = service.add(request(netns))
+    service.add(request(other, container="c2"))
+    netns.unlink()
+    other.unlink()
+    real_detach = driver.detach
+
+    def detach(key, netns=None):  # type: ignore[no-untyped-def]
+        if key == stuck.key:
+            raise NetworkDriverError(reason="netlink busy")
+        real_detach(key, netns)
+
+    driver.detach = detach  # type: ignore[method-assign]
+    assert service.sync() == 1
+    assert [e.key for e in service.registry.entries()] == [stuck.key]
+    driver.detach = real_detach  # type: ignore[method-assign]
+    assert service.sync() == 1  # the next pass finishes it
+    assert service.registry.entries() == [] and driver.bridges == set()
