@@ -94,6 +94,12 @@ class CniService:
             identity = ns.identity(netns)
             if identity is None:
                 raise NetnsNotFound(netns=netns)
+            if identity == ns.identity("/proc/self/ns/net"):
+                # The daemon is root and listens without authentication (as Zun's): never
+                # let a request put an interface, an address and routes on the host itself.
+                raise CniError(Code.INVALID_ENVIRONMENT,
+                               f"CNI_NETNS {netns} is the host's own network namespace",
+                               version=request.version)
             existing = self.registry.get(key)
             if existing is not None:
                 same = (existing.state is State.ACTIVE and existing.vif.netns == netns
@@ -185,7 +191,11 @@ class CniService:
             if entry.state is State.PLUGGING:  # an add in flight (or undone at start-up)
                 continue
             if entry.state is State.ACTIVE:
-                identity = ns.identity(entry.vif.netns)
+                try:
+                    identity = ns.identity(entry.vif.netns)
+                except NetworkDriverError as exc:  # unreadable is not gone: keep it
+                    LOG.warning("%s: %s; keeping the attachment", entry.key, exc)
+                    continue
                 if identity is not None and str(identity) == entry.netns_id:
                     continue
             with self._network_lock(entry.key.network):

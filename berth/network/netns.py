@@ -50,11 +50,14 @@ class NetnsIdentity:
 
 
 def identity(netns: str) -> NetnsIdentity | None:
-    """The namespace's identity, or None when the path names nothing."""
+    """The namespace's identity, or None when the path names nothing;
+    ``NetworkDriverError`` when it cannot be read (a path this process may not see)."""
     try:
         st = os.stat(netns_path(netns))
     except (FileNotFoundError, NotADirectoryError, ProcessLookupError):
         return None
+    except OSError as exc:
+        raise NetworkDriverError(reason=f"cannot read namespace {netns}: {exc}") from exc
     return NetnsIdentity(st.st_dev, st.st_ino)
 
 
@@ -70,6 +73,8 @@ def open_fd(netns: str) -> int:
         return os.open(netns_path(netns), os.O_RDONLY | os.O_CLOEXEC)
     except (FileNotFoundError, NotADirectoryError, ProcessLookupError) as exc:
         raise NetnsNotFound(netns=netns) from exc
+    except OSError as exc:
+        raise NetworkDriverError(reason=f"cannot open namespace {netns}: {exc}") from exc
 
 
 def iproute_in(netns: str) -> IPRoute:

@@ -58,6 +58,17 @@ def test_unknown_namespace_is_code_3(daemon, networks) -> None:  # type: ignore[
     assert daemon.registry()["attachments"] == []
 
 
+def test_the_hosts_own_namespace_is_refused(daemon, networks) -> None:  # type: ignore[no-untyped-def]
+    config = networks.config(daemon)
+    key = networks.track(config["name"], "c1", "bth-probe0")
+    # /proc/self is the daemon itself, which runs in the host's namespace.
+    rc, out = run_cni("ADD", config, container_id="c1", netns="/proc/self/ns/net",
+                      ifname="bth-probe0")
+    assert rc != 0 and out["code"] == 4 and "host" in out["msg"]
+    assert key.host_ifname not in link_names() and "bth-probe0" not in link_names()
+    assert daemon.registry()["attachments"] == []
+
+
 def test_one_network_talks_tcp_others_cannot_and_del_leaves_nothing(  # type: ignore[no-untyped-def]
         daemon, networks, netns) -> None:
     net_a, net_b = networks.config(daemon), networks.config(daemon)
