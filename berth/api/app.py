@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from berth.api import errors
+from berth.api import errors, openapi
 from berth.api.middleware import BerthMiddleware
 from berth.api.responses import JSONResponse
 from berth.api.routers import (
     availability_zones,
+    capsules,
     console,
     container_action_records,
     container_actions,
@@ -22,13 +23,13 @@ from berth.api.routers import (
     root,
     services,
 )
-from berth.api.state import ApiState
+from berth.api.state import ApiSettings, ApiState
 
 # Order matters only where paths overlap: the fixed /v1/containers/{ident}/<action>
 # routes never clash with /v1/containers/{ident}.
 ROUTERS = (root, containers, container_actions, container_inspection, console,
            container_action_records, images, hosts, services, availability_zones, quotas,
-           registries)
+           registries, capsules)
 
 
 def create_app(state: ApiState, *, noauth: bool = True,
@@ -43,5 +44,7 @@ def create_app(state: ApiState, *, noauth: bool = True,
         app.include_router(module.router)
     if noauth:
         app.include_router(identity.router)
+    settings = state.settings if state is not None else ApiSettings()
+    openapi.install(app, settings, [module.router for module in ROUTERS])
     app.add_middleware(BerthMiddleware)
     return app

@@ -31,6 +31,8 @@ class ApiSettings:
     #: with a password cannot be saved.
     registry_key: bytes | None = None
     default_availability_zone: str = "nova"
+    #: [DEFAULT]sandbox_image: the image a capsule's row names (its sandbox's).
+    sandbox_image: str = "berth/sandbox:1"
     #: [api]max_request_body_size: a larger request body is refused with 400.
     max_request_body_size: int = MAX_REQUEST_BODY_SIZE
     #: [api]body_timeout: seconds a request's body may take to arrive.

@@ -18,7 +18,7 @@ import uvicorn
 
 from berth.api import server as api_server
 from berth.api.app import create_app
-from berth.cmd import wiring
+from berth.cmd import helptext, wiring
 from berth.common import log
 from berth.conf import CONF
 from berth.db import migrate
@@ -27,8 +27,9 @@ LOG = logging.getLogger(__name__)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    wiring.parse_config(argv if argv is not None else sys.argv[1:], CONF)
-    log.setup()
+    wiring.parse_config(argv if argv is not None else sys.argv[1:], CONF, prog="berth-api",
+                        description=helptext.API)
+    log.setup(use_json=CONF.use_json)
     if not CONF.transport_url:
         LOG.error("berth-api needs [DEFAULT]transport_url (rabbit://...) to reach the compute "
                   "agents; on one machine, run `berth serve` instead.")

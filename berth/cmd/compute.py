@@ -20,7 +20,7 @@ import sys
 import threading
 from collections.abc import Sequence
 
-from berth.cmd import wiring
+from berth.cmd import helptext, wiring
 from berth.common import log
 from berth.common.memory import limit_malloc_arenas
 from berth.conf import CONF
@@ -30,8 +30,9 @@ LOG = logging.getLogger(__name__)
 
 def main(argv: Sequence[str] | None = None) -> int:
     limit_malloc_arenas()
-    wiring.parse_config(argv if argv is not None else sys.argv[1:], CONF)
-    log.setup()
+    wiring.parse_config(argv if argv is not None else sys.argv[1:], CONF,
+                        prog="berth-compute", description=helptext.COMPUTE)
+    log.setup(use_json=CONF.use_json)
     if not CONF.transport_url:
         LOG.error("berth-compute needs [DEFAULT]transport_url (rabbit://...) so that the API "
                   "can reach it; on one machine, run `berth serve` instead.")

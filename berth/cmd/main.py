@@ -8,17 +8,22 @@ from collections.abc import Sequence
 
 from oslo_config import cfg
 
+from berth.cmd import helptext
 from berth.common import log
 from berth.conf import CONF
 
 
 def _add_commands(subparsers) -> None:  # type: ignore[no-untyped-def]
-    subparsers.add_parser("serve", help="run API, scheduler and compute agent in one process")
-    db = subparsers.add_parser("db", help="database migrations")
+    subparsers.add_parser("serve", help="run API, scheduler and compute agent in one process",
+                          description=helptext.SERVE, epilog=helptext.CONFIG)
+    db = subparsers.add_parser("db", help="database migrations", description=helptext.DB,
+                               epilog=helptext.CONFIG)
     db_sub = db.add_subparsers(dest="db_action")
     db_sub.required = True
-    db_sub.add_parser("upgrade", help="apply every migration")
-    db_sub.add_parser("version", help="print the database's migration revision")
+    db_sub.add_parser("upgrade", help="apply every migration", description=helptext.DB_UPGRADE,
+                      epilog=helptext.CONFIG)
+    db_sub.add_parser("version", help="print the database's migration revision",
+                      description=helptext.DB_VERSION, epilog=helptext.CONFIG)
 
 
 _COMMAND = cfg.SubCommandOpt("command", title="commands", handler=_add_commands)
@@ -30,8 +35,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     CONF.register_cli_opt(_COMMAND)
     CONF.register_cli_opt(cfg.BoolOpt("debug", short="d", default=False,
                                       help="log at DEBUG level"))
-    wiring.parse_config(argv if argv is not None else sys.argv[1:], CONF)
-    log.setup(debug=CONF.debug)
+    wiring.parse_config(argv if argv is not None else sys.argv[1:], CONF, prog="berth",
+                        description=helptext.BERTH)
+    log.setup(debug=CONF.debug, use_json=CONF.use_json)
     name = CONF.command.name
     if name == "serve":
         from berth.cmd import serve

@@ -105,6 +105,9 @@ def quota_defaults(conf: cfg.ConfigOpts) -> dict[str, int]:
 
 
 def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport) -> ComputeAgent:
+    if conf.capsule_driver != "docker":
+        raise SystemExit(f"berth: [DEFAULT]capsule_driver = {conf.capsule_driver} is not "
+                         f"supported yet; set it to docker.")
     settings = AgentSettings(
         host=conf.host, default_pull_policy=conf.image_pull_policy.lower(),
         default_registry=conf.docker.default_registry,
@@ -116,7 +119,9 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport) -> Com
         task_state_timeout=conf.compute.task_state_timeout,
         create_task_timeout=conf.compute.create_task_timeout,
         resume_container_state=conf.compute.resume_container_state,
-        registry_key=registry_key(conf))
+        registry_key=registry_key(conf), sandbox_image=conf.sandbox_image,
+        sandbox_pull_policy=conf.sandbox_image_pull_policy.lower(),
+        init_container_timeout=conf.init_container_timeout)
     inventory = InventorySettings(
         host=conf.host, reservations=node_reservations(conf),
         reserve_disk_for_image=conf.compute.reserve_disk_for_image,
@@ -173,7 +178,8 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
         console_token_ttl=conf.websocket_proxy.token_ttl,
         quota_defaults=quota_defaults(conf),
         registry_key=registry_key(conf),
-        default_availability_zone=conf.default_availability_zone)
+        default_availability_zone=conf.default_availability_zone,
+        sandbox_image=conf.sandbox_image)
     reservations = node_reservations(conf)
     scheduler = FilterScheduler(
         lambda: load_host_states(db, reservations, down_time, conf.default_availability_zone),
@@ -195,14 +201,19 @@ def api_listen_address(conf: cfg.ConfigOpts) -> str:
     return "127.0.0.1" if conf.api.auth_strategy == "noauth" else conf.my_ip
 
 
+def is_loopback(address: str) -> bool:
+    """Does ``address`` (a name or an IP) resolve to a loopback address? False when it
+    does not resolve."""
+    try:
+        return ipaddress.ip_address(socket.gethostbyname(address)).is_loopback
+    except (OSError, ValueError):
+        return False
+
+
 def warn_if_exposed(conf: cfg.ConfigOpts, address: str) -> None:
     if conf.api.auth_strategy != "noauth":
         return
-    try:
-        loopback = ipaddress.ip_address(socket.gethostbyname(address)).is_loopback
-    except (OSError, ValueError):
-        loopback = False
-    if not loopback:
+    if not is_loopback(address):
         LOG.warning("!!! The API listens on %s:%s WITHOUT AUTHENTICATION (auth_strategy = "
                     "noauth): anyone who can reach this address controls your containers. "
                     "Set [api]host_ip = 127.0.0.1 or [api]auth_strategy = keystone.",
@@ -231,9 +242,22 @@ def config_files_first(argv: Sequence[str]) -> list[str]:
     return front + rest
 
 
-def parse_config(argv: Sequence[str] | None, conf: cfg.ConfigOpts, **kwargs) -> None:  # type: ignore[no-untyped-def]
+def read_config(argv: Sequence[str] | None, conf: cfg.ConfigOpts, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    """Parse the command line and the files it names. ``kwargs``: ConfigOpts's
+    (``prog``, ``description`` ...); every command answers ``--version`` and ends
+    its ``--help`` with which configuration it reads."""
+    from berth.cmd import helptext
+    from berth.version import version_string
+
     args = config_files_first(argv if argv is not None else sys.argv[1:])
-    conf(args=args, project="berth", default_config_files=[], **kwargs)
+    kwargs.setdefault("epilog", helptext.CONFIG)
+    conf(args=args, project="berth", default_config_files=[], version=version_string(),
+         **kwargs)
+
+
+def parse_config(argv: Sequence[str] | None, conf: cfg.ConfigOpts, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    """``read_config``, then refuse what no berth process can run with."""
+    read_config(argv, conf, **kwargs)
     if conf.api.auth_strategy == "keystone":
         raise SystemExit("berth: [api]auth_strategy = keystone is not supported yet; "
                          "use noauth (the default) behind a trusted network.")

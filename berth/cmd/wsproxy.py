@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from oslo_config import cfg
 
-from berth.cmd import wiring
+from berth.cmd import helptext, wiring
 from berth.common import log
 from berth.conf import CONF
 from berth.console.docker_socket import DockerSocket, engine_address
@@ -41,8 +41,9 @@ def build_console_server(conf: cfg.ConfigOpts, db: Database) -> ConsoleServer:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    wiring.parse_config(argv if argv is not None else sys.argv[1:], CONF)
-    log.setup()
+    wiring.parse_config(argv if argv is not None else sys.argv[1:], CONF,
+                        prog="berth-wsproxy", description=helptext.WSPROXY)
+    log.setup(use_json=CONF.use_json)
     db = wiring.build_database(CONF, upgrade=False)
     try:
         server = build_console_server(CONF, db)

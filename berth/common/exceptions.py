@@ -124,6 +124,10 @@ class ContainerNotFound(NotFound):
     message = "Container %(container)s could not be found."
 
 
+class CapsuleNotFound(NotFound):
+    message = "Capsule %(capsule)s could not be found."
+
+
 class ComputeNodeNotFound(NotFound):
     message = "Compute host %(compute_node)s could not be found."
 

@@ -1,10 +1,16 @@
 """Logging set-up. A context variable carries the container uuid that the current
 thread works on; a filter puts it on every record, so each line says which
-container it is about (``container=<uuid>``) without every call passing it."""
+container it is about (``container=<uuid>``) without every call passing it.
+
+Lines are text, or with ``[DEFAULT]use_json`` one JSON object each (``JsonFormatter``)
+for log shippers, which then need no pattern to find the container, the level or
+where a traceback ends."""
 
 from __future__ import annotations
 
 import contextvars
+import datetime as dt
+import json
 import logging
 import sys
 from collections.abc import Iterator
@@ -22,6 +28,31 @@ class ContainerFilter(logging.Filter):
         return True
 
 
+class JsonFormatter(logging.Formatter):
+    """One JSON object per record, on one line: ``time`` (UTC, ISO 8601), ``level``,
+    ``logger``, ``container`` (uuid or "-"), ``message``, ``process``, ``thread``, and
+    ``exception`` (the formatted traceback) when there is one."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(
+                timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "container": getattr(record, "container", "-"),
+            "message": record.getMessage(),
+            "process": record.process,
+            "thread": record.threadName,
+        }
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        elif record.exc_text:
+            entry["exception"] = record.exc_text
+        if record.stack_info:
+            entry["stack"] = self.formatStack(record.stack_info)
+        return json.dumps(entry, ensure_ascii=False, default=str)
+
+
 @contextmanager
 def container_context(uuid: str | None) -> Iterator[None]:
     """Within the block, log lines of this thread carry ``container=<uuid>``."""
@@ -32,9 +63,9 @@ def container_context(uuid: str | None) -> Iterator[None]:
         _container.reset(token)
 
 
-def setup(debug: bool = False, stream=None) -> None:  # type: ignore[no-untyped-def]
+def setup(debug: bool = False, stream=None, use_json: bool = False) -> None:  # type: ignore[no-untyped-def]
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(logging.Formatter(FORMAT))
+    handler.setFormatter(JsonFormatter() if use_json else logging.Formatter(FORMAT))
     handler.addFilter(ContainerFilter())
     root = logging.getLogger()
     root.handlers[:] = [handler]

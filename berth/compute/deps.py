@@ -39,6 +39,11 @@ class AgentSettings:
     #: Fernet key for registry passwords (berth.db.registries.load_key): the agent
     #: decrypts a container's registry credentials at pull time.
     registry_key: bytes | None = None
+    #: [DEFAULT]sandbox_image and sandbox_image_pull_policy: a capsule's sandbox.
+    sandbox_image: str = "berth/sandbox:1"
+    sandbox_pull_policy: str = "ifnotpresent"
+    #: [DEFAULT]init_container_timeout: how long a capsule's init container may run.
+    init_container_timeout: int = 3600
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ OPTS = [
     cfg.StrOpt("host_ip", default=None, sample_default="127.0.0.1 in noauth mode, else $my_ip",
                help="Address the API listens on. Unset: 127.0.0.1 when auth_strategy is "
                     "noauth (so that an unauthenticated API is not exposed), else my_ip."),
-    cfg.PortOpt("port", default=9517),
+    cfg.PortOpt("port", default=9517, help="TCP port the API listens on."),
     cfg.StrOpt("auth_strategy", default="noauth", choices=["noauth", "keystone"],
                help="noauth: the token names the caller (user[:project]); keystone: "
                     "keystonemiddleware validates tokens."),
@@ -35,7 +35,9 @@ OPTS = [
     cfg.FloatOpt("body_timeout", default=BODY_TIMEOUT, min=0.1,
                  help="Seconds a client may take to send a request's body once its "
                       "headers are in; a slower one gets a 400."),
-    cfg.IntOpt("workers", default=1, help="API worker processes (berth serve uses 1)."),
+    cfg.IntOpt("workers", default=1,
+               help="Number of berth-api worker processes. Not used yet: berth-api runs "
+                    "one process; start more behind a load balancer to scale out."),
     cfg.StrOpt("public_endpoint",
                help="Public base URL of the API (e.g. https://cloud.example/container); "
                     "links are built from the request when unset."),

@@ -6,21 +6,47 @@ GROUP = "compute"
 
 OPTS = [
     cfg.StrOpt("topic", default="zun-compute", help="RPC topic of the compute agents."),
-    cfg.StrOpt("unique_container_name_scope", default="", choices=["", "project", "global"]),
-    cfg.BoolOpt("resume_container_state", default=False),
-    cfg.BoolOpt("remount_container_volume", default=True),
-    cfg.FloatOpt("reserve_disk_for_image", default=0.2),
-    cfg.BoolOpt("enable_cpu_pinning", default=False),
-    cfg.BoolOpt("host_shared_with_nova", default=False),
-    cfg.IntOpt("reserved_host_disk_mb", default=0),
-    cfg.IntOpt("reserved_host_memory_mb", default=512),
-    cfg.IntOpt("reserved_host_cpus", default=0),
-    cfg.FloatOpt("cpu_allocation_ratio"),
-    cfg.FloatOpt("ram_allocation_ratio"),
-    cfg.FloatOpt("disk_allocation_ratio"),
-    cfg.FloatOpt("initial_cpu_allocation_ratio", default=16.0),
-    cfg.FloatOpt("initial_ram_allocation_ratio", default=1.5),
-    cfg.FloatOpt("initial_disk_allocation_ratio", default=1.0),
+    cfg.StrOpt("unique_container_name_scope", default="", choices=["", "project", "global"],
+               help="Where a container's name must be unique (case-insensitive): empty, "
+                    "nowhere; project, within its project; global, everywhere. A taken "
+                    "name is a 409 at create."),
+    cfg.BoolOpt("resume_container_state", default=False,
+                help="At the agent's start, start again the containers recorded Running "
+                     "that Docker holds stopped (after a node reboot, say)."),
+    cfg.BoolOpt("remount_container_volume", default=True,
+                help="Remount the volumes of this host's containers when the agent starts. "
+                     "Not used yet: berth has no volumes (the volumes issue brings them)."),
+    cfg.FloatOpt("reserve_disk_for_image", default=0.2,
+                 help="Fraction of the Docker data root's disk kept for images: the "
+                      "node's disk_total is what remains."),
+    cfg.BoolOpt("enable_cpu_pinning", default=False,
+                help="Reported as the node's enable_cpu_pinning (os-hosts); berth pins "
+                     "no CPUs itself."),
+    cfg.BoolOpt("host_shared_with_nova", default=False, deprecated_for_removal=True,
+                deprecated_reason="berth does not share a resource provider with Nova",
+                help="Zun's sharing of the node's resource provider with Nova; berth "
+                     "does not use it."),
+    cfg.IntOpt("reserved_host_disk_mb", default=0,
+               help="Disk (MiB) kept for the node itself: not offered to containers."),
+    cfg.IntOpt("reserved_host_memory_mb", default=512,
+               help="Memory (MiB) kept for the node itself: not offered to containers."),
+    cfg.IntOpt("reserved_host_cpus", default=0,
+               help="CPUs kept for the node itself: not offered to containers."),
+    cfg.FloatOpt("cpu_allocation_ratio",
+                 help="CPUs offered per physical CPU. Unset: "
+                      "initial_cpu_allocation_ratio."),
+    cfg.FloatOpt("ram_allocation_ratio",
+                 help="Memory offered per MiB of physical memory. Unset: "
+                      "initial_ram_allocation_ratio."),
+    cfg.FloatOpt("disk_allocation_ratio",
+                 help="Disk offered per GiB of physical disk. Unset: "
+                      "initial_disk_allocation_ratio."),
+    cfg.FloatOpt("initial_cpu_allocation_ratio", default=16.0,
+                 help="cpu_allocation_ratio when that is unset."),
+    cfg.FloatOpt("initial_ram_allocation_ratio", default=1.5,
+                 help="ram_allocation_ratio when that is unset."),
+    cfg.FloatOpt("initial_disk_allocation_ratio", default=1.0,
+                 help="disk_allocation_ratio when that is unset."),
     cfg.IntOpt("action_workers", default=16, min=1,
                help="Threads that carry out RPC casts on the agent; actions on one "
                     "container always run one at a time."),

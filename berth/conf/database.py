@@ -9,7 +9,9 @@ OPTS = [
                sample_default="sqlite:///$state_path/berth.sqlite",
                help="SQLAlchemy URL. Unset: a SQLite file under state_path. For "
                     "deployments: postgresql+psycopg://... or mysql+pymysql://..."),
-    cfg.IntOpt("max_pool_size", default=10),
+    cfg.IntOpt("max_pool_size", default=10,
+               help="Connections each process keeps to PostgreSQL or MariaDB (up to twice "
+                    "as many more under load). SQLite's pools are fixed."),
     cfg.BoolOpt("connection_debug", default=False, help="Log every SQL statement."),
 ]
 

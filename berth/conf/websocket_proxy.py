@@ -5,10 +5,15 @@ from oslo_config import cfg
 GROUP = "websocket_proxy"
 
 OPTS = [
-    cfg.StrOpt("wsproxy_host", default="$my_ip"),
-    cfg.PortOpt("wsproxy_port", default=6784),
-    cfg.URIOpt("base_url", default="ws://$wsproxy_host:$wsproxy_port/"),
-    cfg.ListOpt("allowed_origins", default=[]),
+    cfg.StrOpt("wsproxy_host", default="$my_ip",
+               help="Address the console proxy listens on."),
+    cfg.PortOpt("wsproxy_port", default=6784, help="Port the console proxy listens on."),
+    cfg.URIOpt("base_url", default="ws://$wsproxy_host:$wsproxy_port/",
+               help="URL of the console proxy as clients reach it: the API builds "
+                    "console URLs from it."),
+    cfg.ListOpt("allowed_origins", default=[],
+                help="Hosts (or origins) whose web pages may open consoles, besides the "
+                     "proxy's own host (the WebSocket Origin check)."),
     cfg.IntOpt("token_ttl", default=600, help="Seconds a console token stays valid."),
 ]
 

@@ -185,6 +185,17 @@ def list_columns(db: Database, columns: Sequence[str], *, project_id: str | None
         return list(s.connection().execute(stmt).all())
 
 
+def list_rows(db: Database, *, project_id: str | None, limit: int,
+              marker: str | None = None, sort_key: str = "id", sort_dir: str = "asc",
+              container_type: int = CONTAINER) -> list[Container]:
+    """``list_columns`` as whole rows (for the few lists that show more than columns:
+    capsules with their members)."""
+    with db.reader() as s:
+        stmt = _page(s, select(Container), project_id, {}, limit, marker, sort_key,
+                     sort_dir, container_type)
+        return list(s.scalars(stmt))
+
+
 def _column(name: str) -> Any:
     if name == "registry_uuid":
         return Container.registry_uuid.expression.label("registry_uuid")  # type: ignore[attr-defined]

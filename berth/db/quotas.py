@@ -3,8 +3,10 @@ class ``default`` overrides the configured defaults) and the usage they limit.
 
 Usage is computed on demand from the ``container`` table, never kept in a ledger
 (``quota_usages`` stays unused, as in Zun): a project uses the number of its
-containers and capsules and the sum of their cpu, memory and disk. Capsule members
-are not counted on their own: the capsule row already holds their sum.
+containers and of its capsules' members (init containers too; Zun counted neither
+capsules nor their members), and the sum of the cpu, memory and disk of its
+containers and capsules (a capsule's row holds its members' sum, so members are not
+summed again).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ CONFIG_DEFAULTS: Mapping[str, int] = {"containers": 40, "memory": 51200, "cpu": 
                                       "disk": 100}
 #: Row types that hold resources: plain containers (0) and capsules (1).
 COUNTED_TYPES = (0, 1)
+#: Row types that count as containers: plain containers and capsule members (2, 3).
+CONTAINER_TYPES = (0, 2, 3)
 
 
 def project_limits(db: Database, project_id: str) -> dict[str, int]:
@@ -58,9 +62,10 @@ _LIMITS = union_all(
     .where(QuotaClass.class_name == bindparam("class_name")),
     select(literal(1).label("layer"), Quota.resource, Quota.hard_limit)
     .where(Quota.project_id == bindparam("project_id")))
-_USAGE = select(Container.cpu, Container.memory, Container.disk).where(
+_USAGE = select(Container.container_type, Container.cpu, Container.memory,
+                Container.disk).where(
     Container.project_id == bindparam("project_id"),
-    Container.container_type.in_(COUNTED_TYPES))
+    Container.container_type.in_((*COUNTED_TYPES, *CONTAINER_TYPES)))
 
 
 def class_and_project_limits(db: Database, class_name: str, project_id: str
@@ -121,9 +126,11 @@ def project_usage(db: Database, project_id: str) -> dict[str, int | float]:
 
 def project_usage_on(conn: Connection, project_id: str) -> dict[str, int | float]:
     """``project_usage`` on ``conn`` (inside a caller's transaction)."""
-    rows = conn.execute(_USAGE, {"project_id": project_id}).all()
+    found = conn.execute(_USAGE, {"project_id": project_id}).all()
+    rows = [r for r in found if r.container_type in COUNTED_TYPES]
     memory = sum(memory_mib(r.memory) for r in rows)
-    return {"containers": len(rows), "cpu": round(sum(r.cpu or 0.0 for r in rows), 6),
+    return {"containers": sum(1 for r in found if r.container_type in CONTAINER_TYPES),
+            "cpu": round(sum(r.cpu or 0.0 for r in rows), 6),
             "memory": memory, "disk": sum(r.disk or 0 for r in rows)}
 
 

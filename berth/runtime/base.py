@@ -142,6 +142,7 @@ class ContainerSpec:
     cpuset_cpus: str | None = None                  # "1,3"
     cpuset_mems: str | None = None
     network_mode: str | None = None                 # None = the engine's default bridge
+    ipc_mode: str | None = None                     # "container:<id>": a capsule member
     binds: tuple[str, ...] = ()                     # "host_path:container_path[:ro]"
 
     @property
@@ -295,6 +296,11 @@ class Runtime(Protocol):
     def image_exists_in_registry(self, image: ImageRef, auth: RegistryAuth | None = None) -> bool | None:
         """Ask the image's registry whether it has ``image`` without pulling it: True, False,
         or None when the registry cannot be asked (unreachable, auth failure)."""
+
+    def import_image(self, ref: str, rootfs_tar: bytes, command: tuple[str, ...],
+                     labels: dict[str, str]) -> None:
+        """Make the local image ``ref`` of the files in ``rootfs_tar`` (no registry),
+        with ``command`` as its default command and ``labels``. Idempotent."""
 
     def create(self, spec: ContainerSpec) -> str:
         """Create (do not start) the container; return the engine's id. The image must be

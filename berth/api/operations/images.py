@@ -11,6 +11,7 @@ from fastapi import Request
 
 from berth.api.links import links
 from berth.api.schemas import types as T
+from berth.api.schemas.resources import IMAGE_PULL
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
@@ -21,7 +22,6 @@ from berth.image.reference import parse_image
 
 LOG = logging.getLogger(__name__)
 
-PULL_FIELDS = ("repo", "host", "image_id", "tag", "size", "image_pull_policy")
 VIEW_KEYS = ("uuid", "image_id", "repo", "tag", "size", "project_id", "host")
 
 
@@ -39,21 +39,8 @@ def _check_admin(ctx: RequestContext, action: str) -> None:
 
 def _parse_pull(state: ApiState, body: Any) -> tuple[str, str, str]:
     """(repo, tag, host name) of a pull request body."""
-    if not isinstance(body, dict):
-        raise exc.InvalidParameterValue(
-            err="The request body must be a JSON object such as {\"repo\": "
-                "\"busybox:latest\", \"host\": \"node1\"}.")
-    unknown = sorted(k for k in body if k not in PULL_FIELDS)
-    if unknown:
-        raise exc.InvalidParameterValue(
-            err=f"Additional properties are not allowed ({', '.join(map(repr, unknown))} "
-                f"were unexpected): send repo and host.")
-    for key in ("repo", "host"):
-        if body.get(key) is None:
-            raise exc.InvalidParameterValue(
-                err=f"'{key}' is a required property: send {{\"repo\": \"<image>[:<tag>]\", "
-                    f"\"host\": \"<compute host name or uuid>\"}}.")
-    repo = T.image_name("repo", body["repo"])
+    body = IMAGE_PULL.check(body)
+    repo = body["repo"]
     ref = parse_image(repo, default_registry=state.settings.default_registry)
     if ref.digest:
         raise T.invalid("repo", repo, "Pulling by digest is not supported by the image API; "
@@ -61,12 +48,12 @@ def _parse_pull(state: ApiState, body: Any) -> tuple[str, str, str]:
     tag = ref.tag
     given_tag = body.get("tag")
     if not T.is_none_string(given_tag):
-        tag = T.string("tag", given_tag, 1, 128, what="an image tag")
+        tag = given_tag
         if ":" in repo.rsplit("/", 1)[-1] and tag != ref.tag:
             raise T.invalid("tag", given_tag, f"The repo already names tag {ref.tag}; "
                                               f"send the tag once.")
         ref = parse_image(f"{ref.repo}:{tag}")
-    host = T.string("host", body["host"], 1, 255, what="a compute host name or uuid")
+    host = body["host"]
     try:
         node = nodes.get_compute_node(state.db, host)
     except exc.ComputeNodeNotFound:

@@ -15,12 +15,12 @@ so concurrent requests cannot together exceed a quota.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from sqlalchemy import Connection
 
+from berth.api.schemas.resources import INT_MAX, QUOTA
 from berth.api.schemas.types import invalid
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
@@ -32,8 +32,6 @@ from berth.quota import QuotaEnforcer
 LOG = logging.getLogger(__name__)
 
 RESOURCES = db_quotas.RESOURCES
-_INT_MAX = 2**31 - 1
-_LIMIT_TEXT = re.compile(r"-?[0-9]{1,11}")
 
 
 # -- policy ---------------------------------------------------------------------------
@@ -66,34 +64,13 @@ def limits_for(state: ApiState, project_id: str) -> dict[str, int]:
 def parse_limits(body: Any) -> dict[str, int]:
     """A PUT body: an object with any of the four resources, each an integer (or a
     string of digits with an optional minus) of at least -1."""
-    if not isinstance(body, dict):
-        raise exc.InvalidParameterValue(
-            err="The request body must be a JSON object such as {\"containers\": 10, "
-                "\"memory\": 2048, \"cpu\": 4, \"disk\": 20}.")
-    unknown = sorted(k for k in body if k not in RESOURCES)
-    if unknown:
-        raise exc.InvalidParameterValue(
-            err=f"Additional properties are not allowed ({', '.join(map(repr, unknown))} "
-                f"were unexpected): a quota has only {', '.join(RESOURCES)}.")
     out: dict[str, int] = {}
-    for key, value in body.items():
-        out[key] = _limit(key, value)
-    return out
-
-
-def _limit(field: str, value: object) -> int:
-    why = "It must be an integer of at least -1 (-1 means unlimited)."
-    if isinstance(value, bool):
-        raise invalid(field, value, why)
-    if isinstance(value, int):
-        number = value
-    elif isinstance(value, str) and _LIMIT_TEXT.fullmatch(value):
+    for key, value in QUOTA.check(body).items():
         number = int(value)
-    else:
-        raise invalid(field, value, why)
-    if number < -1 or number > _INT_MAX:
-        raise invalid(field, value, why)
-    return number
+        if not -1 <= number <= INT_MAX:     # a pattern cannot bound a string of digits
+            raise invalid(key, value, QUOTA.describe(key))
+        out[key] = number
+    return out
 
 
 # -- operations -------------------------------------------------------------------------
@@ -163,7 +140,13 @@ def check_create(state: ApiState, ctx: RequestContext, project_id: str | None,
     insert transaction, on its connection (the project's quota lock, then the usage,
     with the limits read here: ``berth.quota``), which makes the insert atomic with
     it."""
-    deltas = create_deltas(fields)
+    return check_deltas(state, project_id, create_deltas(fields))
+
+
+def check_deltas(state: ApiState, project_id: str | None, deltas: Mapping[str, int | float]
+                 ) -> Callable[[Connection], object]:
+    """``check_create`` for any growth: ``deltas`` of containers, cpu, memory, disk
+    (a capsule's: its members, its sums)."""
     checker = enforcer(state)
     with state.db.connection() as conn:
         limits = checker.check(conn, project_id, deltas, lock=False)

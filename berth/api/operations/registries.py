@@ -16,6 +16,7 @@ from typing import Any
 from fastapi import Request
 
 from berth.api.links import links
+from berth.api.schemas import resources as schemas
 from berth.api.schemas import types as T
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
@@ -26,7 +27,6 @@ from berth.image.reference import has_domain, parse_image
 
 LOG = logging.getLogger(__name__)
 
-FIELDS = ("name", "domain", "username", "password")
 VIEW_KEYS = ("uuid", "user_id", "project_id", "name", "domain", "username")
 
 
@@ -41,55 +41,34 @@ def view(row: Registry, request: Request | None = None) -> dict[str, Any]:
 
 # -- input ------------------------------------------------------------------------------
 
-def _unwrap(body: Any) -> dict[str, Any]:
-    if not isinstance(body, dict) or not isinstance(body.get("registry"), dict):
-        raise exc.InvalidParameterValue(
-            err="'registry' is a required property: send {\"registry\": {\"domain\": "
-                "\"registry.example.com\", \"name\": ..., \"username\": ..., "
-                "\"password\": ...}}.")
-    extra = sorted(k for k in body if k != "registry")
-    inner: dict[str, Any] = body["registry"]
-    unknown = sorted(k for k in inner if k not in FIELDS) + extra
-    if unknown:
-        raise exc.InvalidParameterValue(
-            err=f"Additional properties are not allowed ({', '.join(map(repr, unknown))} "
-                f"were unexpected): a registry has {', '.join(FIELDS)}.")
+def _unwrap(body: Any, creating: bool = True) -> dict[str, Any]:
+    """The registry's fields from ``{"registry": {...}}``."""
+    wrapper = schemas.REGISTRY_CREATE_BODY if creating else schemas.REGISTRY_UPDATE_BODY
+    inner = wrapper.check_shape(body)["registry"]
+    if not isinstance(inner, dict):
+        raise T.invalid("registry", inner, f"It must be a JSON object of the registry's "
+                                           f"fields, {wrapper.shape}.")
     return inner
 
 
-def _domain(value: object) -> str:
-    domain = T.string("domain", value, 1, 255, what="a registry domain")
-    valid = "/" not in domain and has_domain(f"{domain}/probe")
+def _domain(value: str) -> str:
+    valid = "/" not in value and has_domain(f"{value}/probe")
     if valid:
         try:
-            parse_image(f"{domain}/probe")
+            parse_image(f"{value}/probe")
         except exc.InvalidParameterValue:
             valid = False
     if not valid:
-        raise T.invalid("domain", value, "It must be a registry host, optionally with a "
-                                         "port, such as registry.example.com or "
-                                         "127.0.0.1:5000 (no scheme, no path).")
-    return domain
+        raise T.invalid("domain", value, schemas.REGISTRY_CREATE.describe("domain"))
+    return value
 
 
 def _parse(data: Mapping[str, Any], creating: bool) -> dict[str, Any]:
     """Validated columns (password still in clear) for the keys given."""
-    if creating and data.get("domain") is None:
-        raise exc.InvalidParameterValue(
-            err="'domain' is a required property: name the registry's host, e.g. "
-                "{\"registry\": {\"domain\": \"registry.example.com\"}}.")
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        if value is None:
-            if key == "domain":
-                raise T.invalid(key, value, "The domain cannot be null.")
-            out[key] = None
-        elif key == "domain":
-            out[key] = _domain(value)
-        elif key == "name":
-            out[key] = T.container_name(key, value)
-        else:
-            out[key] = T.string(key, value, 1, 255)
+    schema = schemas.REGISTRY_CREATE if creating else schemas.REGISTRY_UPDATE
+    out = dict(schema.check(data))
+    if "domain" in out:
+        out["domain"] = _domain(out["domain"])
     return out
 
 
@@ -113,7 +92,7 @@ def get(state: ApiState, ctx: RequestContext, ident: str) -> Registry:
 
 
 def create(state: ApiState, ctx: RequestContext, body: Any) -> Registry:
-    values = _encrypt(state, _parse(_unwrap(body), creating=True))
+    values = _encrypt(state, _parse(_unwrap(body, creating=True), creating=True))
     row = db_registries.create(state.db, dict(values, project_id=ctx.project_id,
                                               user_id=ctx.user_id))
     LOG.info("registry %s (%s) created for project %s", row.uuid, row.domain, row.project_id)
@@ -121,10 +100,7 @@ def create(state: ApiState, ctx: RequestContext, body: Any) -> Registry:
 
 
 def update(state: ApiState, ctx: RequestContext, ident: str, body: Any) -> Registry:
-    values = _parse(_unwrap(body), creating=False)
-    if not values:
-        raise exc.InvalidParameterValue(
-            err="Nothing to update: send at least one of name, domain, username, password.")
+    values = _parse(_unwrap(body, creating=False), creating=False)
     row = get(state, ctx, ident)
     row = db_registries.update_(state.db, row.uuid, _encrypt(state, values))
     LOG.info("registry %s updated (%s)", row.uuid, ", ".join(sorted(values)))

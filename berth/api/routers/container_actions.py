@@ -14,12 +14,13 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from berth.api.microversions import APIVersion
+from berth.api.openapi import request_body
 from berth.api.operations import actions as ops
 from berth.api.params import absent, merged, read_json_body
 from berth.api.responses import JSONResponse
 from berth.api.routers.containers import Ctx, State, _threaded, version_of
 from berth.api.schemas import types as T
-from berth.api.schemas.container import CreateLimits, validate_update
+from berth.api.schemas.container import CreateLimits, update_schema, validate_update
 from berth.api.state import ApiState
 from berth.api.views import container_view
 from berth.common import exceptions as exc
@@ -149,6 +150,7 @@ async def rebuild(ident: str, request: Request, ctx: RequestContext = Ctx,
 
 
 @router.patch("/{ident}")
+@request_body(lambda settings: update_schema(settings.create_limits))
 async def update(ident: str, request: Request, ctx: RequestContext = Ctx,
                  state: ApiState = State) -> dict[str, Any]:
     changes = validate_update(await read_json_body(request), state.settings.create_limits)

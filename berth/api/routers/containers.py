@@ -10,11 +10,12 @@ from fastapi import APIRouter, Depends, Request, Response
 from berth.api.auth import context_from_request, request_context
 from berth.api.links import base_url
 from berth.api.microversions import MIN_VERSION, APIVersion
+from berth.api.openapi import request_body
 from berth.api.operations import containers as compute_api
 from berth.api.operations import stale_tasks
 from berth.api.params import absent, merged, read_json_body
 from berth.api.responses import JSONResponse
-from berth.api.schemas.container import parse_run_flag
+from berth.api.schemas.container import create_schema, parse_run_flag
 from berth.api.schemas.types import extended_bool, lenient_bool
 from berth.api.state import ApiState
 from berth.api.views import LIST_COLUMNS, container_view, listed_view, shown_view
@@ -51,6 +52,7 @@ State = Depends(api_state)
 
 @router.post("", status_code=202)
 @router.post("/", status_code=202, include_in_schema=False)
+@request_body(lambda settings: create_schema(settings.create_limits))
 async def create(request: Request, ctx: RequestContext = Ctx, state: ApiState = State
                  ) -> JSONResponse:
     body = await read_json_body(request, required=True)

@@ -10,11 +10,13 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
+from berth.api.openapi import request_body
 from berth.api.operations import images as ops
 from berth.api.operations.resources import next_url, page_params
 from berth.api.params import read_json_body
 from berth.api.responses import JSONResponse
 from berth.api.routers.containers import Ctx, State, _threaded
+from berth.api.schemas.resources import IMAGE_PULL
 from berth.api.state import ApiState
 from berth.common.context import RequestContext
 
@@ -23,6 +25,7 @@ router = APIRouter(prefix="/v1/images")
 
 @router.post("", status_code=202)
 @router.post("/", status_code=202, include_in_schema=False)
+@request_body(lambda settings: IMAGE_PULL)
 async def pull(request: Request, ctx: RequestContext = Ctx, state: ApiState = State
                ) -> JSONResponse:
     body = await read_json_body(request, required=True)

@@ -6,9 +6,11 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
+from berth.api.openapi import request_body
 from berth.api.operations import quotas as ops
 from berth.api.params import read_json_body
 from berth.api.routers.containers import Ctx, State, _threaded
+from berth.api.schemas.resources import QUOTA
 from berth.api.schemas.types import extended_bool, is_none_string
 from berth.api.state import ApiState
 from berth.common.context import RequestContext
@@ -32,6 +34,7 @@ def get_defaults(project_id: str, ctx: RequestContext = Ctx, state: ApiState = S
 
 
 @router.put("/v1/quotas/{project_id}")
+@request_body(lambda settings: QUOTA)
 async def update_quota(project_id: str, request: Request, ctx: RequestContext = Ctx,
                        state: ApiState = State) -> dict[str, int]:
     body = await read_json_body(request, required=True)
@@ -50,6 +53,7 @@ def get_class(name: str, ctx: RequestContext = Ctx, state: ApiState = State
 
 
 @router.put("/v1/quota_classes/{name}")
+@request_body(lambda settings: QUOTA)
 async def update_class(name: str, request: Request, ctx: RequestContext = Ctx,
                        state: ApiState = State) -> dict[str, int]:
     body = await read_json_body(request, required=True)

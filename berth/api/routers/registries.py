@@ -7,11 +7,13 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from berth.api.links import base_url
+from berth.api.openapi import request_body
 from berth.api.operations import registries as ops
 from berth.api.operations.resources import PAGE_PARAMS, next_url, page_params
 from berth.api.params import read_json_body
 from berth.api.responses import JSONResponse
 from berth.api.routers.containers import Ctx, State, _threaded
+from berth.api.schemas import resources as schemas
 from berth.api.schemas.types import lenient_bool
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
@@ -23,6 +25,7 @@ router = APIRouter(prefix="/v1/registries")
 
 @router.post("", status_code=201)
 @router.post("/", status_code=201, include_in_schema=False)
+@request_body(lambda settings: schemas.REGISTRY_CREATE_BODY)
 async def create(request: Request, ctx: RequestContext = Ctx, state: ApiState = State
                  ) -> JSONResponse:
     body = await read_json_body(request, required=True)
@@ -62,6 +65,7 @@ def show(ident: str, request: Request, ctx: RequestContext = Ctx, state: ApiStat
 
 
 @router.patch("/{ident}")
+@request_body(lambda settings: schemas.REGISTRY_UPDATE_BODY)
 async def update(ident: str, request: Request, ctx: RequestContext = Ctx,
                  state: ApiState = State) -> dict[str, Any]:
     body = await read_json_body(request, required=True)

@@ -1,12 +1,17 @@
-"""Validation of container create and update requests (api-v1.md §3, §7.2, §7.5).
+"""The container create and update bodies (api-v1.md §3, §7.2, §7.5), declared once.
 
-:func:`validate_create` turns the body of ``POST /v1/containers`` into a dict keyed by
-``container`` column names plus request-only extras prefixed with ``_``;
-:func:`validate_update` does the same for ``PATCH /v1/containers/{ident}``, and
-:func:`parse_run_flag` reads ``?run=``. Order of checks in create: body shape and
-unknown keys, microversion gates, field values (all 400), then admin-only fields and
-the deny-all ``privileged`` policy (403). Quota, security-group, network and host
-resolution are done by the caller.
+:func:`create_schema` declares ``POST /v1/containers`` and :func:`update_schema`
+``PATCH /v1/containers/{ident}``, as JSON Schema built from the configured bounds
+(:class:`CreateLimits`); the declaration of the newest microversion is what
+``/openapi.json`` publishes, and the only one that differs is that of 1.1-1.19, whose
+``command`` is a string split with shell rules (Zun changes the type at 1.20).
+
+:func:`validate_create` and :func:`validate_update` check a body against its
+declaration (:mod:`berth.api.schemas.validation`), then normalise what a declaration
+cannot (numbers given as strings, a shell-split command, defaults). Order of checks in
+create: body shape and unknown keys, microversion gates, field values (all 400), then
+admin-only fields and the deny-all ``privileged`` policy (403). Quota,
+security-group, network and host resolution are done by the caller.
 """
 
 from __future__ import annotations
@@ -16,19 +21,15 @@ import binascii
 import ipaddress
 import random
 import shlex
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from functools import lru_cache
+from typing import Any
 
 from berth.api.microversions import APIVersion
+from berth.api.schemas import fields as F
 from berth.api.schemas import types as T
-from berth.common.exceptions import (
-    InvalidParameterValue,
-    InvalidParamInVersion,
-    PolicyNotAuthorized,
-)
-
-_V = TypeVar("_V")
+from berth.api.schemas.validation import RequestSchema
+from berth.common.exceptions import InvalidParameterValue, PolicyNotAuthorized
 
 GREEK_LETTERS = (
     "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota",
@@ -36,35 +37,15 @@ GREEK_LETTERS = (
     "upsilon", "phi", "chi", "psi", "omega",
 )
 
-#: Every key a create body may carry (version gates are applied separately).
-CREATE_FIELDS = frozenset({
-    "image", "name", "command", "entrypoint", "cpu", "memory", "disk", "cpu_policy",
-    "workdir", "environment", "labels", "hints", "image_pull_policy", "image_driver",
-    "restart_policy", "interactive", "tty", "auto_remove", "auto_heal", "runtime",
-    "hostname", "security_groups", "nets", "mounts", "availability_zone", "privileged",
-    "healthcheck", "exposed_ports", "registry", "host",
-})
-
-#: Field -> first microversion that accepts it (§3).
-VERSION_GATES: dict[str, str] = {
-    "auto_remove": "1.3", "runtime": "1.5", "hostname": "1.9", "mounts": "1.11",
-    "privileged": "1.21", "healthcheck": "1.22", "exposed_ports": "1.24",
-    "registry": "1.31", "host": "1.39", "entrypoint": "1.40",
-}
-# For these an empty value counts as "not sent" (zunclient always sends "mounts": []).
-_EMPTY_IS_ABSENT = frozenset({"mounts", "healthcheck", "registry"})
-
-UPDATE_FIELDS = ("cpu", "memory", "name", "auto_heal")
 IMAGE_PULL_POLICIES = ("never", "always", "ifnotpresent")
 CPU_POLICIES = ("dedicated", "shared")
 MOUNT_TYPES = ("volume", "bind")
-_NET_KEYS = frozenset({"network", "port", "v4-fixed-ip", "v6-fixed-ip"})
-_MOUNT_KEYS = frozenset({"type", "source", "destination", "size"})
+RESTART_POLICY_NAMES = ("no", "always", "on-failure", "unless-stopped")
 _COMMAND_LIST_FROM = APIVersion(1, 20)
 _TTY_INDEPENDENT_FROM = APIVersion(1, 36)
 
 
-@dataclass
+@dataclass(frozen=True)
 class CreateLimits:
     """Configured bounds and defaults for create/update (filled by the API from config)."""
 
@@ -80,6 +61,174 @@ class CreateLimits:
     default_image_driver: str = "docker"
 
 
+# -- the declarations -------------------------------------------------------------------
+
+NAME = F.described("A name must be 2 to 255 characters long, start with a letter or "
+                   "digit and contain only letters, digits, '_', '.' and '-'.",
+                   {"type": "string", "minLength": 2, "maxLength": 255,
+                    "pattern": F.NAME})
+_LEGACY_COMMAND = F.described(
+    "At API versions before 1.20 the command is one string split with shell rules, "
+    "e.g. \"sh -c 'echo hi'\"; JSON arrays need 1.20 or later.", {"type": "string"})
+_COMMAND = F.described("From API version 1.20 the command is a JSON array of strings, "
+                       "e.g. [\"sleep\", \"60\"].",
+                       {"type": "array", "items": {"type": "string"}})
+IMAGE = F.described(
+    "An image reference must be a string of 2 to 255 characters such as \"busybox\" or "
+    "\"docker.io/library/nginx:1.25\" (it must contain a letter or digit followed by a "
+    "letter, digit, '_', '.' or '-').",
+    {"type": "string", "minLength": 2, "maxLength": 255,
+     "pattern": "[a-zA-Z0-9][a-zA-Z0-9_.-]"})
+_HOST = F.described("It must be 1 to 255 characters of letters, digits, '-', '.' and '_'.",
+                    {"type": "string", "minLength": 1, "maxLength": 255,
+                     "pattern": F.HOST_NAME})
+_HOSTNAME = F.described("A hostname is 1 to 63 characters (at most 63) of letters, digits, "
+                        "'-', '.' and '_'.",
+                        {"type": "string", "minLength": 1, "maxLength": 63,
+                         "pattern": F.HOST_NAME})
+_WORKDIR = F.described("The working directory must be an absolute path such as /srv/app.",
+                       {"type": "string", "maxLength": 255, "pattern": "^(/.*)?$"})
+_ENVIRONMENT = F.string_map(
+    keys={"minLength": 1, "pattern": "^[^=]*$"},
+    description="It must be a JSON object mapping non-empty names without '=' to string "
+                "values, e.g. {\"PATH\": \"/bin\"}.")
+_LABELS = F.string_map(keys={"minLength": 1}, description="It must be a JSON object with "
+                                                           "string values, e.g. "
+                                                           "{\"tier\": \"web\"}.")
+_COUNT = {"anyOf": [{"type": "integer", "minimum": 0},
+                    {"type": "string", "pattern": F.DIGITS}, F.NULL]}
+_RESTART_POLICY = F.closed_object(
+    {"Name": {"enum": list(RESTART_POLICY_NAMES)}, "MaximumRetryCount": _COUNT},
+    required=("Name",),
+    description=(f"It must be an object {{\"Name\": <{', '.join(RESTART_POLICY_NAMES)}>, "
+                 f"\"MaximumRetryCount\": <integer of at least 0>}}; the count is only "
+                 f"meaningful with 'on-failure' and must be 0 (or omitted) with 'always' "
+                 f"and 'unless-stopped'."),
+    **{"if": {"properties": {"Name": {"enum": ["always", "unless-stopped"]}}},
+       "then": {"properties": {"MaximumRetryCount": {
+           "anyOf": [{"const": 0}, {"type": "string", "pattern": "^0+$"}, F.NULL]}}}})
+_HEALTHCHECK_SHAPE = ("It must be an object {\"cmd\": <shell command of 1 to 255 characters>, "
+                      "\"interval\": <seconds>, \"retries\": <count>, \"timeout\": "
+                      "<seconds>} with integers of at least 0; {} means no healthcheck.")
+_HEALTHCHECK = F.described(_HEALTHCHECK_SHAPE, {"anyOf": [
+    {"type": "object", "maxProperties": 0},
+    F.closed_object({"cmd": {"type": "string", "maxLength": 255, "pattern": "\\S"},
+                     "interval": _COUNT, "retries": _COUNT, "timeout": _COUNT},
+                    required=("cmd",)),
+    F.NULL]})
+_PORT = ("^([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|"
+         "6553[0-5])(/([tT][cC][pP]|[uU][dD][pP]))?$")
+_EXPOSED_PORTS = F.described(
+    "It must be an object such as {\"80/tcp\": {}, \"53/udp\": {}}: each key a port from 1 "
+    "to 65535 with an optional /tcp or /udp (default tcp), each value {}.",
+    {"type": "object", "propertyNames": {"pattern": _PORT},
+     "additionalProperties": {"anyOf": [{"type": "object", "maxProperties": 0}, F.NULL]}})
+_SECURITY_GROUPS = F.described(
+    "It must be a JSON array of security group names or ids of 1 to 255 characters.",
+    {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 255}})
+_NET = F.closed_object(
+    {"network": F.string(1, 255, what="a network name or id"),
+     "port": F.string(1, 255, what="a port name or id"),
+     "v4-fixed-ip": F.described("'v4-fixed-ip' must be an IPv4 address.",
+                                {"type": "string", "format": "ipv4"}),
+     "v6-fixed-ip": F.described("'v6-fixed-ip' must be an IPv6 address.",
+                                {"type": "string", "format": "ipv6"})},
+    description="Each network request is an object with exactly one of 'network' or "
+                "'port' and optionally 'v4-fixed-ip' and 'v6-fixed-ip'.",
+    oneOf=[{"required": ["network"]}, {"required": ["port"]}])
+_MOUNT_SHAPE = ("Each mount is an object with 'destination' (an absolute path) and "
+                "exactly one of 'source' (a volume name or id; base64 file content for "
+                "type 'bind') or 'size' (GiB, for a new volume); 'type' is 'volume' "
+                "(default) or 'bind'.")
+_MOUNT = F.closed_object(
+    {"type": F.nullable(F.enum(MOUNT_TYPES)),
+     "destination": F.described("'destination' must be an absolute path.",
+                                {"type": "string", "pattern": "^/"}),
+     "source": {"type": "string", "minLength": 1},
+     "size": F.integer_like(1, what="a volume size in GiB")},
+    required=("destination",), description=_MOUNT_SHAPE,
+    oneOf=[{"required": ["source"]}, {"required": ["size"]}],
+    **{"if": {"properties": {"type": {"const": "bind"}}, "required": ["type"]},
+       "then": {"required": ["source"]},
+       "else": {"properties": {"source": {"maxLength": 255}}}})
+
+
+def _cpu_schema(limits: CreateLimits) -> F.Schema:
+    return F.number_like(limits.min_cpu, limits.max_cpu, what="a number of CPUs")
+
+
+def _memory_schema(limits: CreateLimits) -> F.Schema:
+    return F.integer_like(limits.min_memory, limits.max_memory, what="a whole number of MiB")
+
+
+def _fields(limits: CreateLimits, legacy_command: bool) -> dict[str, F.Schema]:
+    n = F.nullable
+    return {
+        "image": IMAGE,
+        "name": n(NAME),
+        "command": n(_LEGACY_COMMAND if legacy_command else _COMMAND),
+        "entrypoint": F.since("1.40", n(F.string_list())),
+        "cpu": n(_cpu_schema(limits)),
+        "memory": n(_memory_schema(limits)),
+        "disk": n(F.integer_like(limits.min_disk, limits.max_disk,
+                                 what="a whole number of GiB")),
+        "cpu_policy": n(F.enum(CPU_POLICIES)),
+        "workdir": n(_WORKDIR),
+        "environment": n(_ENVIRONMENT),
+        "labels": n(_LABELS),
+        "hints": n(F.json_object()),
+        "image_pull_policy": n(F.enum(IMAGE_PULL_POLICIES, fold_case=True)),
+        "image_driver": n(F.described(
+            f"It must be one of: {', '.join(limits.image_driver_list)} (or \"None\").",
+            {"enum": [*limits.image_driver_list, "None"]})),
+        "restart_policy": n(_RESTART_POLICY),
+        "interactive": F.strict_bool(),
+        "tty": F.strict_bool(),
+        "auto_remove": F.since("1.3", F.described(
+            "It must be a JSON boolean (true or false) or null.",
+            {"type": ["boolean", "null"]})),
+        "auto_heal": F.strict_bool(),
+        "runtime": F.since("1.5", n(F.string(1, 32, what="a Docker runtime name"))),
+        "hostname": F.since("1.9", n(_HOSTNAME)),
+        "security_groups": n(_SECURITY_GROUPS),
+        "nets": n(F.described(f"It must be a JSON array. {_NET['description']}",
+                              {"type": "array", "items": _NET})),
+        "mounts": F.since("1.11", n(F.described(f"It must be a JSON array. {_MOUNT_SHAPE}",
+                                                {"type": "array", "items": _MOUNT})),
+                          empty_is_absent=True),
+        "availability_zone": n(F.string(1, 255)),
+        "privileged": F.since("1.21", n(F.strict_bool())),
+        "healthcheck": F.since("1.22", _HEALTHCHECK, empty_is_absent=True),
+        "exposed_ports": F.since("1.24", n(_EXPOSED_PORTS)),
+        "registry": F.since("1.31", n(F.string(2, 255, what="a registry uuid or name")),
+                            empty_is_absent=True),
+        "host": F.since("1.39", n(_HOST)),
+    }
+
+
+@lru_cache(maxsize=16)
+def create_schema(limits: CreateLimits, legacy_command: bool = False) -> RequestSchema:
+    """``POST /v1/containers``; ``legacy_command`` for microversions before 1.20."""
+    schema = F.closed_object(_fields(limits, legacy_command), required=("image",),
+                             description="A container to create (at the newest "
+                                         "microversion; see each field's x-min-version).")
+    return RequestSchema(schema, what="container create", shape="with at least 'image'",
+                         hint="name the image to run, e.g. {\"image\": \"busybox:latest\"}.")
+
+
+@lru_cache(maxsize=16)
+def update_schema(limits: CreateLimits) -> RequestSchema:
+    """``PATCH /v1/containers/{ident}`` (and the resize action's cpu and memory)."""
+    schema = F.closed_object({"cpu": _cpu_schema(limits), "memory": _memory_schema(limits),
+                              "name": NAME, "auto_heal": F.strict_bool()},
+                             description="The fields of a container that change in place.",
+                             minProperties=1)
+    return RequestSchema(schema, what="container update",
+                         shape="with at least one of cpu, memory, name, auto_heal")
+
+
+# -- normalisation ----------------------------------------------------------------------
+
 def generate_name(rng: random.Random | None = None) -> str:
     """A default container name, ``<greek letter>-<1..24>-container``."""
     chooser = rng or random.SystemRandom()
@@ -93,157 +242,104 @@ def parse_run_flag(value: object) -> bool:
     return T.extended_bool("run", value)
 
 
-def _opt(body: dict[str, object], key: str, parser: Callable[[str, object], _V]) -> _V | None:
-    """``parser(key, body[key])``, or None when the key is absent or null."""
-    value = body.get(key)
-    return None if value is None else parser(key, value)
+def _truth(value: object) -> bool:
+    """A value the declaration accepted as a boolean (JSON or true/True/false/False)."""
+    return value is True or value in ("true", "True")
 
 
-def _check_keys(body: object, allowed: frozenset[str] | tuple[str, ...], what: str,
-                needed: str) -> dict[str, object]:
-    if not isinstance(body, dict):
-        raise InvalidParameterValue(err=f"The request body must be a JSON object {needed}.")
-    unknown = sorted(str(key) for key in body if key not in allowed)
-    if unknown:
-        listed = ", ".join(repr(key) for key in unknown)
-        verb = "was" if len(unknown) == 1 else "were"
-        raise InvalidParameterValue(
-            err=f"Additional properties are not allowed ({listed} {verb} unexpected): "
-                f"the {what} request accepts only {', '.join(sorted(allowed))}. "
-                f"Check the spelling of the field names."
-        )
-    return body
+def _in_range(field: str, value: object, minimum: float, maximum: float,
+              limits: CreateLimits) -> float:
+    """A number the declaration accepted as a number or a numeric string, within bounds
+    (a pattern cannot bound a numeric string)."""
+    number = float(value)  # type: ignore[arg-type]
+    if not minimum <= number <= maximum:
+        raise T.invalid(field, value, update_schema(limits).describe(field)
+                        if field != "disk" else create_schema(limits).describe(field))
+    return number
 
 
-def _check_versions(body: dict[str, object], version: APIVersion) -> None:
-    for key, minimum in VERSION_GATES.items():
-        value = body.get(key)
-        sent = bool(value) if key in _EMPTY_IS_ABSENT else value is not None
-        if sent and not version.at_least(minimum):
-            raise InvalidParamInVersion(param=key, req_version=str(version),
-                                        min_version=minimum)
+def _memory(value: object, limits: CreateLimits) -> str:
+    return str(int(_in_range("memory", value, limits.min_memory, limits.max_memory,
+                             limits)))
+
+
+def _cpu(value: object, limits: CreateLimits) -> float:
+    return _in_range("cpu", value, limits.min_cpu, limits.max_cpu, limits)
 
 
 def _command(value: object, version: APIVersion) -> list[str] | None:
     if value is None:
         return None
     if version >= _COMMAND_LIST_FROM:
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise T.invalid("command", value, "From API version 1.20 the command is a JSON "
-                                              "array of strings, e.g. [\"sleep\", \"60\"].")
-        return list(value)
-    if not isinstance(value, str):
-        raise T.invalid("command", value, f"At API version {version} the command is one "
-                                          f"string split with shell rules, e.g. "
-                                          f"\"sh -c 'echo hi'\"; JSON arrays need 1.20 or later.")
+        return list(value)  # type: ignore[call-overload]
     try:
-        words = shlex.split(value, posix=True)
+        words = shlex.split(str(value), posix=True)
     except ValueError as exc:
         raise T.invalid("command", value, f"It cannot be split with shell rules ({exc}); "
                                           f"check the quotes.") from None
     return words or None
 
 
-def _auto_remove(value: object) -> bool:
+def _count(value: object) -> int:
+    return 0 if value is None else int(value)  # type: ignore[call-overload]
+
+
+def _restart_policy(value: dict[str, Any]) -> dict[str, str]:
+    count = 0 if value["Name"] == "no" else _count(value.get("MaximumRetryCount"))
+    return {"Name": str(value["Name"]), "MaximumRetryCount": str(count)}
+
+
+def _healthcheck(value: dict[str, Any] | None) -> dict[str, object] | None:
+    if not value:
+        return None
+    stored: dict[str, object] = {"test": value["cmd"]}
+    for key in ("interval", "retries", "timeout"):
+        stored[key] = _count(value.get(key))
+    return stored
+
+
+def _exposed_ports(value: dict[str, Any] | None) -> dict[str, dict[str, object]] | None:
     if value is None:
-        return False
-    if not isinstance(value, bool):
-        raise T.invalid("auto_remove", value, "It must be a JSON boolean (true or false) "
-                                              "or null.")
-    return value
+        return None
+    ports: dict[str, dict[str, object]] = {}
+    for key in value:
+        port, _, proto = key.partition("/")
+        ports[f"{int(port)}/{proto.lower() or 'tcp'}"] = {}
+    return ports
 
 
-def _flag(body: dict[str, object], key: str) -> bool | None:
-    """A strict boolean if the key is present (null is rejected), else None."""
-    return T.strict_bool(key, body[key]) if key in body else None
+def _unique(items: list[str] | None) -> list[str]:
+    return list(dict.fromkeys(items or []))
 
 
-def _workdir(field: str, value: object) -> str | None:
-    text = T.string(field, value, 0, 255, what="an absolute path")
-    if text and not text.startswith("/"):
-        raise T.invalid(field, value, "The working directory must be an absolute path "
-                                      "such as /srv/app.")
-    return text or None
-
-
-def _image_driver(value: object, limits: CreateLimits) -> str:
-    if T.is_none_string(value):
-        return limits.default_image_driver
-    return T.enum("image_driver", value, limits.image_driver_list)
-
-
-def _nets(value: object) -> list[dict[str, str]]:
-    shape = ("Each network request is an object with exactly one of 'network' or 'port' "
-             "and optionally 'v4-fixed-ip' and 'v6-fixed-ip'.")
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise T.invalid("nets", value, f"It must be a JSON array. {shape}")
+def _nets(value: list[dict[str, str]] | None) -> list[dict[str, str]]:
     nets: list[dict[str, str]] = []
-    for index, item in enumerate(value):
-        field = f"nets[{index}]"
-        if not isinstance(item, dict) or set(item) - _NET_KEYS:
-            raise T.invalid(field, item, shape)
-        if ("network" in item) == ("port" in item):
-            raise T.invalid(field, item, shape)
-        entry: dict[str, str] = {}
-        for key in ("network", "port"):
-            if key in item:
-                entry[key] = T.string(field, item[key], 1, 255, what=f"a {key} name or id")
+    for item in value or []:
+        entry = {k: item[k] for k in ("network", "port") if k in item}
         for key, kind in (("v4-fixed-ip", ipaddress.IPv4Address),
                           ("v6-fixed-ip", ipaddress.IPv6Address)):
-            if key not in item:
-                continue
-            try:
-                if not isinstance(item[key], str):
-                    raise TypeError(key)
+            if key in item:
                 entry[key] = str(kind(item[key]))
-            except (ValueError, TypeError):
-                version = "IPv4" if kind is ipaddress.IPv4Address else "IPv6"
-                raise T.invalid(field, item, f"'{key}' must be an {version} "
-                                             f"address.") from None
         nets.append(entry)
     return nets
 
 
-def _mounts(value: object) -> list[dict[str, object]]:
-    shape = ("Each mount is an object with 'destination' (an absolute path) and either "
-             "'source' (a volume name or id; base64 file content for type 'bind') or "
-             "'size' (GiB, for a new volume); 'type' is 'volume' (default) or 'bind'.")
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise T.invalid("mounts", value, f"It must be a JSON array. {shape}")
+def _mounts(value: list[dict[str, Any]] | None) -> list[dict[str, object]]:
     mounts: list[dict[str, object]] = []
-    for index, item in enumerate(value):
-        field = f"mounts[{index}]"
-        if not isinstance(item, dict) or set(item) - _MOUNT_KEYS:
-            raise T.invalid(field, item, shape)
-        kind = "volume" if item.get("type") is None else T.enum(field, item["type"],
-                                                                 MOUNT_TYPES)
-        dest = item.get("destination")
-        if not isinstance(dest, str) or not dest.startswith("/"):
-            raise T.invalid(field, item, f"'destination' must be an absolute path. {shape}")
-        source, size = item.get("source"), item.get("size")
-        if (source is None) == (size is None):
-            raise T.invalid(field, item, f"Give exactly one of 'source' or 'size'. {shape}")
-        if kind == "bind" and source is None:
-            raise T.invalid(field, item, "A 'bind' mount needs 'source': the base64 "
-                                         "content of the file to place at 'destination'.")
-        entry: dict[str, object] = {"type": kind, "destination": dest}
-        if source is not None:
-            if kind == "volume":
-                entry["source"] = T.string(field, source, 1, 255, what="a volume name or id")
-            else:
-                content = T.string(field, source, 1, what="base64 file content")
-                entry["source"] = content
+    for index, item in enumerate(value or []):
+        kind = item.get("type") or "volume"
+        entry: dict[str, object] = {"type": kind, "destination": item["destination"]}
+        if "source" in item:
+            if kind == "bind":
                 try:
-                    base64.b64decode(content, validate=True)
+                    base64.b64decode(item["source"], validate=True)
                 except (binascii.Error, ValueError):
-                    raise T.invalid(field, item, "The 'source' of a 'bind' mount must be "
-                                                 "base64-encoded file content.") from None
+                    raise T.invalid(f"mounts[{index}]", item,
+                                    "The 'source' of a 'bind' mount must be base64-encoded "
+                                    "file content.") from None
+            entry["source"] = item["source"]
         else:
-            entry["size"] = T.integer(field, size, 1, what="a volume size in GiB")
+            entry["size"] = int(item["size"])
         mounts.append(entry)
     return mounts
 
@@ -263,7 +359,7 @@ def _check_policies(body: dict[str, object], is_admin: bool) -> None:
 
 def validate_create(body: object, version: APIVersion, is_admin: bool,
                     limits: CreateLimits) -> dict[str, object]:
-    """Validate and normalise a container create body.
+    """Check a container create body against its declaration, and normalise it.
 
     Returns every ``container`` column the API sets (``name, image, command,
     entrypoint, cpu, memory, disk, cpu_policy, workdir, environment, labels,
@@ -272,100 +368,78 @@ def validate_create(body: object, version: APIVersion, is_admin: bool,
     privileged``) with defaults applied, plus ``_hints``, ``_nets``, ``_mounts``,
     ``_availability_zone``, ``_registry`` and ``_requested_host``.
     """
-    data = _check_keys(body, CREATE_FIELDS, "container create",
-                       "with at least 'image'")
-    if "image" not in data:
-        raise InvalidParameterValue(
-            err="'image' is a required property: name the image to run, "
-                "e.g. {\"image\": \"busybox:latest\"}."
-        )
-    _check_versions(data, version)
+    latest = create_schema(limits)
+    data = latest.check_shape(body)
+    latest.check_versions(data, version)
+    create_schema(limits, legacy_command=version < _COMMAND_LIST_FROM).check(data)
 
-    name = _opt(data, "name", T.container_name) or generate_name()
-    cpu = _opt(data, "cpu", lambda f, v: T.cpu(f, v, limits.min_cpu, limits.max_cpu))
-    memory = _opt(data, "memory",
-                  lambda f, v: T.memory(f, v, limits.min_memory, limits.max_memory))
-    disk = _opt(data, "disk", lambda f, v: T.disk(f, v, limits.min_disk, limits.max_disk))
-
-    interactive = _flag(data, "interactive")
-    tty = _flag(data, "tty")
-    if _COMMAND_LIST_FROM <= version < _TTY_INDEPENDENT_FROM and interactive is not None:
+    interactive = _truth(data.get("interactive"))
+    tty = _truth(data.get("tty"))
+    if _COMMAND_LIST_FROM <= version < _TTY_INDEPENDENT_FROM and "interactive" in data:
         tty = interactive  # before 1.36, asking for stdin also meant a terminal
-
-    exposed_ports = _opt(data, "exposed_ports", T.exposed_ports)
-    security_groups = _opt(data, "security_groups", T.security_groups) or []
+    exposed_ports = _exposed_ports(data.get("exposed_ports"))
+    security_groups = _unique(data.get("security_groups"))  # type: ignore[arg-type]
     if exposed_ports and security_groups:
         raise InvalidParameterValue(
             err="'security_groups' and 'exposed_ports' cannot be used together: exposing "
                 "ports gives the container its own security group. Send only one of them."
         )
-
-    healthcheck = data.get("healthcheck")
+    cpu, memory, disk = data.get("cpu"), data.get("memory"), data.get("disk")
+    image_driver = data.get("image_driver")
+    pull_policy = data.get("image_pull_policy")
+    restart_policy = data.get("restart_policy")
     result: dict[str, object] = {
-        "name": name,
-        "image": T.image_name("image", data["image"]),
+        "name": data.get("name") or generate_name(),
+        "image": data["image"],
         "command": _command(data.get("command"), version),
-        "entrypoint": _opt(data, "entrypoint", T.string_list),
-        "cpu": limits.default_cpu if cpu is None else cpu,
-        "memory": str(limits.default_memory) if memory is None else memory,
-        "disk": disk,
-        "cpu_policy": _opt(data, "cpu_policy",
-                           lambda f, v: T.enum(f, v, CPU_POLICIES)) or "shared",
-        "workdir": _opt(data, "workdir", _workdir),
-        "environment": _opt(data, "environment", T.string_dict) or {},
-        "labels": _opt(data, "labels", T.labels) or {},
-        "image_pull_policy": _opt(data, "image_pull_policy",
-                                  lambda f, v: T.enum(f, v, IMAGE_PULL_POLICIES, True)),
-        "image_driver": _image_driver(data.get("image_driver"), limits),
-        "restart_policy": _opt(data, "restart_policy", T.restart_policy),
-        "interactive": bool(interactive),
-        "tty": bool(tty),
-        "auto_remove": _auto_remove(data.get("auto_remove")),
-        "auto_heal": bool(_flag(data, "auto_heal")),
-        "runtime": _opt(data, "runtime",
-                        lambda f, v: T.string(f, v, 1, 32, what="a Docker runtime name")),
-        "hostname": _opt(data, "hostname", T.hostname),
+        "entrypoint": data.get("entrypoint"),
+        "cpu": limits.default_cpu if cpu is None else _cpu(cpu, limits),
+        "memory": str(limits.default_memory) if memory is None else _memory(memory, limits),
+        "disk": None if disk is None else int(_in_range(
+            "disk", disk, limits.min_disk, limits.max_disk, limits)),
+        "cpu_policy": data.get("cpu_policy") or "shared",
+        "workdir": data.get("workdir") or None,
+        "environment": data.get("environment") or {},
+        "labels": data.get("labels") or {},
+        "image_pull_policy": None if pull_policy is None else str(pull_policy).lower(),
+        "image_driver": limits.default_image_driver if T.is_none_string(image_driver)
+        else image_driver,
+        "restart_policy": None if restart_policy is None else _restart_policy(
+            restart_policy),  # type: ignore[arg-type]
+        "interactive": interactive,
+        "tty": tty,
+        "auto_remove": bool(data.get("auto_remove")),
+        "auto_heal": _truth(data.get("auto_heal")),
+        "runtime": data.get("runtime"),
+        "hostname": data.get("hostname"),
         "security_groups": security_groups,
-        "healthcheck": T.healthcheck("healthcheck", healthcheck) if healthcheck else None,
+        "healthcheck": _healthcheck(data.get("healthcheck")),  # type: ignore[arg-type]
         "exposed_ports": exposed_ports,
-        "privileged": bool(_opt(data, "privileged", T.strict_bool)),
-        "_hints": _opt(data, "hints", T.json_object) or {},
-        "_nets": _nets(data.get("nets")),
-        "_mounts": _mounts(data.get("mounts")),
-        "_availability_zone": _opt(data, "availability_zone",
-                                   lambda f, v: T.string(f, v, 1, 255)),
-        "_registry": _opt(data, "registry",
-                          lambda f, v: T.string(f, v, 2, 255,
-                                                what="a registry uuid or name")),
-        "_requested_host": _opt(data, "host", T.host_name),
+        "privileged": _truth(data.get("privileged")),
+        "_hints": data.get("hints") or {},
+        "_nets": _nets(data.get("nets")),  # type: ignore[arg-type]
+        "_mounts": _mounts(data.get("mounts")),  # type: ignore[arg-type]
+        "_availability_zone": data.get("availability_zone"),
+        "_registry": data.get("registry"),
+        "_requested_host": data.get("host"),
     }
     _check_policies(data, is_admin)
     return result
 
 
 def validate_update(body: object, limits: CreateLimits) -> dict[str, object]:
-    """Validate a PATCH body: a non-empty subset of cpu, memory, name, auto_heal.
+    """Check a PATCH body (a non-empty subset of cpu, memory, name, auto_heal).
 
     Returns only the keys sent, normalised like create (cpu float, memory str).
     """
-    data = _check_keys(body, UPDATE_FIELDS, "container update",
-                       "with at least one of cpu, memory, name, auto_heal")
-    if not data:
-        raise InvalidParameterValue(
-            err="Nothing to update: send at least one of cpu, memory, name, auto_heal."
-        )
-    parsers: dict[str, Callable[[str, object], object]] = {
-        "cpu": lambda f, v: T.cpu(f, v, limits.min_cpu, limits.max_cpu),
-        "memory": lambda f, v: T.memory(f, v, limits.min_memory, limits.max_memory),
-        "name": T.container_name,
-        "auto_heal": T.strict_bool,
-    }
+    data = update_schema(limits).check(body)
     changes: dict[str, object] = {}
-    for key in UPDATE_FIELDS:
-        if key not in data:
-            continue
-        if data[key] is None:
-            raise T.invalid(key, None, f"'{key}' cannot be null in an update; leave it "
-                                       f"out to keep the current value.")
-        changes[key] = parsers[key](key, data[key])
+    if "cpu" in data:
+        changes["cpu"] = _cpu(data["cpu"], limits)
+    if "memory" in data:
+        changes["memory"] = _memory(data["memory"], limits)
+    if "name" in data:
+        changes["name"] = data["name"]
+    if "auto_heal" in data:
+        changes["auto_heal"] = _truth(data["auto_heal"])
     return changes

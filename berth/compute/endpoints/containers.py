@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from berth.common.context import RequestContext
 from berth.common.log import container_context
+from berth.compute.capsules import create as capsule_create
+from berth.compute.capsules import delete as capsule_delete
 from berth.compute.endpoints import EndpointBase, Wire, uuid_of
 from berth.compute.flows import create, delete, lifecycle
 from berth.compute.views import container_payload
 from berth.db import containers
+from berth.db.capsules import CAPSULE
 
 
 class ContainerEndpoints(EndpointBase):
@@ -18,13 +21,19 @@ class ContainerEndpoints(EndpointBase):
                          requested_volumes: Wire | None, container: Wire, run: bool,
                          pci_requests: list | None = None) -> None:
         ctx = RequestContext.from_dict(context)
+        if container.get("container_type") == CAPSULE:
+            self._workers.submit_flow(uuid_of(container), capsule_create.create_capsule,
+                                      self._deps, ctx, uuid_of(container), limits or {})
+            return
         self._workers.submit_flow(uuid_of(container), create.create_container, self._deps,
                                   ctx, uuid_of(container), run=bool(run), limits=limits or {})
 
     def container_delete(self, context: Wire, container: Wire, force: bool = False) -> None:
         ctx = RequestContext.from_dict(context)
-        self._workers.submit_flow(uuid_of(container), delete.delete_container, self._deps,
-                                  ctx, uuid_of(container), force=bool(force))
+        flow = capsule_delete.delete_capsule if container.get("container_type") == CAPSULE \
+            else delete.delete_container
+        self._workers.submit_flow(uuid_of(container), flow, self._deps, ctx,
+                                  uuid_of(container), force=bool(force))
 
     def container_start(self, context: Wire, container: Wire) -> None:
         ctx = RequestContext.from_dict(context)

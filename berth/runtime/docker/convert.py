@@ -251,6 +251,8 @@ def host_config_kwargs(spec: ContainerSpec) -> dict[str, Any]:
         kwargs["cpuset_mems"] = spec.cpuset_mems
     if spec.network_mode:
         kwargs["network_mode"] = spec.network_mode
+    if spec.ipc_mode:
+        kwargs["ipc_mode"] = spec.ipc_mode
     if spec.binds:
         kwargs["binds"] = list(spec.binds)
     return kwargs

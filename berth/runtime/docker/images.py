@@ -6,6 +6,7 @@ A mixin of :class:`~berth.runtime.docker.driver.DockerRuntime`: it uses
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,20 @@ class ImagesMixin:
             LOG.info("image %s is not on this node; nothing to remove", ref)
             return
         LOG.info("removed image %s", ref)
+
+    def import_image(self, ref: str, rootfs_tar: bytes, command: tuple[str, ...],
+                     labels: dict[str, str]) -> None:
+        """``docker import``: make image ``ref`` (``repo:tag``) of the files in
+        ``rootfs_tar``, with ``command`` as its default command. Idempotent: a second
+        import retags ``ref`` to an equal image."""
+        repo, _, tag = ref.rpartition(":")
+        changes = [f"CMD {json.dumps(list(command))}",
+                   *(f"LABEL {json.dumps(k)}={json.dumps(v)}" for k, v in labels.items())]
+        with translate_errors():
+            self._api().import_image_from_data(rootfs_tar, repository=repo or ref,
+                                               tag=tag if repo else "latest",
+                                               changes=changes)
+        LOG.info("made image %s locally (%d bytes of files)", ref, len(rootfs_tar))
 
     def search_images(self, term: str, limit: int = 25) -> tuple[ImageSearchResult, ...]:
         """``docker search term`` against the engine's index (Docker Hub)."""

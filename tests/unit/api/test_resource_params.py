@@ -83,12 +83,16 @@ def test_registry_domains_that_do_not(domain: Any) -> None:
 
 
 def test_registry_bodies_must_be_wrapped_and_known() -> None:
-    for body in ({"domain": "r.example"}, {"registry": "r.example"}, None, []):
+    for body, word in (({"domain": "r.example"}, "'registry' is a required property"),
+                       ({"registry": "r.example"}, "field 'registry'"),
+                       (None, "must be a JSON object such as {\"registry\""),
+                       ([], "must be a JSON object such as {\"registry\"")):
         with pytest.raises(exc.InvalidParameterValue) as err:
             registries_api._unwrap(body)
-        assert "'registry' is a required property" in err.value.msg
+        assert word in err.value.msg
     with pytest.raises(exc.InvalidParameterValue) as err:
-        registries_api._unwrap({"registry": {"domain": "r.example", "token": "x"}})
+        registries_api._parse(registries_api._unwrap(
+            {"registry": {"domain": "r.example", "token": "x"}}), creating=True)
     assert "'token'" in err.value.msg
     with pytest.raises(exc.InvalidParameterValue) as err:
         registries_api._parse({"name": "reg"}, creating=True)

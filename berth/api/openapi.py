@@ -1,0 +1,86 @@
+"""The OpenAPI document (``/openapi.json``): every request body as it is declared and
+checked (:mod:`berth.api.schemas`), and Zun's error body for every error status.
+
+A route names its body's declaration with :func:`request_body`; :func:`install`
+publishes each, in the document FastAPI makes, with the app's own settings (a create's bounds come from the
+configuration), so the document always says what this deployment accepts. FastAPI's
+own 422 "Validation Error" answers do not exist in berth (its errors are Zun's 400s)
+and are replaced by them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+from fastapi import APIRouter, FastAPI
+from fastapi.routing import APIRoute
+
+from berth.api.schemas.validation import RequestSchema
+from berth.api.state import ApiSettings
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+BodyOf = Callable[[ApiSettings], RequestSchema]
+
+#: Zun's error envelope (berth.api.errors.envelope).
+ERROR_BODY: dict[str, Any] = {
+    "type": "object", "required": ["errors"],
+    "properties": {"errors": {"type": "array", "items": {
+        "type": "object",
+        "required": ["request_id", "code", "status", "title", "detail", "links"],
+        "properties": {
+            "request_id": {"type": "string"}, "code": {"type": "string"},
+            "status": {"type": "integer"}, "title": {"type": "string"},
+            "detail": {"type": "string"}, "links": {"type": "array"}}}}}}
+
+_ERRORS = {
+    "400": "The request is not valid: the detail names the field and what it accepts.",
+    "403": "A policy forbids the request (the detail names the rule) or a quota is "
+           "exceeded.",
+    "404": "No such resource (or not visible to the caller's project).",
+    "406": "The requested microversion does not offer this request.",
+    "409": "The resource is not in a state that allows the request.",
+}
+
+
+def request_body(body_of: BodyOf) -> Callable[[_F], _F]:
+    """Mark a route's endpoint as reading the body ``body_of(settings)`` declares."""
+    def mark(endpoint: _F) -> _F:
+        endpoint.__berth_body__ = body_of  # type: ignore[attr-defined]
+        return endpoint
+    return mark
+
+
+def install(app: FastAPI, settings: ApiSettings, routers: Iterable[APIRouter]) -> None:
+    """Publish the bodies that the routes of ``routers`` declare, and Zun's errors."""
+    bodies = {(route.path, method.lower()): body_of(settings)
+              for router in routers for route in router.routes
+              if isinstance(route, APIRoute) and route.include_in_schema
+              and (body_of := getattr(route.endpoint, "__berth_body__", None)) is not None
+              for method in route.methods}
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            doc = _with_zun_errors(FastAPI.openapi(app))
+            for (path, method), schema in bodies.items():
+                doc["paths"][path][method].update(schema.openapi())
+            app.openapi_schema = doc
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _with_zun_errors(doc: dict[str, Any]) -> dict[str, Any]:
+    doc.setdefault("components", {}).setdefault("schemas", {})["ZunError"] = ERROR_BODY
+    schemas = doc["components"]["schemas"]
+    for name in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(name, None)
+    ref = {"$ref": "#/components/schemas/ZunError"}
+    for operations in doc.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            responses.pop("422", None)
+            for status, text in _ERRORS.items():
+                responses.setdefault(status, {"description": text, "content": {
+                    "application/json": {"schema": ref}}})
+    return doc

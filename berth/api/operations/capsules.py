@@ -1,0 +1,141 @@
+"""Capsules (api-v1.md §8): what the API does before it casts to the chosen node.
+
+A create checks the template, the project's quota (a capsule's members count as
+containers; its cpu and memory as the capsule's sums), schedules the capsule as one
+request of its sums, then writes the capsule row, its members' rows and the create
+action in one transaction and casts ``container_create`` with the capsule, as Zun.
+A capsule that cannot be scheduled is still a 202, in Error saying why.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import Request
+
+from berth.api.links import links
+from berth.api.microversions import APIVersion
+from berth.api.operations import quotas as quotas_api
+from berth.api.schemas.capsule import parse_template
+from berth.api.state import ApiState
+from berth.api.views import container_view, format_time
+from berth.common import exceptions as exc
+from berth.common.context import RequestContext
+from berth.common.log import container_context
+from berth.compute.states import Status
+from berth.db import actions, capsules, containers
+from berth.db.models import Container
+from berth.scheduler.base import RequestSpec
+
+LOG = logging.getLogger(__name__)
+
+_NEW_VIEW_FROM = APIVersion(1, 32)
+VIEW_KEYS = ("uuid", "user_id", "project_id", "created_at", "updated_at", "addresses",
+             "status", "status_reason", "name", "labels", "annotations", "memory", "cpu")
+
+
+def create(state: ApiState, ctx: RequestContext, body: Any) -> Container:
+    parsed = parse_template(body, state.settings.create_limits, ctx.is_admin)
+    capsule = parsed.capsule
+    deltas = {"containers": len(parsed.members), "cpu": capsule["cpu"],
+              "memory": int(capsule["memory"]), "disk": 0}
+    quota = quotas_api.check_deltas(state, ctx.project_id, deltas)
+    values: dict[str, Any] = dict(
+        capsule, project_id=ctx.project_id, user_id=ctx.user_id,
+        status=Status.CREATING.value, image=state.settings.sandbox_image,
+        image_driver="docker")
+    members = [dict(m, project_id=ctx.project_id, user_id=ctx.user_id,
+                    status=Status.CREATING.value) for m in parsed.members]
+    spec = RequestSpec(cpu=float(capsule["cpu"]), memory_mib=int(capsule["memory"]),
+                       availability_zone=parsed.availability_zone)
+    try:
+        selection = state.scheduler.select_destination(spec)
+    except exc.NoValidHost as err:
+        row = capsules.create(state.db, dict(values, status=Status.ERROR.value,
+                                             status_reason=err.msg), members,
+                              along=lambda uuid: [actions.new_action(ctx, uuid, "create",
+                                                                     failed=True)],
+                              guard=quota)
+        LOG.warning("capsule %s not scheduled: %s", row.uuid, err.msg)
+        return row
+    row = capsules.create(state.db, dict(values, host=selection.host),
+                          [dict(m, host=selection.host) for m in members],
+                          along=lambda uuid: [actions.new_action(ctx, uuid, "create")],
+                          guard=quota)
+    with container_context(row.uuid):
+        try:
+            state.compute.container_create(ctx, row, limits=dict(selection.limits),
+                                           requested_networks=[], requested_volumes={},
+                                           run=False)
+        except exc.BerthError as err:
+            row = containers.update_(state.db, row.uuid, {
+                "status": Status.ERROR.value,
+                "status_reason": f"Could not reach the compute agent of {selection.host}: "
+                                 f"{err.msg}"})
+            actions.action_finish(state.db, row.uuid, ctx.request_id, error=True)
+        LOG.info("capsule %s (%d members) accepted on host %s", row.name,
+                 len(members), selection.host)
+    return row
+
+
+def get(state: ApiState, ctx: RequestContext, ident: str) -> Container:
+    """By uuid or name; admins see every project's, others only their own."""
+    try:
+        return containers.get(state.db, ident, None if ctx.is_admin else ctx.project_id,
+                              container_type=capsules.CAPSULE)
+    except exc.ContainerNotFound:
+        raise exc.CapsuleNotFound(capsule=ident) from None
+
+
+def delete(state: ApiState, ctx: RequestContext, ident: str) -> None:
+    """Mark it Deleting and cast the delete to its node (which takes the task over);
+    a capsule never placed has only rows to remove."""
+    row = get(state, ctx, ident)
+    if not row.host:
+        LOG.info("capsule %s was never placed; removing its rows", row.uuid)
+        capsules.destroy(state.db, row.uuid)
+        return
+    state.compute.check_host(row)
+    row = containers.update_(state.db, row.uuid, {"status": Status.DELETING.value})
+    actions.action_start(state.db, ctx, row.uuid, "delete")
+    state.compute.container_delete(ctx, row, True)
+
+
+def list_views(state: ApiState, rows: list[Container], *, is_admin: bool,
+               version: APIVersion) -> list[dict[str, Any]]:
+    """``view`` of each row of a list (their members read in one query)."""
+    members = capsules.members_of_many(state.db, [row.id for row in rows])
+    return [view(state, row, is_admin=is_admin, version=version, members=members[row.id])
+            for row in rows]
+
+
+def view(state: ApiState, row: Container, *, is_admin: bool, version: APIVersion,
+         request: Request | None = None,
+         members: tuple[list[Container], list[Container]] | None = None) -> dict[str, Any]:
+    """The capsule as Zun shows it at ``version`` (its members included)."""
+    out: dict[str, Any] = {key: getattr(row, key) for key in VIEW_KEYS}
+    out["created_at"] = format_time(row.created_at)
+    out["updated_at"] = format_time(row.updated_at)
+    out["addresses"] = row.addresses or {}
+    out["labels"] = row.labels or {}
+    out["annotations"] = row.annotations or {}
+    inits, regular = members if members is not None else capsules.members_of(state.db,
+                                                                               row.id)
+    out["init_containers"] = [container_view(m, is_admin=is_admin) for m in inits]
+    out["containers"] = [container_view(m, is_admin=is_admin) for m in regular]
+    policy: Mapping[str, Any] = row.restart_policy or {"Name": "always",
+                                                      "MaximumRetryCount": "0"}
+    out["restart_policy"] = dict(policy)
+    if is_admin:
+        out["host"] = row.host
+    if version < _NEW_VIEW_FROM:
+        out["meta_name"] = out.pop("name")
+        out["meta_labels"] = out.pop("labels")
+        out["restart_policy"] = policy.get("Name")
+        out.update(volumes_info={}, containers_uuids=[], init_containers_uuids=[],
+                   capsule_version="")
+    if request is not None:
+        out["links"] = links(request, "capsules", row.uuid)
+    return out

@@ -1,0 +1,245 @@
+"""The capsule create body (api-v1.md §8), declared once, and what it becomes.
+
+``POST /v1/capsules`` carries ``{"template": ...}``: a pod template as an object, or
+as a JSON or YAML string (what ``zun capsule-create -f`` reads from a file). The
+template is declared as Zun's schema is, with two differences: every part of it is
+checked (Zun leaves ``initContainers`` unchecked and answers 500 for some bad
+volumes: here each is a 400 naming the field), and the deprecated top-level
+``restartPolicy`` is honoured when ``spec`` names none (Zun ignores it).
+
+:func:`parse_template` returns the capsule's row values and its members' (init
+containers first, in the template's order), with Zun's sums: the capsule's cpu and
+memory are the sums of its containers' requests (a container without one counts the
+configured default), raised to the largest init container's request.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import yaml
+
+from berth.api.schemas import fields as F
+from berth.api.schemas import types as T
+from berth.api.schemas.container import (
+    IMAGE,
+    IMAGE_PULL_POLICIES,
+    NAME,
+    CreateLimits,
+    generate_name,
+)
+from berth.api.schemas.validation import RequestSchema
+from berth.common.exceptions import InvalidParameterValue
+
+RESTART_POLICIES = {"Always": "always", "OnFailure": "on-failure", "Never": "no"}
+_PORT = F.described("A port from 1 to 65535.",
+                    {"type": "integer", "minimum": 1, "maximum": 65535})
+
+
+def _member(limits: CreateLimits) -> F.Schema:
+    return F.closed_object({
+        "image": IMAGE,
+        "name": F.described("The member's name in the template: unique within the "
+                            "capsule; the container is named capsule-<capsule>-<name>.",
+                            {"type": "string", "minLength": 1, "maxLength": 63,
+                             "pattern": "^[a-zA-Z0-9][a-zA-Z0-9_.-]*$"}),
+        "command": F.string_list(),
+        "args": F.string_list("[\"-c\", \"echo hi\"] (appended to the command)"),
+        "resources": F.closed_object({"requests": F.closed_object({
+            "cpu": F.number_like(limits.min_cpu, limits.max_cpu, what="a number of CPUs"),
+            "memory": F.integer_like(limits.min_memory, limits.max_memory,
+                                     what="a whole number of MiB")})},
+            description="{\"requests\": {\"cpu\": <CPUs>, \"memory\": <MiB>}}."),
+        "ports": F.described(
+            "A JSON array of {\"containerPort\": <1-65535>, \"protocol\": \"TCP\" or "
+            "\"UDP\", \"name\": ..., \"hostPort\": ...}.",
+            {"type": "array", "items": F.closed_object(
+                {"containerPort": _PORT, "hostPort": _PORT,
+                 "name": {"type": "string", "maxLength": 255},
+                 "protocol": {"enum": ["TCP", "UDP", "tcp", "udp"]}},
+                required=("containerPort",))}),
+        "volumeMounts": F.described(
+            "Volumes are not available in berth yet: a template may not mount any.",
+            {"type": "array", "maxItems": 0}),
+        "env": F.string_map(keys={"minLength": 1, "pattern": "^[^=]*$"},
+                            description="It must be a JSON object mapping names without "
+                                        "'=' to string values, e.g. {\"PATH\": \"/bin\"}."),
+        "workDir": F.described("The working directory must be an absolute path such as "
+                               "/srv/app.", {"type": "string", "maxLength": 255,
+                                             "pattern": "^/"}),
+        "imagePullPolicy": F.enum(("IfNotPresent", "Always", "Never", *IMAGE_PULL_POLICIES),
+                                  fold_case=True),
+        "stdin": F.described("A JSON boolean.", {"type": "boolean"}),
+        "tty": F.described("A JSON boolean.", {"type": "boolean"}),
+    }, required=("image",), description="A member container: its image, and optionally "
+                                        "name, command, args, resources, ports, env, "
+                                        "workDir, imagePullPolicy, stdin, tty.")
+
+
+def _template(limits: CreateLimits) -> F.Schema:
+    member = _member(limits)
+    policy = F.enum(tuple(RESTART_POLICIES))
+    return F.closed_object({
+        "kind": F.enum(("capsule", "Capsule")),
+        "capsuleVersion": F.enum(("beta", "Beta")),
+        "metadata": F.closed_object({
+            "name": NAME,
+            "labels": F.string_map(keys={"minLength": 1}, description="It must be a JSON "
+                                   "object with string values, e.g. {\"app\": \"web\"}."),
+            "annotations": F.string_map(keys={"minLength": 1}, description="It must be a "
+                                        "JSON object with string values."),
+        }, description="{\"name\": ..., \"labels\": {...}, \"annotations\": {...}}."),
+        "spec": F.closed_object({
+            "containers": F.described("One or more member containers.",
+                                      {"type": "array", "minItems": 1, "items": member}),
+            "initContainers": F.described(
+                "Containers run to completion, in order, before the containers start.",
+                {"type": "array", "items": member}),
+            "volumes": F.described("Volumes are not available in berth yet: a template "
+                                   "may not declare any.", {"type": "array", "maxItems": 0}),
+            "restartPolicy": policy,
+        }, required=("containers",), description="{\"containers\": [...], "
+                                                   "\"initContainers\": [...], "
+                                                   "\"restartPolicy\": ...}."),
+        "restartPolicy": F.described("Deprecated here: put it in spec.", policy),
+        "availabilityZone": F.string(1, 255),
+    }, required=("kind", "metadata", "spec"),
+        description="A capsule template (Zun's pod template).")
+
+
+@lru_cache(maxsize=8)
+def template_schema(limits: CreateLimits) -> RequestSchema:
+    return RequestSchema(_template(limits), what="capsule template", full_paths=True,
+                         shape="with 'kind', 'metadata' and 'spec'",
+                         hint="a template has kind: capsule, metadata: {name: ...} and "
+                              "spec: {containers: [{image: ...}]}.")
+
+
+@lru_cache(maxsize=8)
+def create_schema(limits: CreateLimits) -> RequestSchema:
+    """``POST /v1/capsules``: ``{"template": <object, or JSON/YAML text of one>}``."""
+    template = template_schema(limits).schema
+    return RequestSchema(
+        F.closed_object({"template": F.described(
+            "The capsule template: an object, or its JSON or YAML text.",
+            {"anyOf": [template, {"type": "string", "maxLength": 1048576}]})},
+            required=("template",), description="A capsule to create."),
+        what="capsule create", shape="such as {\"template\": {\"kind\": \"capsule\", ...}}",
+        hint="send {\"template\": <the capsule template>}.")
+
+
+@dataclass
+class ParsedCapsule:
+    """A template made into rows: the capsule's values, then its members' (init
+    containers first), and where to schedule it."""
+
+    capsule: dict[str, Any]
+    members: list[dict[str, Any]] = field(default_factory=list)
+    availability_zone: str | None = None
+
+
+def parse_template(body: object, limits: CreateLimits, is_admin: bool) -> ParsedCapsule:
+    outer = create_schema(limits).check_shape(body)
+    raw = outer["template"]
+    if isinstance(raw, str):
+        raw = _decode(raw)
+    template = template_schema(limits).check(raw)
+    spec, metadata = template["spec"], template.get("metadata") or {}
+    capsule_name = metadata.get("name") or generate_name().replace("container", "capsule")
+    _check_names(spec)
+    policy = RESTART_POLICIES[spec.get("restartPolicy") or template.get("restartPolicy")
+                              or "Always"]
+    inits = [_member_values(item, f"spec.initContainers[{i}]", capsule_name, limits,
+                            is_admin, init=True)
+             for i, item in enumerate(spec.get("initContainers") or [])]
+    members = [_member_values(item, f"spec.containers[{i}]", capsule_name, limits, is_admin,
+                              policy=policy)
+               for i, item in enumerate(spec["containers"])]
+    cpu = sum(m["cpu"] for m in members)
+    memory = sum(int(m["memory"]) for m in members)
+    cpu = max([cpu, *(m["cpu"] for m in inits)])
+    memory = max([memory, *(int(m["memory"]) for m in inits)])
+    capsule = {"name": capsule_name, "labels": metadata.get("labels") or {},
+               "annotations": metadata.get("annotations") or {},
+               "restart_policy": {"Name": policy, "MaximumRetryCount": "0"},
+               "cpu": round(cpu, 6), "memory": str(memory)}
+    return ParsedCapsule(capsule, inits + members, template.get("availabilityZone"))
+
+
+def _decode(text: str) -> Any:
+    """A template sent as JSON or YAML text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        where = getattr(err, "problem_mark", None)
+        at = f" at line {where.line + 1}, column {where.column + 1}" if where else ""
+        raise T.invalid("template", text, f"It is neither JSON nor YAML: "
+                                          f"{getattr(err, 'problem', None) or err}{at}.") \
+            from None
+
+
+def _check_names(spec: dict[str, Any]) -> None:
+    seen: set[str] = set()
+    for key in ("initContainers", "containers"):
+        for index, item in enumerate(spec.get(key) or []):
+            name = item.get("name")
+            if name is None:
+                continue
+            if name in seen:
+                raise InvalidParameterValue(
+                    err=f"Invalid input for field 'spec.{key}[{index}].name'. Value: "
+                        f"'{name}'. Each member's name must be unique within the capsule.")
+            seen.add(name)
+
+
+def _member_values(item: dict[str, Any], where: str, capsule_name: str,
+                   limits: CreateLimits, is_admin: bool, *, init: bool = False,
+                   policy: str = "no") -> dict[str, Any]:
+    """A member's row values (container_type 3 for an init container, else 2)."""
+    requests = (item.get("resources") or {}).get("requests") or {}
+    command = list(item.get("command") or []) + list(item.get("args") or [])
+    short = item.get("name") or where.rsplit("[", 1)[-1].rstrip("]")
+    short = f"init-{short}" if init and not item.get("name") else short
+    values: dict[str, Any] = {
+        "container_type": 3 if init else 2,
+        "name": f"capsule-{capsule_name}-{short}"[:255],
+        "image": item["image"],
+        "command": command or None,
+        "cpu": float(requests.get("cpu", limits.default_cpu)),
+        "memory": str(int(requests.get("memory", limits.default_memory))),
+        "environment": item.get("env") or {},
+        "workdir": item.get("workDir"),
+        "interactive": bool(item.get("stdin")),
+        "tty": bool(item.get("tty")),
+        "restart_policy": {"Name": "no" if init else policy, "MaximumRetryCount": "0"},
+        "exposed_ports": {f"{p['containerPort']}/{(p.get('protocol') or 'TCP').lower()}": {}
+                          for p in item.get("ports") or []} or None,
+        "image_pull_policy": _pull_policy(item.get("imagePullPolicy"), is_admin),
+        "labels": {},
+        "security_groups": [],
+    }
+    _check_range(f"{where}.resources.requests.cpu", values["cpu"], limits.min_cpu,
+                 limits.max_cpu)
+    _check_range(f"{where}.resources.requests.memory", int(values["memory"]),
+                 limits.min_memory, limits.max_memory)
+    return values
+
+
+def _pull_policy(value: str | None, is_admin: bool) -> str | None:
+    """Lower-cased; a non-admin's is dropped (Zun's policy). None: the node's
+    ``[DEFAULT]image_pull_policy``, as for a container that names none."""
+    if value is None or not is_admin:
+        return None
+    return value.lower()
+
+
+def _check_range(field: str, value: float, minimum: float, maximum: float) -> None:
+    if not minimum <= value <= maximum:
+        raise T.invalid(field, value, f"It must be{F.bounds_text(minimum, maximum)}.")

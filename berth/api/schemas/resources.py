@@ -1,0 +1,74 @@
+"""The bodies of the resource APIs, declared once: registries (api-v1.md §13), image
+pulls (§10) and quotas (§12). Checks that need more than the body (is the domain a
+registry host, does the host exist) stay with the operation that does them."""
+
+from __future__ import annotations
+
+from berth.api.schemas import fields as F
+from berth.api.schemas.container import NAME
+from berth.api.schemas.validation import RequestSchema
+from berth.db.quotas import RESOURCES
+
+INT_MAX = 2**31 - 1
+
+_REGISTRY_FIELDS: dict[str, F.Schema] = {
+    "name": F.nullable(NAME),
+    "domain": F.described("A registry host, optionally with a port, such as "
+                          "registry.example.com or 127.0.0.1:5000 (no scheme, no path).",
+                          {"type": "string", "minLength": 1, "maxLength": 255}),
+    "username": F.nullable(F.string(1, 255)),
+    "password": F.nullable(F.string(1, 255)),
+}
+_REGISTRY_SHAPE = ("such as {\"registry\": {\"domain\": \"registry.example.com\", "
+                   "\"name\": ..., \"username\": ..., \"password\": ...}}")
+
+REGISTRY_CREATE = RequestSchema(
+    F.closed_object(_REGISTRY_FIELDS, required=("domain",),
+                    description="Credentials for a private image registry."),
+    what="registry", shape=_REGISTRY_SHAPE,
+    hint="name the registry's host, e.g. {\"registry\": {\"domain\": "
+         "\"registry.example.com\"}}.")
+REGISTRY_UPDATE = RequestSchema(
+    F.closed_object(_REGISTRY_FIELDS, minProperties=1,
+                    description="The fields of a registry to change."),
+    what="registry update", shape=_REGISTRY_SHAPE)
+
+
+def wrapped(inner: RequestSchema, key: str) -> RequestSchema:
+    """A body that carries ``inner`` under ``key`` (``{"registry": {...}}``)."""
+    return RequestSchema(
+        F.closed_object({key: inner.schema}, required=(key,)),
+        what=f"{inner.what} wrapper", shape=inner.shape,
+        hint=f"send the fields inside it, {inner.shape}.")
+
+
+REGISTRY_CREATE_BODY = wrapped(REGISTRY_CREATE, "registry")
+REGISTRY_UPDATE_BODY = wrapped(REGISTRY_UPDATE, "registry")
+
+_IGNORED = "Accepted for zunclient's sake and ignored."
+IMAGE_PULL = RequestSchema(
+    F.closed_object({
+        "repo": F.described(
+            "The image to pull, \"<image>[:<tag>]\", 2 to 255 characters such as "
+            "\"busybox\" or \"127.0.0.1:5000/team/app:v1\".",
+            {"type": "string", "minLength": 2, "maxLength": 255,
+             "pattern": "[a-zA-Z0-9][a-zA-Z0-9_.-]"}),
+        "host": F.string(1, 255, what="a compute host name or uuid"),
+        "tag": F.nullable(F.string(1, 128, what="an image tag")),
+        "image_id": F.described(_IGNORED, {}),
+        "size": F.described(_IGNORED, {}),
+        "image_pull_policy": F.described(_IGNORED, {}),
+    }, required=("repo", "host"), description="An image for a host's agent to pull."),
+    what="image pull", shape="such as {\"repo\": \"busybox:latest\", \"host\": \"node1\"}",
+    hint="send {\"repo\": \"<image>[:<tag>]\", \"host\": \"<compute host name or uuid>\"}.")
+
+QUOTA = RequestSchema(
+    F.closed_object(
+        {name: F.described("It must be an integer of at least -1 (-1 means unlimited), "
+                           "a JSON integer or a string of digits.",
+                           {"anyOf": [{"type": "integer", "minimum": -1, "maximum": INT_MAX},
+                                      {"type": "string", "pattern": "^-?[0-9]{1,11}$"}]})
+         for name in RESOURCES},
+        description="A project's (or a quota class's) limits; absent ones are unchanged."),
+    what="quota", shape="such as {\"containers\": 10, \"memory\": 2048, \"cpu\": 4, "
+                        "\"disk\": 20}")

@@ -1,0 +1,74 @@
+"""What each command's ``--help`` says: what it runs, where it listens, which
+configuration it reads. The defaults quoted are read from the options' declarations
+(``berth.conf``), so the text cannot drift from them."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from berth.conf import api, docker, websocket_proxy
+
+
+def _default(module: ModuleType, name: str) -> object:
+    return next(opt.default for opt in module.OPTS if opt.dest == name)
+
+
+_API_PORT = _default(api, "port")
+_WSPROXY_PORT = _default(websocket_proxy, "wsproxy_port")
+_DOCKER = _default(docker, "api_url")
+
+#: Every command's epilog.
+CONFIG = ("Configuration: only the files named with --config-file FILE and --config-dir "
+          "DIR (both repeatable; later values win) are read; with none, every option "
+          "keeps its default. etc/berth.conf.sample in berth's source lists every "
+          "option with its help.")
+
+_LISTEN_API = (f"The API listens on [api]host_ip:[api]port (default 127.0.0.1:{_API_PORT} "
+               f"while [api]auth_strategy is noauth, else [DEFAULT]my_ip).")
+_LISTEN_CONSOLE = (f"The console proxy listens on [websocket_proxy]wsproxy_host:"
+                   f"wsproxy_port (default [DEFAULT]my_ip:{_WSPROXY_PORT}).")
+_DATABASE = ("Database: [database]connection (default: SQLite file berth.sqlite under "
+             "[DEFAULT]state_path).")
+
+BERTH = ("berth: a container service that speaks OpenStack Zun's REST API v1 and runs "
+         "Docker containers. `berth serve` runs all of it on this machine; `berth db "
+         "upgrade` and `berth db version` manage the database schema. --config-file "
+         "and --config-dir may come before or after the command.")
+
+SERVE = ("Runs the REST API (Zun's API v1) with its scheduler, this node's compute agent "
+         f"and the console proxy, in one process. {_LISTEN_API} {_LISTEN_CONSOLE} The "
+         f"agent drives the Docker engine at [docker]api_url (default {_DOCKER}). "
+         f"{_DATABASE} It is migrated at start. RPC stays in the process unless "
+         "[DEFAULT]transport_url is set. Stops on SIGTERM or Ctrl-C.")
+
+DB = "Database schema migrations (Alembic) on [database]connection."
+
+DB_UPGRADE = (f"Applies every migration and prints the revision reached. {_DATABASE} "
+              "Run it before berth-api and berth-compute start (they never migrate); "
+              "berth serve runs it itself.")
+
+DB_VERSION = (f"Prints the database's migration revision, or 'empty'. {_DATABASE}")
+
+API = ("berth-api: runs berth's REST API (Zun's API v1) and its scheduler, without a "
+       "compute agent. It reaches the agents over RabbitMQ ([DEFAULT]transport_url, "
+       f"required; topic [compute]topic) and needs no Docker engine. {_LISTEN_API} "
+       f"{_DATABASE} It must be at the migration head: run `berth db upgrade` first.")
+
+COMPUTE = ("berth-compute: runs the compute agent of this node ([DEFAULT]host): it "
+           "takes its work from RabbitMQ ([DEFAULT]transport_url, required; topic "
+           "[compute]topic), drives the Docker engine at [docker]api_url (default "
+           f"{_DOCKER}), and records containers, resources and its heartbeat in the "
+           f"database. {_DATABASE} It must be at the migration head: run `berth db "
+           "upgrade` first. Stops on SIGTERM or Ctrl-C.")
+
+WSPROXY = ("berth-wsproxy: runs the console WebSocket proxy (attach and exec) for the "
+           f"containers of this node ([DEFAULT]host). {_LISTEN_CONSOLE} It checks "
+           "console tokens in the database and reaches the Docker engine at "
+           f"[docker]api_url (default {_DOCKER}; TCP only with TLS). {_DATABASE}")
+
+STATUS = ("berth-status: `berth-status upgrade check` checks that this deployment can "
+          "run this berth: the database reachable and at the migration head, every "
+          "compute agent's heartbeat recent, RabbitMQ and OpenStack Placement (when "
+          "configured) reachable, and no option set that berth ignores or that is "
+          "unsafe. Exit status: 0 all passed, 1 a warning, 2 a failure, 255 a check "
+          "could not run. It listens on nothing and changes nothing.")

@@ -1,0 +1,239 @@
+"""container_create for a capsule: the docker capsule driver (behaviours.md §8).
+
+Steps, each with its undo on one ExitStack, so that every failure path removes every
+Docker container the capsule made and releases its claim and its allocation::
+
+    task container_creating ──► claim the capsule's sums ──► allocate in Placement
+      + the create event                                      (undo: release)
+    ──► sandbox image present ──► sandbox: docker create + start  (undo: rm -f)
+    ──► each init container, in order: pull, create, start, wait until it exits;
+        exit 0 goes on, anything else (or [DEFAULT]init_container_timeout) fails
+        the capsule naming it                                    (undo: rm -f)
+    ──► each container: pull, create, start                      (undo: rm -f)
+    ──► the sandbox's state written on the capsule, task cleared
+
+Members join the sandbox's network and IPC namespaces (``container:<sandbox id>``);
+their exposed ports are the sandbox's, since a member has no network of its own.
+Init containers run once, without a restart policy: the first one that fails puts
+the capsule in Error (Zun ran them under ``on-failure:10`` and then gave up on the
+``Restarting`` it saw).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import logging
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from typing import Any
+
+from berth.common import exceptions as exc
+from berth.common.context import RequestContext
+from berth.common.log import container_context
+from berth.compute.capsules import sandbox
+from berth.compute.deps import AgentDeps
+from berth.compute.flows import common
+from berth.compute.flows import create as container_flow
+from berth.compute.states import Status, TaskState
+from berth.db import capsules, containers
+from berth.db.models import Container
+from berth.runtime import base as rt
+
+LOG = logging.getLogger(__name__)
+
+
+class CapsuleFailed(exc.BerthError):
+    message = "%(reason)s"
+
+
+def create_capsule(deps: AgentDeps, ctx: RequestContext, uuid: str,
+                   limits: dict[str, Any] | None = None,
+                   clock: Callable[[], float] = time.monotonic) -> None:
+    try:
+        row, event_id = common.begin_task(deps, ctx, uuid, TaskState.CONTAINER_CREATING,
+                                          "compute__do_container_create",
+                                          expected_status=Status.CREATING.value)
+    except exc.ContainerNotFound:
+        LOG.info("capsule was deleted before its creation began; nothing to do")
+        return
+    except exc.TaskInProgress as err:
+        LOG.warning("not creating the capsule: busy or no longer Creating (%s)", err.msg)
+        return
+    LOG.info("creating capsule %s", row.name)
+    try:
+        with common.recorded(deps, ctx, uuid, "compute__do_container_create",
+                             started=event_id):
+            _create(deps, row, clock)
+    except exc.BerthError:
+        return          # recorded on the action; the row says why
+
+
+def _create(deps: AgentDeps, row: Container, clock: Callable[[], float]) -> None:
+    inits, members = capsules.members_of(deps.db, row.id)
+    with ExitStack() as undo, \
+            common.owned_task(deps, row.uuid, TaskState.CONTAINER_CREATING, held=row) as hold:
+        try:
+            _claim(deps, row)
+            undo.callback(deps.tracker.publish_usage)
+            if deps.placement is not None:
+                _allocate(deps, row)
+                undo.callback(container_flow.release_allocation, deps, row.uuid)
+            image = sandbox.ensure_image(deps, deps.settings.sandbox_image,
+                                         deps.settings.sandbox_pull_policy)
+            sandbox_id = deps.runtime.create(_sandbox_spec(deps, row, image, members))
+            undo.callback(_remove_quietly, deps, sandbox_id)
+            deps.runtime.start(sandbox_id)
+            containers.update_(deps.db, row.uuid, {"container_id": sandbox_id},
+                               expected_task_state=TaskState.CONTAINER_CREATING)
+            for member in inits:
+                undo.callback(_remove_quietly, deps,
+                              _run_member(deps, member, sandbox_id, init=True))
+                _wait_for_init(deps, row, member, clock)
+            for member in members:
+                undo.callback(_remove_quietly, deps, _run_member(deps, member, sandbox_id))
+            hold.apply_and_end(deps, deps.runtime.inspect(sandbox_id),
+                               {"status_reason": None})
+        except CapsuleFailed as err:
+            _fail(deps, row, err.msg)
+            raise
+        except exc.ResourcesUnavailable as err:
+            _fail(deps, row, f"ResourcesUnavailable: {err.msg}. Ask for less, or free "
+                             f"resources on host {deps.host}.", placed=False)
+            raise
+        except exc.ImageNotFound as err:
+            _fail(deps, row, err.msg)
+            raise
+        except rt.RuntimeDriverError as err:
+            _fail(deps, row, f"Docker could not make the capsule: {err.msg}")
+            raise
+        undo.pop_all()
+    LOG.info("capsule %s is up: sandbox %s, %d init containers, %d containers", row.name,
+             row.container_id or "", len(inits), len(members))
+
+
+def _claim(deps: AgentDeps, row: Container) -> None:
+    deps.tracker.claim(row.uuid, row.cpu, row.memory, placed=row.host == deps.host)
+
+
+def _allocate(deps: AgentDeps, row: Container) -> None:
+    from berth.placement.base import AllocationFailed, PlacementError
+
+    try:
+        container_flow.allocate(deps, row)
+    except AllocationFailed as err:
+        raise exc.ResourcesUnavailable(reason=err.msg) from err
+    except PlacementError as err:
+        raise CapsuleFailed(reason=f"Placement could not record the capsule's resources "
+                                   f"on host {deps.host}: {err.msg}") from err
+
+
+def _sandbox_spec(deps: AgentDeps, row: Container, image: str,
+                  members: list[Container]) -> rt.ContainerSpec:
+    ports = sorted({port for m in members for port in (m.exposed_ports or {})})
+    return rt.ContainerSpec(uuid=row.uuid, host=deps.host, image=image,
+                            labels={str(k): str(v) for k, v in (row.labels or {}).items()},
+                            hostname=(row.name or "")[:63] or None,
+                            exposed_ports=tuple(ports), ipc_mode="shareable")
+
+
+def _run_member(deps: AgentDeps, member: Container, sandbox_id: str,
+                init: bool = False) -> str:
+    """Pull, create and start one member in the sandbox's namespaces; record it on the
+    member's row; return its Docker container's id."""
+    with container_context(member.uuid):
+        what = "init container" if init else "container"
+        try:
+            image = container_flow.pull_image(deps, member)
+        except exc.ImageNotFound as err:
+            raise CapsuleFailed(reason=f"The {what} {member.name}: {err.msg}") from err
+        spec = dataclasses.replace(
+            container_flow.build_spec(deps, member, image),
+            network_mode=f"container:{sandbox_id}", ipc_mode=f"container:{sandbox_id}",
+            hostname=None, exposed_ports=(), runtime=None,
+            restart_policy=None if init else _restart_policy(member))
+        try:
+            container_id = deps.runtime.create(spec)
+        except rt.RuntimeDriverError as err:
+            raise CapsuleFailed(reason=f"Docker could not create the {what} "
+                                       f"{member.name}: {err.msg}") from err
+        try:
+            deps.runtime.start(container_id)
+        except rt.RuntimeDriverError as err:
+            _remove_quietly(deps, container_id)
+            raise CapsuleFailed(reason=f"Docker could not start the {what} "
+                                       f"{member.name}: {err.msg}") from err
+        seen = deps.runtime.inspect(container_id)
+        common.apply_runtime_state(deps, member, seen, force=True,
+                                   extra={"container_id": container_id, "host": deps.host,
+                                          "image_driver": "docker"})
+        LOG.info("%s %s started (Docker container %s)", what, member.name, container_id[:12])
+        return container_id
+
+
+def _restart_policy(member: Container) -> dict[str, object] | None:
+    policy = member.restart_policy or {}
+    if not policy.get("Name") or policy.get("Name") == "no":
+        return None
+    return {"Name": policy["Name"], "MaximumRetryCount": int(policy.get("MaximumRetryCount")
+                                                            or 0)}
+
+
+def _wait_for_init(deps: AgentDeps, row: Container, member: Container,
+                   clock: Callable[[], float]) -> None:
+    """Until the init container exits: 0 goes on, anything else fails the capsule, as
+    does running past ``init_container_timeout``. Polls at 0.1 s, backing off to 2 s."""
+    timeout = deps.settings.init_container_timeout
+    _extend_deadline(deps, row, timeout)
+    deadline = clock() + timeout
+    interval = 0.1
+    fresh = containers.get_by_uuid(deps.db, member.uuid)
+    while True:
+        seen = deps.runtime.inspect(fresh.container_id or "")
+        state = seen.state
+        if state is not None and not state.running and not state.restarting \
+                and state.status != rt.RunState.CREATED:
+            common.apply_runtime_state(deps, fresh, seen, force=True)
+            if state.exit_code == 0:
+                LOG.info("init container %s finished (exit 0)", member.name)
+                return
+            raise CapsuleFailed(reason=f"The init container {member.name} failed (exit "
+                                       f"{state.exit_code}{_detail(state)}); the capsule "
+                                       f"does not start. Its logs say why.")
+        if clock() >= deadline:
+            raise CapsuleFailed(reason=f"The init container {member.name} was still running "
+                                       f"after {timeout} s ([DEFAULT]init_container_timeout).")
+        time.sleep(interval)
+        interval = min(interval * 2, 2.0)
+
+
+def _detail(state: rt.ContainerState) -> str:
+    return ", OOMKilled" if state.oom_killed else (f", {state.error}" if state.error else "")
+
+
+def _extend_deadline(deps: AgentDeps, row: Container, seconds: int) -> None:
+    """An init container may run longer than a create's task deadline allows."""
+    deadline = common.task_deadline(deps.settings, TaskState.CONTAINER_CREATING)
+    if deadline is None:
+        return
+    deadline += dt.timedelta(seconds=seconds)
+    containers.update_(deps.db, row.uuid, {"task_deadline": deadline},
+                       expected_task_state=TaskState.CONTAINER_CREATING)
+
+
+def _fail(deps: AgentDeps, row: Container, reason: str, placed: bool = True) -> None:
+    """The capsule and its members in Error, saying why (``placed``: False when the
+    node refused it, which clears its host as for a container)."""
+    common.fail(deps, row.uuid, reason, **({} if placed else {"host": None}))
+    capsules.update_members(deps.db, row.id, {"status": Status.ERROR.value,
+                                              "status_reason": f"Capsule failed: {reason}"[:2000],
+                                              "container_id": None})
+
+
+def _remove_quietly(deps: AgentDeps, container_id: str) -> None:
+    try:
+        deps.runtime.delete(container_id, force=True)
+    except rt.RuntimeDriverError as err:
+        LOG.warning("could not remove Docker container %s after a failed capsule create: "
+                    "%s", container_id[:12], err.msg)

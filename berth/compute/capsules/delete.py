@@ -1,0 +1,69 @@
+"""container_delete for a capsule: its members' Docker containers (init containers
+included), then the sandbox, then the Placement allocation, then the rows.
+
+As for a container, an engine failure without ``force`` puts the capsule in Error and
+keeps its rows (delete again, or with --force); with ``force`` it is logged and the
+deletion goes on. A Docker container the engine no longer has counts as removed.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from berth.common import exceptions as exc
+from berth.common.context import RequestContext
+from berth.compute.deps import AgentDeps
+from berth.compute.flows import common
+from berth.compute.states import TaskState
+from berth.db import capsules, containers
+from berth.placement.base import PlacementError
+from berth.runtime import base as rt
+
+LOG = logging.getLogger(__name__)
+
+
+def delete_capsule(deps: AgentDeps, ctx: RequestContext, uuid: str, force: bool) -> None:
+    row = containers.find_by_uuid(deps.db, uuid)
+    if row is None:
+        LOG.info("capsule already deleted")
+        return
+    inits, members = capsules.members_of(deps.db, row.id)
+    try:
+        with common.task(deps, uuid, TaskState.CONTAINER_DELETING, steal=True):
+            # Members first: the sandbox holds the namespaces they are in.
+            for docker_id in [m.container_id for m in (*members, *inits)] + [row.container_id]:
+                if docker_id and not _removed(deps, uuid, docker_id, force):
+                    return
+            if deps.placement is not None:
+                try:
+                    deps.placement.remove_allocation(uuid)
+                except PlacementError as err:
+                    common.fail(deps, uuid, f"Placement could not release the capsule's "
+                                            f"resources: {err.msg}. Delete it again once "
+                                            f"Placement answers.")
+                    return
+            capsules.destroy(deps.db, uuid)
+            for member in (*members, *inits, row):
+                deps.last_inspected.forget(member.uuid)
+    except exc.TaskInProgress as err:
+        LOG.warning("not deleting the capsule: %s", err.msg)
+        return
+    deps.tracker.publish_usage_soon()
+    LOG.info("capsule deleted (sandbox %s, %d members)", row.container_id or "never created",
+             len(members) + len(inits))
+
+
+def _removed(deps: AgentDeps, uuid: str, docker_id: str, force: bool) -> bool:
+    try:
+        deps.runtime.delete(docker_id, force=True)
+    except rt.RuntimeNotFound:
+        pass
+    except rt.RuntimeDriverError as err:
+        if not force:
+            common.fail(deps, uuid, f"Docker could not remove the capsule's container "
+                                    f"{docker_id[:12]}: {err.msg}. Delete it again, or with "
+                                    f"--force.")
+            return False
+        LOG.warning("Docker could not remove %s (%s); forced delete goes on",
+                    docker_id[:12], err.msg)
+    return True

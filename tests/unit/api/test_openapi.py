@@ -1,0 +1,116 @@
+"""The OpenAPI document publishes each request body as it is declared and checked
+(berth.api.openapi, berth.api.schemas): the same declaration, the configured bounds,
+Zun's error body instead of FastAPI's 422."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from berth.api.app import create_app
+from berth.api.microversions import APIVersion
+from berth.api.schemas.container import CreateLimits, create_schema, validate_create
+from berth.api.schemas.resources import IMAGE_PULL, QUOTA, REGISTRY_CREATE_BODY
+from berth.api.state import ApiSettings, ApiState
+from berth.common.exceptions import InvalidParameterValue
+
+LIMITS = CreateLimits(max_memory=1024, min_cpu=0.5)
+
+
+def document(limits: CreateLimits = LIMITS) -> dict[str, Any]:
+    state = ApiState(db=None, compute=None, scheduler=None,  # type: ignore[arg-type]
+                     settings=ApiSettings(create_limits=limits), up_hosts=object())  # type: ignore[arg-type]
+    return create_app(state).openapi()
+
+
+def body_schema(doc: dict[str, Any], method: str, path: str) -> dict[str, Any]:
+    body = doc["paths"][path][method]["requestBody"]
+    assert body["required"] is True
+    schema: dict[str, Any] = body["content"]["application/json"]["schema"]
+    return schema
+
+
+def test_every_body_the_api_reads_is_published_as_declared() -> None:
+    doc = document()
+    assert body_schema(doc, "post", "/v1/containers") == create_schema(LIMITS).schema
+    assert body_schema(doc, "post", "/v1/registries") == REGISTRY_CREATE_BODY.schema
+    assert body_schema(doc, "post", "/v1/images") == IMAGE_PULL.schema
+    assert body_schema(doc, "put", "/v1/quotas/{project_id}") == QUOTA.schema
+    assert body_schema(doc, "put", "/v1/quota_classes/{name}") == QUOTA.schema
+    update = body_schema(doc, "patch", "/v1/containers/{ident}")
+    assert set(update["properties"]) == {"cpu", "memory", "name", "auto_heal"}
+    assert body_schema(doc, "patch", "/v1/registries/{ident}")["required"] == ["registry"]
+
+
+def test_the_published_bounds_are_the_configured_ones() -> None:
+    props = body_schema(document(), "post", "/v1/containers")["properties"]
+    memory = props["memory"]["anyOf"][0]
+    assert (memory["minimum"], memory["maximum"]) == (4, 1024)
+    assert props["cpu"]["anyOf"][0]["minimum"] == 0.5
+    assert props["entrypoint"]["x-min-version"] == "1.40"
+    assert props["mounts"]["x-empty-is-absent"] is True
+
+
+def test_errors_are_zun_bodies_and_no_422_is_promised() -> None:
+    doc = document()
+    assert "ZunError" in doc["components"]["schemas"]
+    assert "HTTPValidationError" not in doc["components"]["schemas"]
+    for path, operations in doc["paths"].items():
+        for method, operation in operations.items():
+            assert "422" not in operation["responses"], (method, path)
+            assert operation["responses"]["400"]["content"]["application/json"]["schema"] \
+                == {"$ref": "#/components/schemas/ZunError"}
+
+
+#: Bodies whose verdict the declaration alone decides (no check that needs the bounds
+#: of a numeric string, base64, shell quoting, policy or two fields together).
+AGREEMENT = [
+    ({"image": "busybox"}, True),
+    ({"image": "busybox", "cpu": 0.5, "memory": 64, "command": ["sleep", "1"]}, True),
+    ({"image": "busybox", "nets": [{"network": "n", "v4-fixed-ip": "10.0.0.2"}]}, True),
+    ({"image": "busybox", "nets": [{"network": "n", "port": "p"}]}, False),
+    ({"image": "busybox", "nets": [{"network": "n", "v4-fixed-ip": "fd00::1"}]}, False),
+    ({"image": "busybox", "mounts": [{"type": "bind", "size": 1, "destination": "/d"}]},
+     False),
+    ({"image": "busybox", "mounts": [{"size": 2, "destination": "/d"}]}, True),
+    ({"image": "busybox", "restart_policy": {"Name": "always", "MaximumRetryCount": 2}},
+     False),
+    ({"image": "busybox", "restart_policy": {"Name": "on-failure", "MaximumRetryCount": 2}},
+     True),
+    ({"image": "busybox", "healthcheck": {}}, True),
+    ({"image": "busybox", "healthcheck": {"interval": 1}}, False),
+    ({"image": "busybox", "exposed_ports": {"65536/tcp": {}}}, False),
+    ({"image": "busybox", "exposed_ports": {"443/TCP": {}}}, True),
+    ({"image": "busybox", "memory": 2048}, False),
+    ({"image": "busybox", "cpu": 0.2}, False),
+    ({"image": "busybox", "name": "ab\n"}, False),
+    ({"image": "busybox", "interactive": None}, False),
+    ({"image": "busybox", "environment": {"A=B": "c"}}, False),
+    ({"image": "busybox", "image_driver": "None"}, True),
+    ({"image": "busybox", "extra": 1}, False),
+    ({"name": "no-image"}, False),
+]
+
+
+@pytest.mark.parametrize("body,valid", AGREEMENT)
+def test_the_document_and_the_api_agree(body: dict[str, Any], valid: bool) -> None:
+    published = body_schema(document(), "post", "/v1/containers")
+    checker = Draft202012Validator(published, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    if "\n" not in str(body.get("name")):   # ECMA "$" is the very end, unlike Python's
+        assert checker.is_valid(body) is valid
+    try:
+        validate_create(body, APIVersion(1, 40), True, LIMITS)
+        accepted = True
+    except InvalidParameterValue:
+        accepted = False
+    assert accepted is valid
+
+
+def test_a_create_body_is_refused_naming_the_item_and_quoting_its_declaration() -> None:
+    with pytest.raises(InvalidParameterValue) as info:
+        validate_create({"image": "busybox", "nets": [{"network": "n"}, {"port": ""}]},
+                        APIVersion(1, 40), False, LIMITS)
+    assert str(info.value) == ("Invalid input for field 'nets[1]'. Value: '{\"port\": \"\"}'. "
+                               "It must be a port name or id of 1 to 255 characters.")
