@@ -15,15 +15,19 @@ OPTS = [
     cfg.IntOpt("vif_active_timeout", default=60, min=1,
                help="Seconds an add waits for the interface to come up; past it the "
                     "daemon answers 504 and undoes the attachment."),
-    cfg.IntOpt("pyroute2_timeout", default=10, min=1,
-               help="Accepted for Zun compatibility; berth's netlink calls do not use it."),
+    cfg.IntOpt("pyroute2_timeout", default=10, min=1, deprecated_for_removal=True,
+               deprecated_reason="berth's netlink calls do not tune pyroute2's timeout",
+               help="Zun's pyroute2 timeout for busy kernels; berth does not use it."),
     cfg.BoolOpt("docker_mode", default=False,
-                help="Accepted for Zun compatibility; not supported yet: run the daemon in "
-                     "the host's PID namespace, where the runtime's netns paths are valid."),
+                help="Set when the daemon runs in a container and finds the host's /proc "
+                     "at netns_proc_dir. Not used yet: run the daemon in the host's PID "
+                     "namespace, where the runtime's namespace paths are valid."),
     cfg.StrOpt("netns_proc_dir", default=None,
-               help="Accepted for Zun compatibility (see docker_mode)."),
+               help="Where the host's /proc is mounted when docker_mode is set. Not used "
+                    "yet (see docker_mode)."),
     cfg.StrOpt("zun_cni_config_file", default="/etc/cni/net.d/10-zun-cni.conf",
-               help="Path to the CNI network configuration file."),
+               help="The CNI network configuration the compute agent hands the plugin. "
+                    "Not used yet: the agent does not plug containers through CNI yet."),
     cfg.StrOpt("registry_file", default="$state_path/cni/registry.json",
                help="berth: where the daemon keeps its attachments, so that a restarted "
                     "daemon finds them again."),
