@@ -18,9 +18,11 @@ from types import FrameType
 
 from oslo_config import cfg
 
+from berth.cmd import helptext
 from berth.cni.daemon import CniDaemon, DaemonSettings
 from berth.common import log
 from berth.conf import CONF
+from berth.version import version_string
 
 LOG = logging.getLogger(__name__)
 
@@ -34,8 +36,11 @@ def settings(conf: cfg.ConfigOpts) -> DaemonSettings:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # What wiring.read_config does, without importing berth.cmd.wiring: that module
+    # loads the compute agent, 26 MiB this daemon has no use for.
     CONF(args=list(argv if argv is not None else sys.argv[1:]), project="berth",
-         default_config_files=[])
+         default_config_files=[], version=version_string(), prog="berth-cni-daemon",
+         description=helptext.CNI_DAEMON, epilog=helptext.CONFIG)
     log.setup()
     daemon = CniDaemon(settings(CONF))
     try:
