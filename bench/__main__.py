@@ -18,6 +18,7 @@ from bench import (
     p6_agent_memory,
     p6_memory,
     p7_restart,
+    p8_cni_add,
 )
 from bench.common import Berth, Result
 
@@ -30,6 +31,7 @@ BENCHMARKS = {
     "P6": p6_memory.p6,
     "P6A": p6_agent_memory.p6_agent,
     "P7": p7_restart.p7,
+    "P8": p8_cni_add.p8,
 }
 
 

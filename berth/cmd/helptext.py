@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from berth.conf import api, docker, websocket_proxy
+from berth.conf import api, cni_daemon, docker, websocket_proxy
 
 
 def _default(module: ModuleType, name: str) -> object:
@@ -16,6 +16,8 @@ def _default(module: ModuleType, name: str) -> object:
 _API_PORT = _default(api, "port")
 _WSPROXY_PORT = _default(websocket_proxy, "wsproxy_port")
 _DOCKER = _default(docker, "api_url")
+_CNI_HOST = _default(cni_daemon, "cni_daemon_host")
+_CNI_PORT = _default(cni_daemon, "cni_daemon_port")
 
 #: Every command's epilog.
 CONFIG = ("Configuration: only the files named with --config-file FILE and --config-dir "
@@ -72,3 +74,18 @@ STATUS = ("berth-status: `berth-status upgrade check` checks that this deploymen
           "configured) reachable, and no option set that berth ignores or that is "
           "unsafe. Exit status: 0 all passed, 1 a warning, 2 a failure, 255 a check "
           "could not run. It listens on nothing and changes nothing.")
+
+CNI_DAEMON = ("berth-cni-daemon: plugs containers into berth's local networks (a Linux "
+              "bridge per network, a veth pair per interface, berth's own iptables chains) "
+              "for berth-cni and the compute agent. It listens on [cni_daemon]"
+              f"cni_daemon_host:cni_daemon_port (default {_CNI_HOST}:{_CNI_PORT}), keeps its "
+              "attachments in [cni_daemon]registry_file (default under [DEFAULT]state_path) "
+              "and undoes at start what a killed daemon left half done. Runs as root. "
+              "Stops on SIGTERM or Ctrl-C; the containers keep their network.")
+
+CNI = ("berth-cni: a CNI 1.0 plugin. A container runtime runs it with CNI_COMMAND (ADD, "
+       "DEL, CHECK, VERSION), CNI_CONTAINERID, CNI_NETNS, CNI_IFNAME, CNI_ARGS in the "
+       "environment and the network configuration as JSON on stdin; it forwards the "
+       "request to berth-cni-daemon (the configuration's daemonUrl, default "
+       f"http://{_CNI_HOST}:{_CNI_PORT}) and prints the result or the CNI error as JSON. "
+       "It reads no configuration file.")

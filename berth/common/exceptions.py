@@ -36,7 +36,8 @@ as in Zun.
     ├── ResourcesUnavailable             the node's claim failed (row -> Error)
     ├── RPCError                         transport failures
     │   └── RPCTimeout
-    └── RuntimeDriverError               see berth.runtime.base
+    ├── RuntimeDriverError               see berth.runtime.base
+    └── NetworkDriverError               see berth.network.base
 """
 
 from __future__ import annotations

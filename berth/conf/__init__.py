@@ -8,6 +8,7 @@ from oslo_config import cfg
 
 from berth.conf import (
     api,
+    cni_daemon,
     compute,
     database,
     default,
@@ -21,7 +22,7 @@ from berth.conf import (
 CONF = cfg.CONF
 
 _MODULES = (default, api, compute, database, docker, scheduler, websocket_proxy, quota,
-            placement)
+            placement, cni_daemon)
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

@@ -37,7 +37,8 @@ def test_exec_start_runs_an_installed_console_script_with_the_config_file(unit: 
 
 def test_the_units_start_every_service() -> None:
     started = {" ".join([Path(a[0]).name, *a[1:-2]]) for a in map(_exec_start, UNITS)}
-    assert started == {"berth serve", "berth-api", "berth-compute", "berth-wsproxy"}
+    assert started == {"berth serve", "berth-api", "berth-compute", "berth-wsproxy",
+                       "berth-cni-daemon"}
 
 
 def test_systemd_accepts_the_units(tmp_path: Path) -> None:

@@ -55,6 +55,9 @@ COMMANDS = [
       "berth db upgrade"]),
     ("berth.cmd.wsproxy", ["--help"],
      ["usage: berth-wsproxy ", "console WebSocket proxy", ":6784", "[docker]api_url"]),
+    ("berth.cmd.cni_daemon", ["--help"],
+     ["usage: berth-cni-daemon ", "local networks", "127.0.0.1:9036",
+      "[cni_daemon]registry_file", "root"]),
     ("berth.cmd.status", ["--help"],
      ["usage: berth-status ", "upgrade check", "migration head", "RabbitMQ",
       "0 all passed, 1 a warning, 2 a failure"]),
@@ -73,7 +76,7 @@ def test_help_says_what_runs_where_it_listens_and_what_it_reads(
 
 @pytest.mark.parametrize("module_name", ["berth.cmd.main", "berth.cmd.api",
                                          "berth.cmd.compute", "berth.cmd.wsproxy",
-                                         "berth.cmd.status"])
+                                         "berth.cmd.status", "berth.cmd.cni_daemon"])
 def test_version_is_the_package_version(
         module_name: str, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -99,3 +102,19 @@ def test_config_file_still_works_after_the_sub_command(tmp_path: Path) -> None:
                            "--config-file", str(conf_file)], cwd=ROOT,
                           capture_output=True, text=True, timeout=60, check=False)
     assert (done.returncode, done.stdout.strip()) == (0, "from-the-file"), done.stderr
+
+
+def test_berth_cni_answers_help_and_version_and_otherwise_is_a_plugin(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from berth.cmd import cni
+
+    for argv, phrase in ((["--help"], "CNI 1.0 plugin"), (["--version"], PYPROJECT_VERSION)):
+        with pytest.raises(SystemExit) as exited:
+            cni.main(argv)
+        assert exited.value.code == 0
+        assert phrase in " ".join(capsys.readouterr().out.split())
+    done = subprocess.run([sys.executable, "-m", "berth.cmd.cni"], cwd=ROOT, input="",
+                          env={"CNI_COMMAND": "VERSION", "PATH": "/usr/bin:/bin",
+                               "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and '"supportedVersions"' in done.stdout, done.stderr

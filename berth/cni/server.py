@@ -1,0 +1,165 @@
+"""The daemon's HTTP endpoints (stdlib ``http.server``, requests on a bounded pool).
+
+``POST /addNetwork``, ``/delNetwork``, ``/checkNetwork`` take a forwarded plugin
+invocation (``CniRequest.to_wire``); ``GET /healthz`` answers 200 once the daemon has
+recovered its registry. Answers:
+
+=========  ============================================  ===========================
+status     when                                          CNI code in the body
+=========  ============================================  ===========================
+200        add done; body is the CNI result              —
+204        delete or check done                          —
+400        configuration or environment invalid          1, 4, 6, 7
+404        the namespace does not exist                  3
+409        no address free, fixed IP taken or invalid,   100, 101, 102
+           CHECK found the attachment changed
+500        the host refused (netlink, iptables)          103
+504        the interface did not come up within          11 (try again later)
+           ``[cni_daemon] vif_active_timeout``
+=========  ============================================  ===========================
+
+(Zun answers 500 for the last case: its retry library's error escapes the handler.)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
+
+from berth.cni.contract import CURRENT_VERSION, CniError, CniRequest, Code, add_result
+from berth.cni.service import CniService
+from berth.common import log
+from berth.common.threads import ElasticThreadPool
+from berth.network.base import (
+    AddressError,
+    AddressExhausted,
+    AttachmentMismatch,
+    NetnsNotFound,
+    NetworkDriverError,
+    VIFNotReady,
+)
+
+LOG = logging.getLogger(__name__)
+
+MAX_BODY = 1 << 20
+
+
+def error_answer(exc: BaseException, version: str = CURRENT_VERSION) -> tuple[int, CniError]:
+    """The HTTP status and CNI error for a failure of the service."""
+    if isinstance(exc, CniError):
+        return HTTPStatus.BAD_REQUEST, exc
+    if isinstance(exc, NetnsNotFound):
+        return HTTPStatus.NOT_FOUND, CniError(Code.UNKNOWN_CONTAINER, str(exc), version=version)
+    if isinstance(exc, AddressExhausted):
+        return HTTPStatus.CONFLICT, CniError(Code.ADDRESS_EXHAUSTED, str(exc), version=version)
+    if isinstance(exc, AddressError):
+        return HTTPStatus.CONFLICT, CniError(Code.ADDRESS_UNAVAILABLE, str(exc), version=version)
+    if isinstance(exc, AttachmentMismatch):
+        return HTTPStatus.CONFLICT, CniError(Code.ATTACHMENT_MISMATCH, str(exc), version=version)
+    if isinstance(exc, VIFNotReady):
+        return HTTPStatus.GATEWAY_TIMEOUT, CniError(Code.TRY_AGAIN_LATER, str(exc),
+                                                    version=version)
+    if isinstance(exc, NetworkDriverError):
+        return HTTPStatus.INTERNAL_SERVER_ERROR, CniError(Code.DRIVER_FAILURE, str(exc),
+                                                          version=version)
+    return HTTPStatus.INTERNAL_SERVER_ERROR, CniError(
+        Code.DRIVER_FAILURE, "berth-cni-daemon failed unexpectedly", repr(exc), version=version)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: DaemonHTTPServer
+    protocol_version = "HTTP/1.1"
+    timeout = 30  # a client that stalls mid-request loses its worker after this
+
+    def do_GET(self) -> None:  # http.server names its hooks so
+        if self.path == "/healthz":
+            ready = self.server.ready.is_set()
+            self._send(HTTPStatus.OK if ready else HTTPStatus.SERVICE_UNAVAILABLE,
+                       {"ready": ready})
+        else:
+            self._send(HTTPStatus.NOT_FOUND, {"msg": f"no such path {self.path}"})
+
+    def do_POST(self) -> None:
+        action = {"/addNetwork": "add", "/delNetwork": "delete",
+                  "/checkNetwork": "check"}.get(self.path)
+        if action is None:
+            self._send(HTTPStatus.NOT_FOUND, {"msg": f"no such path {self.path}"})
+            return
+        version = CURRENT_VERSION
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+            if not 0 < length <= MAX_BODY:
+                raise CniError(Code.DECODE_FAILURE, f"request body of {length} bytes")
+            try:
+                body = json.loads(self.rfile.read(length))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise CniError(Code.DECODE_FAILURE, "request body is not JSON", str(exc)) from exc
+            request = CniRequest.from_wire(body)
+            version = request.version
+            with log.container_context(request.container_id):
+                if action == "add":
+                    vif = self.server.service.add(request)
+                    self._send(HTTPStatus.OK, add_result(vif, version))
+                    return
+                getattr(self.server.service, action)(request)
+            self._send(HTTPStatus.NO_CONTENT, None)
+        except Exception as exc:  # every failure is answered, never dropped
+            status, err = error_answer(exc, version)
+            if status >= 500:
+                LOG.error("%s failed: %s", self.path, err.msg, exc_info=not isinstance(
+                    exc, (NetworkDriverError, CniError)))
+            else:
+                LOG.info("%s refused (%d): %s", self.path, status, err.msg)
+            self._send(status, err.to_json())
+
+    def _send(self, status: int, payload: Any) -> None:
+        data = b"" if payload is None else json.dumps(payload).encode()
+        self.send_response(status)
+        if data:
+            self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if data:
+            self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        LOG.debug("%s %s", self.address_string(), format % args)
+
+
+class DaemonHTTPServer(HTTPServer):
+    """An HTTP server whose requests run on at most ``workers`` threads."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, service: CniService, host: str, port: int, workers: int) -> None:
+        self.service = service
+        self.ready = threading.Event()
+        self.pool = ElasticThreadPool(workers, thread_name_prefix="cni-worker")
+        super().__init__((host, port), _Handler)
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self.pool.submit(self._process, request, client_address)
+
+    def _process(self, request: socket.socket, client_address: Any) -> None:
+        try:
+            self.finish_request(request, client_address)
+        except ConnectionError as exc:  # the client went away (a plugin killed, a timeout)
+            LOG.debug("connection from %s ended: %s", client_address, exc)
+        except Exception:  # one broken connection must not end the worker
+            LOG.exception("request from %s failed", client_address)
+        finally:
+            self.shutdown_request(request)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self.pool.shutdown(wait=False)

@@ -1,0 +1,312 @@
+"""What ``berth-cni-daemon`` does: add, delete and check attachments on local networks,
+recover at start-up, and the sync pass.
+
+Concurrency: one lock per network orders everything that touches a network (its IPAM,
+its bridge, its attachments), so adds on different networks run in parallel on the
+daemon's workers while two adds on one network cannot hand out one address or race
+the last delete that removes the bridge. The registry has its own lock for its file.
+
+A network exists on the host while it has attachments: the first add makes its bridge
+and firewall rules, the last delete takes them away, so a host where every container
+was deleted holds nothing of berth but its (empty) iptables chains.
+
+Failures raise ``NetworkDriverError`` subclasses, or ``CniError`` for a configuration
+that contradicts the network as it is in use; ``berth.cni.server`` maps both to HTTP.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Protocol
+
+from berth.cni.contract import CniError, CniRequest, Code, network_spec
+from berth.cni.registry import Entry, Registry, State
+from berth.network import netns as ns
+from berth.network.base import (
+    VIF,
+    AttachmentMismatch,
+    NetnsNotFound,
+    NetworkDriver,
+    NetworkDriverError,
+    NetworkSpec,
+    VIFNotReady,
+    stable_mac,
+)
+from berth.network.ipam import SubnetAllocator
+
+LOG = logging.getLogger(__name__)
+
+
+class FirewallRules(Protocol):
+    def ensure_network(self, spec: NetworkSpec) -> None: ...
+    def remove_network(self, spec: NetworkSpec) -> None: ...
+    def has_network(self, spec: NetworkSpec) -> bool: ...
+
+
+class CniService:
+    def __init__(self, driver: NetworkDriver, firewall: FirewallRules, registry: Registry,
+                 vif_active_timeout: float = 60.0, poll_interval: float = 0.05,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.driver, self.firewall, self.registry = driver, firewall, registry
+        self.vif_active_timeout = vif_active_timeout
+        self._poll, self._clock, self._sleep = poll_interval, clock, sleep
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+        self._allocators: dict[str, SubnetAllocator] = {}
+        # The networks whose bridge and rules this process laid, as it laid them.
+        self._ready: dict[str, NetworkSpec] = {}
+
+    # -- start-up --
+
+    def recover(self) -> None:
+        """Load the registry and make the host agree with it: undo what was half done
+        when the last daemon stopped, rebuild IPAM, lay the bridges and rules of the
+        networks in use, then one sync pass."""
+        self.registry.load()
+        for entry in self.registry.entries():
+            if entry.state is not State.ACTIVE:
+                LOG.warning("undoing %s, left %s by the previous daemon", entry.key,
+                            entry.state)
+                self.driver.detach(entry.key, entry.vif.netns)
+                self.registry.remove(entry.key)
+        for spec in self.registry.networks():
+            with self._network_lock(spec.name):
+                if not self.registry.entries(spec.name):
+                    self._drop_network(spec)
+                else:
+                    self._allocator(spec)
+                    self._ensure_network(spec)
+        self.sync()
+
+    # -- the three CNI commands --
+
+    def add(self, request: CniRequest) -> VIF:
+        if request.netns is None:
+            raise CniError(Code.INVALID_ENVIRONMENT, "ADD needs CNI_NETNS", version=request.version)
+        spec, key, netns = network_spec(request), request.key, request.netns
+        with self._network_lock(spec.name):
+            spec = self._admit(spec, request)
+            identity = ns.identity(netns)
+            if identity is None:
+                raise NetnsNotFound(netns=netns)
+            if identity == ns.identity("/proc/self/ns/net"):
+                # The daemon is root and listens without authentication (as Zun's): never
+                # let a request put an interface, an address and routes on the host itself.
+                raise CniError(Code.INVALID_ENVIRONMENT,
+                               f"CNI_NETNS {netns} is the host's own network namespace",
+                               version=request.version)
+            existing = self.registry.get(key)
+            if existing is not None:
+                same = (existing.state is State.ACTIVE and existing.vif.netns == netns
+                        and existing.netns_id == str(identity))
+                if same and self._intact(existing.vif):
+                    LOG.info("%s is already attached as asked; answering again", key)
+                    return existing.vif
+                LOG.info("%s: replacing the earlier attachment (%s)", key, existing.state)
+                self._undo(existing)
+            allocator = self._allocator(spec)
+            address = allocator.allocate(request.fixed_ip)
+            mac = (request.mac or stable_mac(key)).lower()
+            planned = VIF(key=key, netns=netns, mac=mac, address=address, gateway=spec.gateway,
+                          bridge=spec.bridge, host_ifname=key.host_ifname, mtu=spec.mtu)
+            try:
+                self.registry.put(Entry(planned, State.PLUGGING, str(identity)), spec)
+            except BaseException:
+                allocator.release(address)
+                raise
+            try:
+                self._ensure_network(spec)
+                vif = self.driver.attach(spec, key, netns, address, mac)
+                self._wait_ready(vif)
+                self.registry.set_state(key, State.ACTIVE, vif)
+            except BaseException as exc:
+                try:
+                    entry = self.registry.get(key)
+                    if entry is not None:
+                        self._undo(entry)
+                    self._drop_network_if_unused(spec)
+                except NetworkDriverError as undo:  # the next start or DEL finishes it
+                    LOG.error("%s: could not undo the failed add (%s): %s", key, exc, undo)
+                raise
+        LOG.info("attached %s: %s on %s in %s", key, address, spec.bridge, netns)
+        return vif
+
+    def delete(self, request: CniRequest) -> None:
+        """Idempotent: what is not there is not an error (the spec asks DEL to succeed
+        when the namespace or the attachment is already gone)."""
+        key = request.key
+        with self._network_lock(key.network):
+            entry = self.registry.get(key)
+            if entry is None:
+                self.driver.detach(key, request.netns)  # whatever a lost registry left
+                return
+            self._undo(entry, mark=True)
+            spec = self.registry.network(key.network)
+            if spec is not None:
+                self._drop_network_if_unused(spec)
+        LOG.info("detached %s", key)
+
+    def check(self, request: CniRequest) -> None:
+        key = request.key
+        entry = self.registry.get(key)
+        if entry is None or entry.state is not State.ACTIVE:
+            raise AttachmentMismatch(key=str(key), reason="berth has no such attachment")
+        self.driver.check(entry.vif)
+        spec = self.registry.network(key.network)
+        if spec is None or not self.firewall.has_network(spec):
+            raise AttachmentMismatch(key=str(key), reason="the network's firewall rules are missing")
+        prev = request.config.get("prevResult")
+        if isinstance(prev, dict):
+            addresses = {ip.get("address") for ip in prev.get("ips") or [] if isinstance(ip, dict)}
+            if addresses and str(entry.vif.address) not in addresses:
+                raise AttachmentMismatch(
+                    key=str(key), reason=f"has {entry.vif.address}, prevResult says {addresses}")
+
+    # -- the sync pass --
+
+    def sync(self) -> int:
+        """Remove attachments whose namespace is gone (or is now another namespace at the
+        same path), finish deletes that failed half-way, remove host veths that no entry
+        accounts for; lay missing bridges and
+        rules again. Returns how many things it removed.
+
+        The veths it takes for orphans are every ``vth*`` link no entry records: one
+        daemon per host owns that prefix."""
+        removed = 0
+        # Interfaces first, entries second: an add writes its entry before it makes its
+        # veth, so any veth seen here that is in flight has its entry in the snapshot.
+        interfaces = self.driver.host_interfaces()
+        entries = self.registry.entries()
+        known = {e.key.host_ifname for e in entries}
+        for name in sorted(interfaces - known):
+            LOG.warning("removing orphan veth %s (no attachment records it)", name)
+            self.driver.remove_host_interface(name)
+            removed += 1
+        for entry in entries:
+            if entry.state is State.PLUGGING:  # an add in flight (or undone at start-up)
+                continue
+            if entry.state is State.ACTIVE:
+                try:
+                    identity = ns.identity(entry.vif.netns)
+                except NetworkDriverError as exc:  # unreadable is not gone: keep it
+                    LOG.warning("%s: %s; keeping the attachment", entry.key, exc)
+                    continue
+                if identity is not None and str(identity) == entry.netns_id:
+                    continue
+            with self._network_lock(entry.key.network):
+                current = self.registry.get(entry.key)
+                if current != entry:  # changed under us: a later pass will see it
+                    continue
+                if entry.state is State.DELETING:  # a delete that failed half-way
+                    LOG.warning("%s: finishing an interrupted delete", entry.key)
+                else:
+                    LOG.warning("%s: namespace %s is gone; removing the attachment",
+                                entry.key, entry.vif.netns)
+                try:
+                    self._undo(entry, mark=True)
+                    spec = self.registry.network(entry.key.network)
+                    if spec is not None:
+                        self._drop_network_if_unused(spec)
+                except NetworkDriverError as exc:  # one stuck entry must not stop the pass
+                    LOG.error("%s: could not remove the attachment: %s", entry.key, exc)
+                    continue
+                removed += 1
+        for spec in self.registry.networks():
+            with self._network_lock(spec.name):
+                if not self.registry.entries(spec.name):
+                    continue
+                # A bridge someone removed by hand comes back (its veths do not: CHECK
+                # reports those attachments, and the runtime's DEL and ADD repair them).
+                self.driver.ensure_network(spec)
+                if not self.firewall.has_network(spec):
+                    LOG.warning("firewall rules of network %s were missing; laying them again",
+                                spec.name)
+                    self.firewall.ensure_network(spec)
+        return removed
+
+    # -- helpers --
+
+    @contextmanager
+    def _network_lock(self, name: str) -> Iterator[None]:
+        with self._guard:
+            lock = self._locks.setdefault(name, threading.Lock())
+        with lock:
+            yield
+
+    def _admit(self, spec: NetworkSpec, request: CniRequest) -> NetworkSpec:
+        """The network as in use, or ``spec`` when it is new and fits beside the others."""
+        known = self.registry.network(spec.name)
+        if known is not None:
+            if (known.cidr, known.gateway, known.bridge) != (spec.cidr, spec.gateway, spec.bridge):
+                raise CniError(Code.INVALID_NETWORK_CONFIG,
+                               f"network {spec.name} is in use with subnet {known.cidr}, gateway "
+                               f"{known.gateway}, bridge {known.bridge}; this configuration "
+                               f"says {spec.cidr}, {spec.gateway}, {spec.bridge}",
+                               version=request.version)
+            if (known.masquerade, known.mtu) == (spec.masquerade, spec.mtu):
+                return known
+            return spec  # an operator changed ipMasq or mtu: the new rules apply
+        for other in self.registry.networks():
+            if other.cidr.overlaps(spec.cidr) or other.bridge == spec.bridge:
+                raise CniError(Code.INVALID_NETWORK_CONFIG,
+                               f"network {spec.name} ({spec.cidr}, bridge {spec.bridge}) "
+                               f"clashes with network {other.name} ({other.cidr}, bridge "
+                               f"{other.bridge}) already in use", version=request.version)
+        return spec
+
+    def _allocator(self, spec: NetworkSpec) -> SubnetAllocator:
+        allocator = self._allocators.get(spec.name)
+        if allocator is None or allocator.spec.cidr != spec.cidr:
+            in_use = [e.vif.address.ip for e in self.registry.entries(spec.name)]
+            allocator = SubnetAllocator(spec, in_use)
+            self._allocators[spec.name] = allocator
+        return allocator
+
+    def _ensure_network(self, spec: NetworkSpec) -> None:
+        if self._ready.get(spec.name) == spec:
+            return
+        self.driver.ensure_network(spec)
+        self.firewall.ensure_network(spec)
+        self._ready[spec.name] = spec
+
+    def _intact(self, vif: VIF) -> bool:
+        try:
+            self.driver.check(vif)
+        except NetworkDriverError:
+            return False
+        return True
+
+    def _wait_ready(self, vif: VIF) -> None:
+        deadline = self._clock() + self.vif_active_timeout
+        while not self.driver.is_ready(vif):
+            if self._clock() >= deadline:
+                raise VIFNotReady(key=str(vif.key), timeout=self.vif_active_timeout)
+            self._sleep(self._poll)
+
+    def _undo(self, entry: Entry, mark: bool = False) -> None:
+        """Take one attachment away: veth, address, entry (network lock held)."""
+        if mark and entry.state is not State.DELETING:
+            self.registry.set_state(entry.key, State.DELETING)
+        self.driver.detach(entry.key, entry.vif.netns)
+        allocator = self._allocators.get(entry.key.network)
+        if allocator is not None:
+            allocator.release(entry.vif.address)
+        self.registry.remove(entry.key)
+
+    def _drop_network_if_unused(self, spec: NetworkSpec) -> None:
+        if not self.registry.entries(spec.name):
+            self._drop_network(spec)
+
+    def _drop_network(self, spec: NetworkSpec) -> None:
+        self.firewall.remove_network(spec)
+        self.driver.delete_network(spec)
+        self.registry.drop_network(spec.name)
+        self._allocators.pop(spec.name, None)
+        self._ready.pop(spec.name, None)
+        LOG.info("network %s has no attachment left: bridge %s and its rules removed",
+                 spec.name, spec.bridge)

@@ -1,0 +1,17 @@
+"""Container networking on this node: berth's own local networks.
+
+What this package owns:
+
+- ``base``: the driver interface and the typed values that cross it (``NetworkSpec``,
+  ``VIF``) and the ``NetworkDriverError`` family;
+- ``ipam``: pure address management for one subnet (allocate, fixed IPs, release,
+  rebuild from the addresses in use);
+- ``netns``: entering a network namespace from one thread, to talk netlink inside it;
+- ``bridge``: the local driver, one Linux bridge per network and one veth pair per
+  attachment, through pyroute2;
+- ``firewall``: the iptables rules berth owns (its own chains), which let a network's
+  members talk, keep networks apart and optionally masquerade egress.
+
+The CNI plugin and its daemon (``berth.cni``) drive these; the compute agent will too,
+through the daemon. Nothing here reads ``CONF`` or touches the database.
+"""

@@ -1,0 +1,242 @@
+"""The local network driver: one Linux bridge per network, one veth pair per attachment.
+
+::
+
+    host namespace                               container namespace (netns)
+    bth<hash> (bridge, gateway/prefix) ── vth<hash> ══ veth ══ eth0 (mac, address/prefix,
+                                                                default via gateway)
+
+An attach is one netlink request on the host (the pair, made with its container end
+already in the namespace under its final name) and four inside the namespace; a
+request costs about a millisecond through pyroute2, so the count matters.
+
+Names derive from the network name and the attachment key (``berth.network.base``),
+so a restarted process finds what an earlier one made. Every method converges: an
+``attach`` that finds a pair from an earlier, interrupted attempt removes it and
+plugs again; ``detach`` and ``delete_network`` of what is absent do nothing.
+
+The bridge is not filtered here: ``berth.network.firewall`` owns the iptables rules
+without which Docker's FORWARD DROP policy drops the frames crossing it.
+"""
+
+from __future__ import annotations
+
+import errno
+import ipaddress
+import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from pyroute2 import IPRoute
+from pyroute2.netlink.exceptions import NetlinkError
+
+from berth.network import netns as ns
+from berth.network.base import (
+    VETH_PREFIX,
+    VIF,
+    AttachmentKey,
+    AttachmentMismatch,
+    NetnsNotFound,
+    NetworkDriverError,
+    NetworkSpec,
+    stable_mac,
+)
+
+LOG = logging.getLogger(__name__)
+
+#: ``lo`` is the first interface of every network namespace.
+LOOPBACK_INDEX = 1
+
+
+@contextmanager
+def translate_errors(action: str) -> Iterator[None]:
+    """Netlink and OS failures become ``NetworkDriverError`` saying what was being done."""
+    try:
+        yield
+    except NetworkDriverError:
+        raise
+    except (NetlinkError, OSError) as exc:
+        raise NetworkDriverError(reason=f"{action}: {exc}") from exc
+
+
+def _index(ipr: IPRoute, ifname: str) -> int | None:
+    found = ipr.link_lookup(ifname=ifname)
+    return found[0] if found else None
+
+
+def _delete_link(ipr: IPRoute, ifname: str) -> bool:
+    """Delete by name; False when there was no such link."""
+    try:
+        ipr.link("del", ifname=ifname)
+    except NetlinkError as exc:
+        if exc.code == errno.ENODEV:
+            return False
+        raise
+    return True
+
+
+class BridgeDriver:
+    """``berth.network.base.NetworkDriver`` on Linux bridges and veth pairs."""
+
+    def ensure_network(self, spec: NetworkSpec) -> None:
+        with translate_errors(f"setting up bridge {spec.bridge}"), IPRoute() as ipr:
+            index = _index(ipr, spec.bridge)
+            if index is None:
+                try:
+                    ipr.link("add", ifname=spec.bridge, kind="bridge", mtu=spec.mtu)
+                except NetlinkError as exc:
+                    if exc.code != errno.EEXIST:  # a concurrent creator won: fine
+                        raise
+                index = _index(ipr, spec.bridge)
+                LOG.info("created bridge %s for network %s (%s)", spec.bridge, spec.name,
+                         spec.cidr)
+            if index is None:
+                raise NetworkDriverError(reason=f"bridge {spec.bridge} vanished while set up")
+            kind = self._kind(ipr, index)
+            if kind != "bridge":
+                raise NetworkDriverError(
+                    reason=f"{spec.bridge} exists and is a {kind or 'plain'} link, not a "
+                           f"bridge; remove it or give the network another bridge name")
+            have = {(a.get("address"), a["prefixlen"]) for a in ipr.get_addr(index=index)}
+            if (str(spec.gateway), spec.cidr.prefixlen) not in have:
+                try:
+                    ipr.addr("add", index=index, address=str(spec.gateway),
+                             prefixlen=spec.cidr.prefixlen)
+                except NetlinkError as exc:
+                    if exc.code != errno.EEXIST:
+                        raise
+            ipr.link("set", index=index, state="up")
+
+    def delete_network(self, spec: NetworkSpec) -> None:
+        with translate_errors(f"removing bridge {spec.bridge}"), IPRoute() as ipr:
+            if _delete_link(ipr, spec.bridge):
+                LOG.info("removed bridge %s of network %s", spec.bridge, spec.name)
+
+    def attach(self, spec: NetworkSpec, key: AttachmentKey, netns: str,
+               address: ipaddress.IPv4Interface, mac: str | None = None) -> VIF:
+        mac = (mac or stable_mac(key)).lower()
+        host = key.host_ifname
+        fd = ns.open_fd(netns)  # NetnsNotFound before anything is made
+        try:
+            with translate_errors(f"plugging {key} into {spec.bridge}"), IPRoute() as ipr:
+                bridge = _index(ipr, spec.bridge)
+                if bridge is None:
+                    raise NetworkDriverError(reason=f"bridge {spec.bridge} does not exist")
+                # The leftover of an interrupted attempt: deleting the host end deletes
+                # the pair, wherever the other end is.
+                _delete_link(ipr, host)
+                # One request makes the pair, puts the host end on the bridge and up, and
+                # makes the other end inside the namespace with its final name and MAC:
+                # no window in which it sits in the host's namespace under a temporary name.
+                try:
+                    ipr.link("add", ifname=host, kind="veth", mtu=spec.mtu, master=bridge,
+                             state="up", peer={"ifname": key.ifname, "net_ns_fd": fd,
+                                               "address": mac, "mtu": spec.mtu})
+                except NetlinkError as exc:
+                    if exc.code != errno.EEXIST:
+                        raise
+                    raise NetworkDriverError(
+                        reason=f"{netns} already has an interface {key.ifname} that berth "
+                               f"did not make; ask for another interface name") from exc
+            with translate_errors(f"configuring {key.ifname} in {netns}"), \
+                    ns.iproute_in(netns) as inner:
+                default_route = self._configure_inside(inner, spec, key, address)
+        except BaseException:
+            try:
+                self._forget(host)
+            except NetworkDriverError as undo:
+                LOG.warning("could not undo the half-made attachment %s: %s", key, undo)
+            raise
+        finally:
+            os.close(fd)
+        return VIF(key=key, netns=netns, mac=mac, address=address, gateway=spec.gateway,
+                   bridge=spec.bridge, host_ifname=host, mtu=spec.mtu,
+                   default_route=default_route)
+
+    @staticmethod
+    def _configure_inside(ipr: IPRoute, spec: NetworkSpec, key: AttachmentKey,
+                          address: ipaddress.IPv4Interface) -> bool:
+        """Address, link up, loopback up, default route; whether it set the route."""
+        index = _index(ipr, key.ifname)
+        if index is None:
+            raise NetworkDriverError(reason=f"{key.ifname} did not appear in the namespace")
+        ipr.addr("add", index=index, address=str(address.ip),
+                 prefixlen=address.network.prefixlen)
+        ipr.link("set", index=index, state="up")
+        ipr.link("set", index=LOOPBACK_INDEX, state="up")
+        # The first network of a container carries its default route; a later one only
+        # its own subnet (the kernel adds that route with the address).
+        try:
+            ipr.route("add", dst="0.0.0.0/0", gateway=str(spec.gateway), oif=index)
+        except NetlinkError as exc:
+            if exc.code != errno.EEXIST:
+                raise
+            return False
+        return True
+
+    def detach(self, key: AttachmentKey, netns: str | None = None) -> None:
+        self._forget(key.host_ifname)
+
+    def remove_host_interface(self, ifname: str) -> None:
+        """Remove one of berth's host-side links by name (the sync pass's orphans)."""
+        if not ifname.startswith(VETH_PREFIX):
+            raise ValueError(f"{ifname} is not a berth veth")
+        self._forget(ifname)
+
+    def _forget(self, *ifnames: str) -> None:
+        with translate_errors(f"removing {', '.join(ifnames)}"), IPRoute() as ipr:
+            for name in ifnames:
+                if _delete_link(ipr, name):
+                    LOG.info("removed veth %s", name)
+
+    def check(self, vif: VIF) -> None:
+        key = str(vif.key)
+        with translate_errors(f"checking {key}"), IPRoute() as ipr:
+            host = _index(ipr, vif.host_ifname)
+            bridge = _index(ipr, vif.bridge)
+            if host is None:
+                raise AttachmentMismatch(key=key, reason=f"host end {vif.host_ifname} is gone")
+            master = ipr.get_links(host)[0].get("IFLA_MASTER")
+            if bridge is None or master != bridge:
+                raise AttachmentMismatch(
+                    key=key, reason=f"{vif.host_ifname} is not on bridge {vif.bridge}")
+        try:
+            inner = ns.iproute_in(vif.netns)
+        except NetnsNotFound as exc:
+            raise AttachmentMismatch(key=key, reason=f"namespace {vif.netns} is gone") from exc
+        with translate_errors(f"checking {key}"), inner:
+            index = _index(inner, vif.ifname)
+            if index is None:
+                raise AttachmentMismatch(key=key, reason=f"{vif.ifname} is gone")
+            link = inner.get_links(index)[0]
+            if (link.get("IFLA_ADDRESS") or "").lower() != vif.mac:
+                raise AttachmentMismatch(
+                    key=key, reason=f"MAC is {link.get('IFLA_ADDRESS')}, not {vif.mac}")
+            if not link["flags"] & 1:  # IFF_UP
+                raise AttachmentMismatch(key=key, reason=f"{vif.ifname} is down")
+            have = {(a.get("address"), a["prefixlen"]) for a in inner.get_addr(index=index)}
+            want = (str(vif.address.ip), vif.address.network.prefixlen)
+            if want not in have:
+                raise AttachmentMismatch(key=key, reason=f"address {vif.address} is missing")
+
+    def is_ready(self, vif: VIF) -> bool:
+        try:
+            inner = ns.iproute_in(vif.netns)
+        except NetnsNotFound:
+            return False
+        with translate_errors(f"reading {vif.key}"), inner:
+            index = _index(inner, vif.ifname)
+            if index is None:
+                return False
+            return inner.get_links(index)[0].get("IFLA_OPERSTATE") == "UP"
+
+    def host_interfaces(self) -> set[str]:
+        with translate_errors("listing veths"), IPRoute() as ipr:
+            names = (link.get("IFLA_IFNAME") or "" for link in ipr.get_links())
+            return {n for n in names if n.startswith(VETH_PREFIX)}
+
+    @staticmethod
+    def _kind(ipr: IPRoute, index: int) -> str | None:
+        info = ipr.get_links(index)[0].get("IFLA_LINKINFO")
+        return info.get("IFLA_INFO_KIND") if info else None
