@@ -6,8 +6,8 @@
 source "$(dirname "$0")/lib.sh"
 need_root
 # iproute2 and iptables: tests/functional/network; containernetworking-plugins: bench P8's
-# reference bridge plugin.
-apt_install curl ca-certificates iproute2 iptables containernetworking-plugins
+# reference bridge plugin; busybox-static: the capsule sandbox image (berth/sandbox:1).
+apt_install curl ca-certificates iproute2 iptables containernetworking-plugins busybox-static
 # RabbitMQ and PostgreSQL usually run before the session (shared/infra.md): stop them at
 # exit only when this script starts them (ci-services.sh itself never stops what it did not start).
 STOP=(registry placement)
