@@ -19,6 +19,7 @@ from bench import (
     p6_memory,
     p7_restart,
     p8_cni_add,
+    p9_capsule_create,
 )
 from bench.common import Berth, Result
 
@@ -32,6 +33,7 @@ BENCHMARKS = {
     "P6A": p6_agent_memory.p6_agent,
     "P7": p7_restart.p7,
     "P8": p8_cni_add.p8,
+    "P9": p9_capsule_create.p9,
 }
 
 

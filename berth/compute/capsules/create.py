@@ -9,7 +9,7 @@ Docker container the capsule made and releases its claim and its allocation::
     ──► each init container, in order: pull, create, start, wait until it exits;
         exit 0 goes on, anything else (or [DEFAULT]init_container_timeout) fails
         the capsule naming it                                    (undo: rm -f)
-    ──► each container: pull, create, start                      (undo: rm -f)
+    ──► the containers side by side: pull, create, start         (undo: rm -f)
     ──► the sandbox's state written on the capsule, task cleared
 
 Members join the sandbox's network and IPC namespaces (``container:<sandbox id>``);
@@ -90,9 +90,7 @@ def _create(deps: AgentDeps, row: Container, clock: Callable[[], float]) -> None
                     undo.callback(_remove_quietly, deps,
                                   _run_member(deps, member, sandbox_id, init=True))
                     _wait_for_init(deps, row, member, clock)
-                for member in members:
-                    undo.callback(_remove_quietly, deps,
-                                  _run_member(deps, member, sandbox_id))
+                _run_members(deps, members, sandbox_id, undo)
                 hold.apply_and_end(deps, deps.runtime.inspect(sandbox_id),
                                    {"status_reason": None})
                 undo.pop_all()
@@ -169,6 +167,22 @@ def _run_member(deps: AgentDeps, member: Container, sandbox_id: str,
                                           "image_driver": "docker"})
         LOG.info("%s %s started (Docker container %s)", what, member.name, container_id[:12])
         return container_id
+
+
+def _run_members(deps: AgentDeps, members: list[Container], sandbox_id: str,
+                 undo: ExitStack) -> None:
+    """Run the containers side by side (nothing orders them, and a start is mostly the
+    engine's time); every one that started is on ``undo``; the first failure raises
+    once all have ended."""
+    running = [common.overlapped(deps, _run_member, deps, m, sandbox_id) for m in members]
+    failure: BaseException | None = None
+    for future in running:
+        try:
+            undo.callback(_remove_quietly, deps, future.result())
+        except BaseException as err:  # noqa: BLE001 - kept, raised once all have ended
+            failure = failure or err
+    if failure is not None:
+        raise failure
 
 
 def _restart_policy(member: Container) -> dict[str, object] | None:
