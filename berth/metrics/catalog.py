@@ -23,6 +23,7 @@ from contextlib import contextmanager
 
 from prometheus_client import REGISTRY, Counter, Gauge, Histogram, disable_created_metrics
 
+from berth.common.exceptions import BerthError, RPCError, RPCTimeout
 from berth.metrics.queues import QueueDepths
 
 # No ``*_created`` series: they double what a scrape reads and nothing here needs them.
@@ -107,8 +108,8 @@ ALLOCATION_CORRECTIONS = Counter(
     "correction (released: nothing holds it; allocated: set to what the row holds).",
     ["correction"])
 ALLOCATION_AUDIT_FAILURES = Counter(
-    "berth_allocation_audit_failures", "Allocation checks that could not reach Placement "
-    "(the next audit tries again).")
+    "berth_allocation_audit_failures", "Allocation audits and checks that could not reach "
+    "Placement (the next audit tries again).")
 
 # -- helpers ---------------------------------------------------------------------------
 
@@ -178,10 +179,30 @@ def create_phase(phase: str) -> Iterator[None]:
         CREATE_PHASE_SECONDS.labels(phase, result).observe(time.perf_counter() - began)
 
 
-def count_sync(source: str, outcome: str) -> None:
+@contextmanager
+def timed_rpc(method: str, kind: str) -> Iterator[None]:
+    """Time one cast or call to an agent (see RPC_SECONDS for the results)."""
+    began = time.perf_counter()
+    result = "error"
+    try:
+        yield
+        result = "ok"
+    except RPCTimeout:
+        result = "timeout"
+        raise
+    except RPCError:
+        raise
+    except BerthError:
+        result = "refused"
+        raise
+    finally:
+        RPC_SECONDS.labels(method, kind, result).observe(time.perf_counter() - began)
+
+
+def count_sync(source: str, outcome: str, times: int = 1) -> None:
     """A state sync's outcome; only the ones that changed a row are counted."""
     if outcome in ("updated", "deleted", "healed", "error"):
-        STATE_SYNC_CORRECTIONS.labels(source, outcome).inc()
+        STATE_SYNC_CORRECTIONS.labels(source, outcome).inc(times)
 
 
 def observe_event_lag(engine_at_ns: int, now_ns: int | None = None) -> None:
