@@ -61,7 +61,10 @@ class ApiState:
         if self.up_hosts is None:
             self.up_hosts = nodes.UpHosts(self.db, self.settings.service_down_time)
         if self.readiness is None:
-            self.readiness = Readiness({"database": self.db.ping})
+            self.readiness = Readiness({"database": self._ping_database})
+
+    def _ping_database(self) -> None:
+        self.db.ping()
 
     def host_is_up(self, host: str) -> bool:
         assert self.up_hosts is not None
