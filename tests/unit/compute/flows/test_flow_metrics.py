@@ -5,17 +5,20 @@ in-memory engine of tests/support/fake_runtime.py."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 from support.fake_runtime import FakeRuntime
 from support.metrics import sample
 
 from berth.common.context import RequestContext
+from berth.compute.capsules import delete as capsule_delete
 from berth.compute.claims import Capacity, ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.flows import create, delete, lifecycle
 from berth.compute.states import TaskState
 from berth.db import actions, containers, nodes
+from berth.db.capsules import CAPSULE
 from berth.db.engine import Database
 from berth.runtime import base as rt
 
@@ -102,4 +105,27 @@ def test_a_delete_counts_success_and_a_refused_delete_an_error(deps: AgentDeps) 
     ok = actions_of("delete", "success")
     delete.delete_container(deps, ctx, uuid, force=False)
     assert containers.find_by_uuid(deps.db, uuid) is None
+    assert actions_of("delete", "success") == ok + 1
+
+
+class StuckRuntime(ImageRuntime):
+    """An engine that will not remove anything."""
+
+    def delete(self, container_id: str, force: bool = False) -> None:
+        raise rt.RuntimeConflict(reason="device or resource busy")
+
+
+def test_a_capsule_delete_counts_as_a_delete(deps: AgentDeps) -> None:
+    ctx = RequestContext.admin()
+    stuck = new_row(deps, ctx, status="Running", container_type=CAPSULE,
+                    container_id=deps.runtime.add("x", HOST))
+    failed = actions_of("delete", "error")
+    capsule_delete.delete_capsule(replace(deps, runtime=StuckRuntime()), ctx, stuck,
+                                  force=False)
+    assert containers.find_by_uuid(deps.db, stuck) is not None
+    assert actions_of("delete", "error") == failed + 1
+
+    ok = actions_of("delete", "success")
+    capsule_delete.delete_capsule(deps, ctx, stuck, force=False)
+    assert containers.find_by_uuid(deps.db, stuck) is None
     assert actions_of("delete", "success") == ok + 1
