@@ -28,9 +28,11 @@ class HealthServer:
     from a daemon thread named ``metrics-http``. ``start`` raises OSError when the
     port cannot be bound; ``stop`` is safe twice and before ``start``."""
 
-    def __init__(self, host: str, port: int, readiness: Readiness) -> None:
+    def __init__(self, host: str, port: int, readiness: Readiness, *,
+                 client_timeout: float = 10.0) -> None:
         self._address = (host, port)
         self._readiness = readiness
+        self._client_timeout = client_timeout
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -40,7 +42,8 @@ class HealthServer:
         return int(self._server.server_address[1])
 
     def start(self) -> None:
-        server = ThreadingHTTPServer(self._address, _handler(self._readiness))
+        server = ThreadingHTTPServer(self._address,
+                                     _handler(self._readiness, self._client_timeout))
         server.daemon_threads = True
         self._server = server
         self._thread = threading.Thread(target=server.serve_forever, name="metrics-http",
@@ -59,9 +62,12 @@ class HealthServer:
             self._thread.join(5)
 
 
-def _handler(readiness: Readiness) -> type[BaseHTTPRequestHandler]:
+def _handler(readiness: Readiness, client_timeout: float) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "berth-compute"
+        #: A client that sends nothing (or trickles) is dropped after this many
+        #: seconds: each connection holds a thread, and a slowloris must not pile them up.
+        timeout = client_timeout
 
         def do_GET(self) -> None:  # http.server calls it so
             path = self.path.split("?", 1)[0]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -70,3 +72,16 @@ def test_a_port_in_use_fails_start(server: str) -> None:
     port = int(server.rsplit(":", 1)[1])
     with pytest.raises(OSError):
         HealthServer("127.0.0.1", port, Readiness()).start()
+
+
+def test_a_client_that_sends_nothing_is_dropped() -> None:
+    health = HealthServer("127.0.0.1", 0, Readiness(), client_timeout=0.3)
+    health.start()
+    try:
+        with socket.create_connection(("127.0.0.1", health.port), timeout=5) as s:
+            s.sendall(b"GET /metrics HTTP/1.1\r\n")          # and then nothing more
+            began = time.monotonic()
+            assert s.recv(1024) == b""                        # closed by the server
+            assert time.monotonic() - began < 4
+    finally:
+        health.stop()
