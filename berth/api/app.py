@@ -15,6 +15,7 @@ from berth.api.routers import (
     container_actions,
     container_inspection,
     containers,
+    health,
     hosts,
     identity,
     images,
@@ -29,7 +30,7 @@ from berth.api.state import ApiSettings, ApiState
 # routes never clash with /v1/containers/{ident}.
 ROUTERS = (root, containers, container_actions, container_inspection, console,
            container_action_records, images, hosts, services, availability_zones, quotas,
-           registries, capsules)
+           registries, capsules, health)
 
 
 def create_app(state: ApiState, *, noauth: bool = True,

@@ -4,12 +4,16 @@
 * Zun's unversioned paths: any path whose first segment is not ``v1`` (nor one of
   berth's own roots) is served as if it began with ``/v1``;
 * microversions under ``/v1``: the negotiated version on ``request.state`` and the
-  four version headers on the response; a bad header is a 406 in Zun's envelope.
+  four version headers on the response; a bad header is a 406 in Zun's envelope;
+* metrics: each answered request counted and timed by method, route *template*
+  (``/v1/containers/{ident}``, known only once routing has run; ``unmatched``
+  otherwise) and status (``berth.metrics.catalog.observe_request``).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -17,8 +21,10 @@ from berth.api import microversions as mv
 from berth.api.errors import envelope, internal_error
 from berth.common import exceptions as exc
 from berth.common.context import new_request_id
+from berth.metrics.catalog import observe_request
 
-_OWN_ROOTS = {"", "v1", "identity", "healthcheck", "docs", "openapi.json", "metrics"}
+_OWN_ROOTS = {"", "v1", "identity", "healthcheck", "docs", "openapi.json", "metrics",
+              "healthz", "readyz"}
 _VERSION_HEADERS = [
     (b"openstack-api-minimum-version", f"{mv.SERVICE} {mv.MIN_VERSION}".encode()),
     (b"openstack-api-maximum-version", f"{mv.SERVICE} {mv.MAX_VERSION}".encode()),
@@ -34,6 +40,7 @@ class BerthMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        began = time.perf_counter()
         request_id = new_request_id()
         state = scope.setdefault("state", {})
         state["request_id"] = request_id
@@ -52,17 +59,20 @@ class BerthMiddleware:
                 version = mv.negotiate(header)
             except exc.NotAcceptable as err:
                 await _send_406(send, request_id, err)
+                observe_request(scope["method"], _UNMATCHED, 406, time.perf_counter() - began)
                 return
             state["api_version"] = version
             extra += _VERSION_HEADERS + [
                 (b"openstack-api-version", f"{mv.SERVICE} {version}".encode())]
 
         started = False
+        status = 500
 
         async def send_with_headers(message: MutableMapping[str, Any]) -> None:
-            nonlocal started
+            nonlocal started, status
             if message["type"] == "http.response.start":
                 started = True
+                status = message["status"]
                 message.setdefault("headers", [])
                 message["headers"] = list(message["headers"]) + extra
             await send(message)
@@ -75,6 +85,18 @@ class BerthMiddleware:
             if started:
                 raise
             await internal_error(request_id, err)(scope, receive, send_with_headers)
+        finally:
+            observe_request(scope["method"], _route_of(scope), status,
+                            time.perf_counter() - began)
+
+
+_UNMATCHED = "unmatched"
+
+
+def _route_of(scope: dict) -> str:
+    """The template of the route that answered (Starlette puts it in the scope)."""
+    route = scope.get("route")
+    return getattr(route, "path_format", None) or _UNMATCHED
 
 
 def _header(scope: dict, name: str) -> str | None:

@@ -9,6 +9,7 @@ from berth.api.schemas.container import CreateLimits
 from berth.conf.api import BODY_TIMEOUT, MAX_REQUEST_BODY_SIZE
 from berth.db import nodes
 from berth.db.engine import Database
+from berth.metrics.health import Readiness
 from berth.rpc.client import ComputeAPI
 from berth.scheduler.base import Scheduler
 
@@ -52,10 +53,18 @@ class ApiState:
     #: Whether a host's compute service is up (cached briefly: nodes.UpHosts); the
     #: same object ``compute`` asks before each cast or call.
     up_hosts: nodes.UpHosts | None = None
+    #: What /readyz checks: the database at least; the wiring adds the RPC transport
+    #: and, in ``berth serve``, the agent's Docker engine.
+    readiness: Readiness | None = None
 
     def __post_init__(self) -> None:
         if self.up_hosts is None:
             self.up_hosts = nodes.UpHosts(self.db, self.settings.service_down_time)
+        if self.readiness is None:
+            self.readiness = Readiness({"database": self._ping_database})
+
+    def _ping_database(self) -> None:
+        self.db.ping()
 
     def host_is_up(self, host: str) -> bool:
         assert self.up_hosts is not None

@@ -49,15 +49,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    health = wiring.build_health_server(CONF, agent)   # up (not ready) during start-up
     try:
+        if health is not None:
+            health.start()
         agent.start()
     except Exception as err:  # noqa: BLE001 - report and exit
         LOG.error("the compute agent %s could not start: %s. Check that the Docker engine "
-                  "answers at %s and that the database and RabbitMQ are reachable.",
-                  CONF.host, err, CONF.docker.api_url)
+                  "answers at %s, that the database and RabbitMQ are reachable and that "
+                  "[compute]metrics_port is free.", CONF.host, err, CONF.docker.api_url)
+        if health is not None:
+            health.stop()
         transport.cleanup()
         return 1
     stop.wait()
+    if health is not None:
+        health.stop()
     agent.stop()
     transport.cleanup()
     db.dispose()

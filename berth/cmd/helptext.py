@@ -26,7 +26,8 @@ CONFIG = ("Configuration: only the files named with --config-file FILE and --con
           "option with its help.")
 
 _LISTEN_API = (f"The API listens on [api]host_ip:[api]port (default 127.0.0.1:{_API_PORT} "
-               f"while [api]auth_strategy is noauth, else [DEFAULT]my_ip).")
+               f"while [api]auth_strategy is noauth, else [DEFAULT]my_ip), and answers "
+               f"GET /metrics, /healthz and /readyz there too.")
 _LISTEN_CONSOLE = (f"The console proxy listens on [websocket_proxy]wsproxy_host:"
                    f"wsproxy_port (default [DEFAULT]my_ip:{_WSPROXY_PORT}).")
 _DATABASE = ("Database: [database]connection (default: SQLite file berth.sqlite under "
@@ -61,7 +62,9 @@ COMPUTE = ("berth-compute: runs the compute agent of this node ([DEFAULT]host): 
            "[compute]topic), drives the Docker engine at [docker]api_url (default "
            f"{_DOCKER}), and records containers, resources and its heartbeat in the "
            f"database. {_DATABASE} It must be at the migration head: run `berth db "
-           "upgrade` first. Stops on SIGTERM or Ctrl-C.")
+           "upgrade` first. With [compute]metrics_port set (default 0: off) it answers "
+           "GET /metrics, /healthz and /readyz on [compute]metrics_host:metrics_port. "
+           "Stops on SIGTERM or Ctrl-C.")
 
 WSPROXY = ("berth-wsproxy: runs the console WebSocket proxy (attach and exec) for the "
            f"containers of this node ([DEFAULT]host). {_LISTEN_CONSOLE} It checks "

@@ -15,6 +15,7 @@ from oslo_config import cfg
 from berth.api import server as api_server
 from berth.api.app import create_app
 from berth.cmd import wiring, wsproxy
+from berth.metrics.health import Readiness
 
 LOG = logging.getLogger(__name__)
 
@@ -59,6 +60,7 @@ def run(conf: cfg.ConfigOpts) -> int:
         return 1
     state = wiring.build_api_state(conf, db, transport)
     state.local_state_live = lambda host: host == agent.host and agent.pleg.live()
+    state.readiness = Readiness(agent.readiness_checks())   # database, rpc and docker
     app = create_app(state, noauth=conf.api.auth_strategy == "noauth",
                      public_endpoint=conf.api.public_endpoint)
     address = wiring.api_listen_address(conf)

@@ -17,6 +17,7 @@ from berth.compute.deps import AgentSettings
 from berth.compute.periodic.inventory import InventorySettings
 from berth.db import registries
 from berth.db.engine import Database, default_url
+from berth.metrics.health import Readiness
 from berth.placement.base import Placement
 from berth.placement.requests import NodeReservations
 from berth.quota import QuotaEnforcer
@@ -25,6 +26,7 @@ from berth.rpc.base import Transport
 
 if TYPE_CHECKING:  # API-only parts are imported where they are built: berth-compute
     from berth.api.state import ApiState  # never loads the API (see build_api_state)
+    from berth.metrics.http import HealthServer
 
 LOG = logging.getLogger(__name__)
 
@@ -187,7 +189,19 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
     up_hosts = nodes.UpHosts(db, down_time)
     compute = ComputeAPI(transport, up_hosts, call_timeout=conf.compute.rpc_call_timeout)
     return ApiState(db=db, compute=compute, scheduler=scheduler, settings=settings,
-                    up_hosts=up_hosts)
+                    up_hosts=up_hosts,
+                    readiness=Readiness({"database": db.ping, "rpc": transport.check}))
+
+
+def build_health_server(conf: cfg.ConfigOpts, agent: ComputeAgent) -> HealthServer | None:
+    """berth-compute's /metrics, /healthz and /readyz listener; None when
+    ``[compute]metrics_port`` is 0 (disabled)."""
+    if not conf.compute.metrics_port:
+        return None
+    from berth.metrics.http import HealthServer
+
+    return HealthServer(conf.compute.metrics_host, conf.compute.metrics_port,
+                        Readiness(agent.readiness_checks()))
 
 
 def registry_key(conf: cfg.ConfigOpts) -> bytes:

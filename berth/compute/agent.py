@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from berth.common.exceptions import RPCError
 from berth.compute.claims import ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.flows.recovery import RecoveryReport, init_containers
@@ -28,6 +29,8 @@ from berth.compute.sync_workers import SyncWorkers
 from berth.compute.workers import ContainerWorkers
 from berth.db.engine import Database
 from berth.db.models import utcnow
+from berth.metrics import catalog
+from berth.metrics.health import Check
 from berth.placement.base import Placement
 from berth.quota import QuotaEnforcer
 from berth.rpc.base import Server, Transport
@@ -79,6 +82,9 @@ class ComputeAgent:
                                         on_failure=self._sync_failed)
         self.pleg = EventGenerator(runtime, config.settings.host, self.sync_workers.submit,
                                    config.pleg)
+        catalog.QUEUE_DEPTHS.track("actions", self.workers.pending)
+        catalog.QUEUE_DEPTHS.track("state_sync", self.sync_workers.depth)
+        catalog.QUEUE_DEPTHS.track("pleg_events", self.pleg.queue.qsize)
         self.last_state_sync: SyncReport | None = None
         self.last_cleanup: CleanupReport | None = None
         self.recovery: RecoveryReport | None = None
@@ -98,6 +104,8 @@ class ComputeAgent:
 
     def sync_state(self) -> SyncReport:
         self.last_state_sync = sync_container_state(self.deps, self.config.service_down_time)
+        for outcome, count in self.last_state_sync.outcomes.items():
+            catalog.count_sync("periodic", outcome, count)
         return self.last_state_sync
 
     def delete_unused(self) -> CleanupReport:
@@ -106,6 +114,17 @@ class ComputeAgent:
 
     def audit_allocations(self) -> AuditReport:
         return audit_allocations(self.deps, self.workers.submit)
+
+    def readiness_checks(self) -> dict[str, Check]:
+        """What /readyz checks for this agent: the database, the RPC server (serving,
+        and its transport reachable) and the Docker engine."""
+        return {"database": self.db.ping, "rpc": self._rpc_ready, "docker": self.runtime.ping}
+
+    def _rpc_ready(self) -> None:
+        if self._server is None:
+            raise RPCError("The agent's RPC server is not serving yet (start-up recovery "
+                           "runs first) or has stopped.")
+        self.transport.check()
 
     def pleg_healthy(self) -> bool:
         """PLEG's last good relist is recent (for /healthz)."""
@@ -122,7 +141,8 @@ class ComputeAgent:
             LOG.debug("%s event (%s) waits for the running flow to end", event.kind,
                       event.source)
             return
-        sync_container(self.deps, event.uuid)
+        outcome = sync_container(self.deps, event.uuid)
+        catalog.count_sync(event.source, outcome)
 
     def _sync_failed(self, event: ContainerEvent) -> None:
         self.pleg.reinspect(event)
@@ -160,8 +180,9 @@ class ComputeAgent:
         self.periodic.stop()
         self.pleg.stop()
         self.sync_workers.stop(wait=True)
-        if self._server is not None:
-            self._server.stop()
+        server, self._server = self._server, None
+        if server is not None:
+            server.stop()
         self.workers.stop(wait=True)
         self.deps.overlap.shutdown(wait=True)
         self.tracker.stop()

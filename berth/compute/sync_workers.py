@@ -96,6 +96,11 @@ class SyncWorkers:
             with self._lock:
                 self.syncs += 1
 
+    def depth(self) -> int:
+        """Containers with a sync running or waiting (for /metrics)."""
+        with self._lock:
+            return len(self._running) + len(self._pending)
+
     def busy(self, uuid: str) -> bool:
         with self._lock:
             return uuid in self._running

@@ -50,6 +50,14 @@ OPTS = [
     cfg.IntOpt("action_workers", default=16, min=1,
                help="Threads that carry out RPC casts on the agent; actions on one "
                     "container always run one at a time."),
+    cfg.PortOpt("metrics_port", default=0,
+                help="berth-compute only: the port of the agent's HTTP listener for "
+                     "GET /metrics (Prometheus), /healthz and /readyz. 0 (the default) "
+                     "disables it; berth serve serves them on the API's port instead."),
+    cfg.StrOpt("metrics_host", default="127.0.0.1",
+               help="berth-compute only: the address metrics_port listens on. Set this "
+                    "node's address (or 0.0.0.0) for a Prometheus on another machine; "
+                    "the endpoints need no authentication."),
     cfg.IntOpt("rpc_call_timeout", default=60,
                help="Seconds the API waits for a synchronous answer from an agent."),
     cfg.IntOpt("task_state_timeout", default=600,

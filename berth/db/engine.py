@@ -182,6 +182,12 @@ class Database:
         with self._writer() as session, session.begin():
             yield session
 
+    def ping(self) -> None:
+        """Return when the database answers a ``SELECT 1`` (for /readyz); raise the
+        driver's error otherwise."""
+        with self.engine.connect() as conn:
+            conn.exec_driver_sql("SELECT 1")
+
     def dispose(self) -> None:
         self.engine.dispose()
         if self._loop_engine is not None:

@@ -33,6 +33,10 @@ class Transport(Protocol):
         """Request and answer. Raises the agent's BerthError as is, RPCTimeout when no
         answer comes within ``timeout`` seconds, RPCError when the agent is unknown."""
 
+    def check(self) -> None:
+        """Return when the transport can carry messages now (for /readyz); RPCError
+        saying why otherwise. Cheap: no message is sent."""
+
     def serve(self, host: str, endpoint: Endpoint) -> Server:
         """An RPC server for ``host`` that dispatches to ``endpoint``."""
 

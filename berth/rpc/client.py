@@ -2,7 +2,7 @@
 
 Every per-container method first checks that the container's host has a live agent
 (ContainerHostNotUp, a 409, otherwise): Zun skipped this for most casts, which were
-then silently lost.
+then silently lost. Every cast and call is timed (``berth_rpc_client_duration_seconds``).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute.views import container_payload
 from berth.db.models import Container
+from berth.metrics.catalog import timed_rpc
 from berth.rpc.base import Transport
 
 
@@ -36,14 +37,21 @@ class ComputeAPI:
     def cast(self, ctx: RequestContext, container: Container, method: str, **kw: Any) -> None:
         """Cast ``method`` to the container's host with ``container`` and ``kw``
         (after the host-up check)."""
-        self._transport.cast(self._host(container), method, context=ctx.to_dict(),
-                             container=container_payload(container), **kw)
+        self._cast(self._host(container), method, context=ctx.to_dict(),
+                   container=container_payload(container), **kw)
 
     def call(self, ctx: RequestContext, container: Container, method: str, **kw: Any) -> Any:
         """Call ``method`` on the container's host and return its answer."""
-        return self._transport.call(self._host(container), method, self._timeout,
-                                    context=ctx.to_dict(),
-                                    container=container_payload(container), **kw)
+        return self._call(self._host(container), method, context=ctx.to_dict(),
+                          container=container_payload(container), **kw)
+
+    def _cast(self, host: str, method: str, **kw: Any) -> None:
+        with timed_rpc(method, "cast"):
+            self._transport.cast(host, method, **kw)
+
+    def _call(self, host: str, method: str, **kw: Any) -> Any:
+        with timed_rpc(method, "call"):
+            return self._transport.call(host, method, self._timeout, **kw)
 
     def check_host(self, container: Container) -> None:
         self._host(container)
@@ -74,21 +82,20 @@ class ComputeAPI:
                      exact_match: bool, registry: dict | None = None) -> list[dict[str, Any]]:
         if not self._host_is_up(host):
             raise exc.NoValidHost(f"The compute agent of host {host} is down.")
-        return self._transport.call(host, "image_search", self._timeout,
-                                    context=ctx.to_dict(), image=image,
-                                    image_driver_name=image_driver_name,
-                                    exact_match=exact_match, registry=registry)
+        return self._call(host, "image_search", context=ctx.to_dict(), image=image,
+                          image_driver_name=image_driver_name, exact_match=exact_match,
+                          registry=registry)
 
     def cast_host(self, ctx: RequestContext, host: str, method: str, **kw: Any) -> None:
         """Cast a method that names no container (image_pull, image_delete) to ``host``."""
         if not self._host_is_up(host):
             raise exc.Conflict(f"The compute agent of host {host} is down; try again when "
                                f"it is back.")
-        self._transport.cast(host, method, context=ctx.to_dict(), **kw)
+        self._cast(host, method, context=ctx.to_dict(), **kw)
 
     def call_host(self, ctx: RequestContext, host: str, method: str, **kw: Any) -> Any:
         """Call a method that names no container on ``host``."""
         if not self._host_is_up(host):
             raise exc.Conflict(f"The compute agent of host {host} is down; try again when "
                                f"it is back.")
-        return self._transport.call(host, method, self._timeout, context=ctx.to_dict(), **kw)
+        return self._call(host, method, context=ctx.to_dict(), **kw)

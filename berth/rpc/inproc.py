@@ -77,6 +77,15 @@ class InProcessTransport:
             raise exc.RPCTimeout(host=host, method=method, timeout=timeout) from None
         return json.loads(json.dumps(result))
 
+    def check(self) -> None:
+        """Ready once an agent serves in this process (``berth serve``: after its
+        start-up recovery)."""
+        with self._lock:
+            if self._endpoints:
+                return
+        raise exc.RPCError("No compute agent serves in this process yet (it is starting, "
+                           "or it has stopped).")
+
     def serve(self, host: str, endpoint: Endpoint) -> _Server:
         return _Server(self, host, endpoint)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import importlib
 import logging
+import socket
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -35,6 +36,7 @@ from berth.rpc.base import Endpoint
 LOG = logging.getLogger(__name__)
 
 ALLOWED_REMOTE_EXMODS = ["berth.common.exceptions", "berth.runtime.base"]
+_AMQP_PORT = 5672
 _REMOTE = "_Remote"
 
 
@@ -162,6 +164,9 @@ class OsloTransport:
         _register_global_only_opts(self._conf)
         self._transport = messaging.get_rpc_transport(
             self._conf, url=url, allowed_remote_exmods=ALLOWED_REMOTE_EXMODS)
+        self._brokers = [(h.hostname or "localhost", h.port or _AMQP_PORT)
+                         for h in messaging.TransportURL.parse(self._conf, url).hosts
+                         ] or [("localhost", _AMQP_PORT)]
         self._topic = topic
         self._client = messaging.get_rpc_client(
             self._transport, messaging.Target(topic=topic))
@@ -186,6 +191,20 @@ class OsloTransport:
             raise exc.RPCError(host=host, reason=f"{err.exc_type}: {err.value}") from err
         except self._messaging.MessagingException as err:
             raise exc.RPCError(host=host, reason=f"call {method} failed: {err}") from err
+
+    def check(self) -> None:
+        """Ready when a broker of ``transport_url`` accepts a TCP connection (within
+        1 s): cheap, and what fails when RabbitMQ is down or unreachable. An AMQP
+        session is not opened (oslo.messaging keeps its own and reconnects it)."""
+        problems = []
+        for host, port in self._brokers:
+            try:
+                socket.create_connection((host, port), timeout=1.0).close()
+                return
+            except OSError as err:
+                problems.append(f"{host}:{port}: {err}")
+        raise exc.RPCError(f"No message broker of transport_url answers "
+                           f"({'; '.join(problems)}).")
 
     def serve(self, host: str, endpoint: Endpoint) -> _Server:
         expected = self._messaging.rpc.dispatcher.ExpectedException

@@ -188,7 +188,7 @@ class Deployment:
         self.apis: list[ServiceProcess] = []
         self.url = ""
 
-    def conf(self, name: str, body: str) -> Path:
+    def conf(self, name: str, body: str, extra_conf: str = "") -> Path:
         """A config file: the shared settings, then ``body``. ``service_down_time`` 5 s with
         a heartbeat every 2 s (min(periodic_interval_max, 10)); the state sync runs at
         start only (600 s), so that an agent never takes over the containers of a stopped
@@ -200,7 +200,7 @@ class Deployment:
             f"sync_container_state_interval = 600\nauth_encryption_key = {self.key}\n"
             f"state_path = {self.root / name}\n{body}\n"
             f"[compute]\ntopic = {self.topic}\n"
-            f"[database]\nconnection = {self.db_url}\n")
+            f"[database]\nconnection = {self.db_url}\n{extra_conf}\n")
         return path
 
     def berth(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
@@ -209,11 +209,12 @@ class Deployment:
         return subprocess.run([bin_path("berth"), *args, "--config-file", str(conf)],
                               check=False, capture_output=True, text=True, timeout=timeout)
 
-    def start_agent(self, name: str, timeout: float = 120) -> str:
+    def start_agent(self, name: str, timeout: float = 120, extra_conf: str = "") -> str:
         """Start ``berth-compute`` with host ``it-<tag>-<name>``; wait until its RPC
-        server listens and the API lists it up. Returns the host name."""
+        server listens and the API lists it up. Returns the host name. ``extra_conf``
+        is appended to its config file (after the shared ``[database]``)."""
         host = f"it-{self.tag}-{name}"
-        conf = self.conf(host, f"host = {host}")
+        conf = self.conf(host, f"host = {host}", extra_conf)
         agent = ServiceProcess(f"berth-compute {host}",
                                [bin_path("berth-compute"), "--config-file", str(conf)],
                                self.root / f"{host}.log")

@@ -60,6 +60,10 @@ class EngineProxy:
         return self
 
     def stop(self) -> None:
+        """Close the socket and every connection through it. Safe twice."""
+        if self._loop.is_closed():
+            return
+
         async def close() -> None:
             if self._server is not None:
                 self._server.close()

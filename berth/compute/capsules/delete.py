@@ -16,6 +16,8 @@ from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.states import TaskState
 from berth.db import capsules, containers
+from berth.db.models import Container
+from berth.metrics.catalog import timed_action
 from berth.placement.base import PlacementError
 from berth.runtime import base as rt
 
@@ -27,13 +29,22 @@ def delete_capsule(deps: AgentDeps, ctx: RequestContext, uuid: str, force: bool)
     if row is None:
         LOG.info("capsule already deleted")
         return
+    with timed_action("delete") as result:     # as a container's delete counts
+        if not _delete(deps, row, force):
+            result.fail()
+
+
+def _delete(deps: AgentDeps, row: Container, force: bool) -> bool:
+    """False when the capsule could not be deleted (its row says why, or another task
+    holds it)."""
+    uuid = row.uuid
     inits, members = capsules.members_of(deps.db, row.id)
     try:
         with common.task(deps, uuid, TaskState.CONTAINER_DELETING, steal=True):
             # Members first: the sandbox holds the namespaces they are in.
             for docker_id in [m.container_id for m in (*members, *inits)] + [row.container_id]:
                 if docker_id and not _removed(deps, uuid, docker_id, force):
-                    return
+                    return False
             if deps.placement is not None:
                 try:
                     deps.placement.remove_allocation(uuid)
@@ -41,16 +52,17 @@ def delete_capsule(deps: AgentDeps, ctx: RequestContext, uuid: str, force: bool)
                     common.fail(deps, uuid, f"Placement could not release the capsule's "
                                             f"resources: {err.msg}. Delete it again once "
                                             f"Placement answers.")
-                    return
+                    return False
             capsules.destroy(deps.db, uuid)
             for member in (*members, *inits, row):
                 deps.last_inspected.forget(member.uuid)
     except exc.TaskInProgress as err:
         LOG.warning("not deleting the capsule: %s", err.msg)
-        return
+        return False
     deps.tracker.publish_usage_soon()
     LOG.info("capsule deleted (sandbox %s, %d members)", row.container_id or "never created",
              len(members) + len(inits))
+    return True
 
 
 def _removed(deps: AgentDeps, uuid: str, docker_id: str, force: bool) -> bool:

@@ -40,6 +40,7 @@ from berth.compute.flows.lifecycle import vanished
 from berth.compute.states import Status, TaskState
 from berth.db import containers, nodes
 from berth.db.models import Container
+from berth.metrics.catalog import timed_action
 from berth.placement.base import AllocationFailed, PlacementError
 from berth.placement.requests import container_resources
 from berth.runtime import base as rt
@@ -177,16 +178,17 @@ def update_container(deps: AgentDeps, uuid: str, patch: dict[str, Any]) -> Conta
     has no room (the claim or Placement), ServiceUnavailable when Placement cannot
     be reached, Conflict when Docker no longer has the container, RuntimeDriverError
     when Docker refuses."""
-    row = containers.get_by_uuid(deps.db, uuid)
-    changes = _changes(row, patch)
-    if "cpu" in changes or "memory" in changes:
-        _resize(deps, row, changes.get("cpu"), changes.get("memory"))
-    others = {k: v for k, v in changes.items() if k not in ("cpu", "memory")}
-    if others:
-        row = containers.update_(deps.db, uuid, others)
-    if changes:
-        LOG.info("updated %s", ", ".join(f"{k}={v}" for k, v in sorted(changes.items())))
-    return containers.get_by_uuid(deps.db, uuid)
+    with timed_action("update"):
+        row = containers.get_by_uuid(deps.db, uuid)
+        changes = _changes(row, patch)
+        if "cpu" in changes or "memory" in changes:
+            _resize(deps, row, changes.get("cpu"), changes.get("memory"))
+        others = {k: v for k, v in changes.items() if k not in ("cpu", "memory")}
+        if others:
+            row = containers.update_(deps.db, uuid, others)
+        if changes:
+            LOG.info("updated %s", ", ".join(f"{k}={v}" for k, v in sorted(changes.items())))
+        return containers.get_by_uuid(deps.db, uuid)
 
 
 def _changes(row: Container, patch: dict[str, Any]) -> dict[str, Any]:

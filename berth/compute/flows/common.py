@@ -21,6 +21,7 @@ from berth.compute.states import CREATE_TASK_STATES, Status
 from berth.compute.status_mapping import map_state, should_apply
 from berth.db import actions, containers
 from berth.db.models import Container
+from berth.metrics.catalog import action_name, timed_action
 from berth.runtime.base import RuntimeContainer
 
 LOG = logging.getLogger(__name__)
@@ -48,7 +49,17 @@ def recorded(deps: AgentDeps, ctx: RequestContext, uuid: str, event: str,
     request: start, then Success or Error with the traceback; then finish the action.
     The exception, if any, goes on. ``then``: on success, start that event in the
     same write that ends this one (a create with run: create, then start);
-    ``started``: this event was started so, by the previous ``recorded``."""
+    ``started``: this event was started so, by the previous ``recorded``. The block
+    is also counted and timed as an action (``berth_compute_actions``)."""
+    with (timed_action(action_name(event)),
+          _recorded(deps, ctx, uuid, event, finish_action, then, started) as recording):
+        yield recording
+
+
+@contextmanager
+def _recorded(deps: AgentDeps, ctx: RequestContext, uuid: str, event: str,
+              finish_action: bool, then: str | None, started: int | None
+              ) -> Iterator[Recording]:
     event_id = started if started is not None else \
         actions.event_start(deps.db, uuid, ctx.request_id, event)
     action_of = (uuid, ctx.request_id) if finish_action else None

@@ -45,6 +45,7 @@ from berth.db import nodes
 from berth.db import registries as db_registries
 from berth.db.models import Container, Registry
 from berth.image.reference import normalize_pull_policy, parse_image, pull_decision
+from berth.metrics.catalog import create_phase
 from berth.placement.base import AllocationFailed, PlacementError
 from berth.placement.requests import container_resources
 from berth.runtime import base as rt
@@ -120,10 +121,12 @@ def _create(deps: AgentDeps, row: Container, run: bool = False
                 allocation = _allocate_overlapped(deps, row)
                 undo.callback(_release_when_answered, deps, uuid, allocation)
                 try:
-                    image = pull_image(deps, row)
+                    with create_phase("pull"):
+                        image = pull_image(deps, row)
                     if allocation is not None and allocation.done():
                         _allocated(deps, row, allocation)     # refused: no docker create
-                    container_id, image = _create_in_engine(deps, row, image)
+                    with create_phase("create"):
+                        container_id, image = _create_in_engine(deps, row, image)
                 except (rt.RuntimeDriverError, exc.ImageNotFound):
                     _allocated(deps, row, allocation)   # a refusal is the reason to give
                     raise
@@ -131,7 +134,7 @@ def _create(deps: AgentDeps, row: Container, run: bool = False
                 _allocated(deps, row, allocation)
                 created = _created_values(row, image, container_id)
                 if run:   # the start's inspect tells the state; Creating until then
-                    starting = common.overlapped(deps, deps.runtime.start, container_id)
+                    starting = common.overlapped(deps, _start_in_engine, deps, container_id)
                     undo.callback(common.settle, starting)
                     row = hold.hand_over(deps, TaskState.CONTAINER_STARTING, created)
                 else:
@@ -153,6 +156,11 @@ def _create(deps: AgentDeps, row: Container, run: bool = False
     # the node's per-status counts are refreshed by the next claim, delete or inventory.
     LOG.info("created Docker container %s", row.container_id)
     return row, starting
+
+
+def _start_in_engine(deps: AgentDeps, container_id: str) -> None:
+    with create_phase("start"):
+        deps.runtime.start(container_id)
 
 
 def _create_in_engine(deps: AgentDeps, row: Container,

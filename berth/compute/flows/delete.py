@@ -17,6 +17,8 @@ from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.states import TaskState
 from berth.db import containers
+from berth.db.models import Container
+from berth.metrics.catalog import timed_action
 from berth.placement.base import PlacementError
 from berth.runtime import base as rt
 
@@ -28,6 +30,15 @@ def delete_container(deps: AgentDeps, ctx: RequestContext, uuid: str, force: boo
     if row is None:
         LOG.info("already deleted")
         return
+    with timed_action("delete") as result:
+        if not _delete(deps, row, force):
+            result.fail()
+
+
+def _delete(deps: AgentDeps, row: Container, force: bool) -> bool:
+    """False when the container could not be deleted (the row says why, or another
+    task holds it)."""
+    uuid = row.uuid
     try:
         with common.task(deps, uuid, TaskState.CONTAINER_DELETING, steal=force):
             if row.container_id:
@@ -40,20 +51,21 @@ def delete_container(deps: AgentDeps, ctx: RequestContext, uuid: str, force: boo
                         common.fail(deps, uuid,
                                     f"Docker could not remove the container: {err.msg}. "
                                     f"Stop it first, or delete it with --force.")
-                        return
+                        return False
                     LOG.warning("Docker could not remove the container (%s); forced "
                                 "delete goes on", err.msg)
             if not _release_allocation(deps, uuid):
-                return
+                return False
             containers.destroy(deps.db, uuid)
             deps.last_inspected.forget(uuid)
     except exc.TaskInProgress as err:
         LOG.warning("not deleting: %s", err.msg)
-        return
+        return False
     # Shared with every claim and delete of the next moment: 50 deletes at once made
     # 50 census queries and 50 writes of the compute_node row.
     deps.tracker.publish_usage_soon()
     LOG.info("deleted (Docker container %s)", row.container_id or "never created")
+    return True
 
 
 def _release_allocation(deps: AgentDeps, uuid: str) -> bool:

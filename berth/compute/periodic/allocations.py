@@ -36,6 +36,7 @@ from berth.compute.states import Status
 from berth.db import containers, nodes
 from berth.db.capsules import CAPSULE
 from berth.db.models import Container
+from berth.metrics import catalog
 from berth.placement.base import PlacementError
 from berth.placement.requests import container_resources
 
@@ -79,6 +80,7 @@ def audit_allocations(deps: AgentDeps, submit: Submit) -> AuditReport:
     try:
         held = deps.placement.provider_allocations(provider)
     except PlacementError as err:
+        catalog.ALLOCATION_AUDIT_FAILURES.inc()
         LOG.warning("could not read the allocations of provider %s to audit them: %s; "
                     "the next run tries again", provider, err.msg)
         return report
@@ -122,14 +124,17 @@ def check_allocation(deps: AgentDeps, uuid: str, provider: str) -> None:
             return
         if not want:
             deps.placement.remove_allocation(uuid)
+            catalog.ALLOCATION_CORRECTIONS.labels("released").inc()
             LOG.warning("released the Placement allocation %s that %s", held,
                         "no container holds any more" if row is None
                         else "this failed create still held")
             return
         assert row is not None
         deps.placement.allocate(uuid, provider, want, row.project_id, row.user_id)
+        catalog.ALLOCATION_CORRECTIONS.labels("allocated").inc()
         LOG.warning("Placement allocation corrected from %s to %s (what the container "
                     "holds)", held, want)
     except PlacementError as err:
+        catalog.ALLOCATION_AUDIT_FAILURES.inc()
         LOG.warning("could not correct the Placement allocation of this container: %s; "
                     "the next audit tries again", err.msg)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from berth.common.exceptions import BerthError
 from berth.common.threads import ElasticThreadPool
+from berth.metrics import catalog
 
 LOG = logging.getLogger(__name__)
 
@@ -118,9 +119,11 @@ class PeriodicScheduler:
                 self._pool.submit(self._run, task)
 
     def _run(self, task: _Task) -> None:
+        began = time.perf_counter()
         try:
             task.fn()
         except Exception as err:  # a loop boundary
+            catalog.PERIODIC_FAILURES.labels(task.name).inc()
             task.last_error = str(err)
             if not task.failing:
                 if isinstance(err, BerthError):   # a service away: its message says it
@@ -136,6 +139,8 @@ class PeriodicScheduler:
             task.failing = False
             task.last_ok = self._clock()
         finally:
+            catalog.PERIODIC_RUNS.labels(task.name).inc()
+            catalog.PERIODIC_SECONDS.labels(task.name).observe(time.perf_counter() - began)
             with self._cond:
                 task.running = False
                 task.runs += 1

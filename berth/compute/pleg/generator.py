@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from berth.compute.pleg.events import ContainerEvent
 from berth.compute.pleg.relist import Relister
 from berth.compute.pleg.watcher import Backoff, EventWatcher
+from berth.metrics import catalog
 from berth.runtime.base import Runtime
 
 LOG = logging.getLogger(__name__)
@@ -59,6 +60,7 @@ class EventQueue:
         try:
             self._queue.put_nowait(event)
         except queue.Full:
+            catalog.PLEG_EVENTS_DROPPED.inc()
             with self._lock:
                 self.dropped += 1
                 dropped = self.dropped
@@ -69,6 +71,7 @@ class EventQueue:
             return False
         with self._lock:
             self.accepted += 1
+        catalog.PLEG_EVENTS.labels(event.source.value).inc()
         return True
 
     def get(self, timeout: float | None = None) -> ContainerEvent | None:

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 from berth.compute.last_inspected import state_key
 from berth.compute.pleg.events import ContainerEvent, EventSource
+from berth.metrics import catalog
 from berth.runtime.base import (
     EventKind,
     RunState,
@@ -128,10 +129,15 @@ class Relister:
 
     def relist(self) -> list[ContainerEvent]:
         """List, diff, emit; return what was handed on. A failed listing emits nothing."""
+        with catalog.PLEG_RELIST_SECONDS.time():
+            return self._list_and_diff()
+
+    def _list_and_diff(self) -> list[ContainerEvent]:
         try:
             listed = self._runtime.list(host=self._host)
         except RuntimeDriverError as err:
             self.failures += 1
+            catalog.PLEG_RELIST_FAILURES.inc()
             if not self._failing:
                 LOG.warning("relist failed (%s); keeping the previous snapshot (logged "
                             "once until it recovers)", err.msg)

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 
 from berth.compute.pleg.events import ContainerEvent, EventSource
+from berth.metrics import catalog
 from berth.runtime.base import Runtime, RuntimeDriverError, RuntimeEvent, RuntimeEventStream
 
 LOG = logging.getLogger(__name__)
@@ -156,6 +157,9 @@ class EventWatcher:
             stream.close()
         self.connected = True
         self.connections += 1
+        catalog.PLEG_STREAM_CONNECTED.set(1)
+        if self.connections > 1:
+            catalog.PLEG_STREAM_RECONNECTS.inc()
         try:
             for event in stream:
                 self._handle(event)
@@ -163,6 +167,7 @@ class EventWatcher:
             LOG.info("Docker event stream failed: %s", err.msg)
         finally:
             self.connected = False
+            catalog.PLEG_STREAM_CONNECTED.set(0)
             with self._lock:
                 self._stream = None
             stream.close()
@@ -180,6 +185,7 @@ class EventWatcher:
             self._seen_at_since = set()
         self._seen_at_since.add(key)
         self.events_seen += 1
+        catalog.observe_event_lag(event.at_nano)
         if not event.uuid:
             return
         self._emit(ContainerEvent(uuid=event.uuid, container_id=event.container_id,

@@ -158,3 +158,19 @@ def test_stopping_an_old_server_keeps_its_replacement(transport: InProcessTransp
     transport.cast("node3", "container_stop", context={})
     assert len(new.calls) == 1 and old.calls == []
     new_server.stop()
+
+
+def test_check_fails_until_an_agent_serves_and_after_it_stops() -> None:
+    """/readyz's rpc check in berth serve: ready only while the agent's server is up."""
+    transport = InProcessTransport(call_workers=1)
+    try:
+        with pytest.raises(exc.RPCError, match="No compute agent serves"):
+            transport.check()
+        server = transport.serve("node1", Recorder())
+        server.start()
+        transport.check()
+        server.stop()
+        with pytest.raises(exc.RPCError):
+            transport.check()
+    finally:
+        transport.cleanup()

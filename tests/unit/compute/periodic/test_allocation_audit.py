@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
+from support.metrics import sample
 
 from berth.compute.deps import AgentDeps
 from berth.compute.periodic.allocations import audit_allocations, wanted_allocation
@@ -82,8 +83,14 @@ def test_leftovers_of_failed_undos_are_released_or_corrected(
     right = _row(deps, "Running", container_id="c3")
     placement.allocate(right.uuid, rp, {VCPU: 1, MEMORY_MB: 64}, "p1", None)
     generation = placement.get_provider(rp).generation
+    released = sample("berth_allocation_audit_corrections_total", correction="released")
+    allocated = sample("berth_allocation_audit_corrections_total", correction="allocated")
 
     assert _audit(deps, workers) == 4
+    assert sample("berth_allocation_audit_corrections_total", correction="released") \
+        == released + 2                                  # gone, failed
+    assert sample("berth_allocation_audit_corrections_total", correction="allocated") \
+        == allocated + 2                                 # resized, bare
     assert placement.provider_allocations(rp) == {
         resized.uuid: {VCPU: 1, MEMORY_MB: 64},
         bare.uuid: {VCPU: 2, MEMORY_MB: 32},
@@ -138,7 +145,9 @@ def test_a_refused_correction_is_logged_and_tried_again(
         deps: AgentDeps, placement: EmbeddedPlacement, workers: ContainerWorkers,
         caplog: pytest.LogCaptureFixture) -> None:
     big = _row(deps, "Running", container_id="c1", memory="2048")      # more than exists
+    failures = sample("berth_allocation_audit_failures_total")
     _audit(deps, workers)
+    assert sample("berth_allocation_audit_failures_total") == failures + 1
     assert placement.get_allocation(big.uuid) == {}
     assert "the next audit tries again" in caplog.text
     assert _audit(deps, workers) == 1                                  # still a suspect

@@ -7,6 +7,7 @@ import threading
 import time
 
 from support.berth_proc import wait_for
+from support.metrics import sample
 
 from berth.compute.periodic.scheduler import PeriodicScheduler
 
@@ -52,3 +53,32 @@ def test_a_task_never_runs_twice_at_once() -> None:
     finally:
         scheduler.stop()
     assert most == 1
+
+
+def test_runs_and_failures_are_counted_per_task() -> None:
+    scheduler = PeriodicScheduler()
+    calls = 0
+
+    def flaky() -> None:
+        nonlocal calls
+        calls += 1
+        if calls % 2 == 0:
+            raise RuntimeError("every second run fails")
+
+    runs = sample("berth_periodic_task_runs_total", task="t_flaky")
+    failures = sample("berth_periodic_task_failures_total", task="t_flaky")
+    timed = sample("berth_periodic_task_duration_seconds_count", task="t_flaky")
+    scheduler.add("t_flaky", flaky, 0.005)
+    scheduler.start()
+    try:
+        wait_for(lambda: scheduler.status()["t_flaky"]["runs"] >= 4, 5, 0.005,
+                 what="four runs")
+    finally:
+        scheduler.stop()
+    # a run may still be ending after stop(): wait until the two counts agree
+    wait_for(lambda: sample("berth_periodic_task_runs_total", task="t_flaky")
+             == runs + scheduler.status()["t_flaky"]["runs"], 2, 0.005, what="runs counted")
+    done = scheduler.status()["t_flaky"]["runs"]
+    assert sample("berth_periodic_task_runs_total", task="t_flaky") == runs + done
+    assert sample("berth_periodic_task_failures_total", task="t_flaky") == failures + done // 2
+    assert sample("berth_periodic_task_duration_seconds_count", task="t_flaky") == timed + done

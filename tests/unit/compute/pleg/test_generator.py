@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 
+from support.metrics import sample
 from test_relist import FakeClock, ListingRuntime
 from test_watcher import FakeStream, ev
 
@@ -137,3 +138,18 @@ def test_a_failed_sync_is_emitted_again_by_the_next_relist() -> None:
         ("u1", EventKind.CHANGED, EventSource.RELIST)]
     assert gen.relister.relist() == []
     workers.stop()
+
+
+def test_queued_events_are_counted_by_source_and_drops_apart() -> None:
+    q = EventQueue(1)
+    watched = sample("berth_pleg_events_total", source="watch")
+    relisted = sample("berth_pleg_events_total", source="relist")
+    dropped = sample("berth_pleg_events_dropped_total")
+    assert q.put(event("a"))
+    assert not q.put(event("b"))
+    q.get(timeout=0)
+    assert q.put(ContainerEvent(uuid="c", container_id="c3", kind=EventKind.STARTED,
+                                source=EventSource.RELIST, at=0.0))
+    assert sample("berth_pleg_events_total", source="watch") == watched + 1
+    assert sample("berth_pleg_events_total", source="relist") == relisted + 1
+    assert sample("berth_pleg_events_dropped_total") == dropped + 1

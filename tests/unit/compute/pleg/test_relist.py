@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 import pytest
+from support.metrics import sample
 
 from berth.compute.pleg.events import ContainerEvent, EventSource
 from berth.compute.pleg.relist import ContainerRecord, Relister, diff
@@ -228,3 +229,14 @@ def test_a_difference_carries_the_listed_state_and_a_reinspection_does_not(
     relister.reinspect("c1", "u1")
     relister.relist()
     assert [(e.uuid, e.listed) for e in sink.events] == [("u1", None)]
+
+
+def test_every_relist_is_timed_and_a_failed_listing_counted(
+        relister: Relister, engine: ListingRuntime) -> None:
+    relists = sample("berth_pleg_relist_duration_seconds_count")
+    failures = sample("berth_pleg_relist_failures_total")
+    relister.relist()
+    engine.fail_with = rt.RuntimeUnavailable(reason="no socket")
+    relister.relist()
+    assert sample("berth_pleg_relist_duration_seconds_count") == relists + 2
+    assert sample("berth_pleg_relist_failures_total") == failures + 1

@@ -6,8 +6,10 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections.abc import Iterator
+from time import time_ns
 
 import pytest
+from support.metrics import sample
 
 from berth.compute.pleg.events import ContainerEvent, EventSource
 from berth.compute.pleg.watcher import Backoff, EventWatcher
@@ -169,3 +171,22 @@ def test_backoff_doubles_up_to_the_cap_and_resets() -> None:
     assert [b.next_delay() for _ in range(7)] == pytest.approx([0.2, 0.4, 0.8, 1.6, 3.2, 5.0, 5.0])
     b.reset()
     assert b.next_delay() == 0.2
+
+
+def test_reopening_the_stream_counts_a_reconnect_and_each_event_its_lag() -> None:
+    now = time_ns()
+    runtime = EventsRuntime([FakeStream([ev(now - 2_000_000_000, action="start")]),
+                             FakeStream([ev(now - 1_000_000_000, action="die")])])
+    out = Collector()
+    w = watcher_for(runtime, out)
+    reconnects = sample("berth_pleg_stream_reconnects_total")
+    lagged = sample("berth_pleg_event_lag_seconds_count")
+    slow = sample("berth_pleg_event_lag_seconds_bucket", le="0.5")
+    w.follow_once()
+    assert sample("berth_pleg_stream_reconnects_total") == reconnects   # the first open
+    assert sample("berth_pleg_stream_connected") == 0                    # it has ended
+    w.follow_once()
+    assert sample("berth_pleg_stream_reconnects_total") == reconnects + 1
+    assert sample("berth_pleg_event_lag_seconds_count") == lagged + 2
+    # both events were a second or more old when they arrived
+    assert sample("berth_pleg_event_lag_seconds_bucket", le="0.5") == slow
