@@ -57,7 +57,7 @@ def install(app: FastAPI, settings: ApiSettings, routers: Iterable[APIRouter]) -
               for router in routers for route in router.routes
               if isinstance(route, APIRoute) and route.include_in_schema
               and (body_of := getattr(route.endpoint, "__berth_body__", None)) is not None
-              for method in route.methods}
+              for method in route.methods or ()}
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

@@ -315,7 +315,7 @@ def _unique(items: list[str] | None) -> list[str]:
 def _nets(value: list[dict[str, str]] | None) -> list[dict[str, str]]:
     nets: list[dict[str, str]] = []
     for item in value or []:
-        entry = {k: item[k] for k in ("network", "port") if k in item}
+        entry: dict[str, str] = {k: item[k] for k in ("network", "port") if k in item}
         for key, kind in (("v4-fixed-ip", ipaddress.IPv4Address),
                           ("v6-fixed-ip", ipaddress.IPv6Address)):
             if key in item:

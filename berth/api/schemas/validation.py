@@ -96,7 +96,7 @@ class RequestSchema:
         except fastjsonschema.JsonSchemaValueException as fast:
             errors = list(self._validator.iter_errors(data))
             if not errors:      # the two validators disagree: say what the fast one saw
-                raise invalid(fast.name.removeprefix("data."), fast.value,
+                raise invalid((fast.name or "data").removeprefix("data."), fast.value,
                               f"{fast.message}.") from None
             raise self._message(min(errors, key=self._rank), data) from None
         return data
