@@ -102,8 +102,10 @@ def install(app: FastAPI) -> None:
             detail = f"The resource {request.url.path} could not be found."
         if err.status_code == 405:
             detail = f"Method {request.method} is not allowed on {request.url.path}."
-        return error_response(request_id_of(request), err.status_code, "container.",
-                              phrase, detail)
+        response = error_response(request_id_of(request), err.status_code, "container.",
+                                  phrase, detail)
+        response.headers.update(err.headers or {})     # a 405's Allow (RFC 9110)
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, err: RequestValidationError) -> JSONResponse:

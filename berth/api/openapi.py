@@ -43,6 +43,9 @@ _ERRORS = {
 }
 
 
+_UNSUPPORTED = "The body is not sent as application/json."
+
+
 def request_body(body_of: BodyOf) -> Callable[[_F], _F]:
     """Mark a route's endpoint as reading the body ``body_of(settings)`` declares."""
     def mark(endpoint: _F) -> _F:
@@ -63,7 +66,9 @@ def install(app: FastAPI, settings: ApiSettings, routers: Iterable[APIRouter]) -
         if app.openapi_schema is None:
             doc = _with_zun_errors(FastAPI.openapi(app))
             for (path, method), schema in bodies.items():
-                doc["paths"][path][method].update(schema.openapi())
+                operation = doc["paths"][path][method]
+                operation.update(schema.openapi())
+                operation["responses"]["415"] = _error(_UNSUPPORTED)
             app.openapi_schema = doc
         return app.openapi_schema
 
@@ -75,12 +80,15 @@ def _with_zun_errors(doc: dict[str, Any]) -> dict[str, Any]:
     schemas = doc["components"]["schemas"]
     for name in ("HTTPValidationError", "ValidationError"):
         schemas.pop(name, None)
-    ref = {"$ref": "#/components/schemas/ZunError"}
     for operations in doc.get("paths", {}).values():
         for operation in operations.values():
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
             for status, text in _ERRORS.items():
-                responses.setdefault(status, {"description": text, "content": {
-                    "application/json": {"schema": ref}}})
+                responses.setdefault(status, _error(text))
     return doc
+
+
+def _error(text: str) -> dict[str, Any]:
+    return {"description": text, "content": {"application/json": {
+        "schema": {"$ref": "#/components/schemas/ZunError"}}}}

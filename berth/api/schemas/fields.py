@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from berth.api.schemas.numeric import decimal_text, integer_text
+
 Schema = dict[str, Any]
 
 NULL: Schema = {"type": "null"}
@@ -79,7 +81,9 @@ def integer_like(minimum: int | None = None, maximum: int | None = None, *,
     if maximum is not None:
         number["maximum"] = maximum
     digits: Schema = {"type": "string", "pattern": DIGITS}
-    if minimum is not None and minimum < 0:
+    if minimum is not None and maximum is not None:
+        digits["pattern"] = integer_text(minimum, maximum)     # the bounds, as text
+    elif minimum is not None and minimum < 0:
         digits["pattern"] = "^-?[0-9]{1,18}$"
     return described(f"It must be {what} (a JSON integer or a string of digits)"
                      f"{bounds_text(minimum, maximum)}.", {"anyOf": [number, digits]})
@@ -88,7 +92,8 @@ def integer_like(minimum: int | None = None, maximum: int | None = None, *,
 def number_like(minimum: float, maximum: float, *, what: str) -> Schema:
     """A JSON number or a decimal string (``"0.5"``), within bounds."""
     number: Schema = {"type": "number", "minimum": minimum, "maximum": maximum}
-    text: Schema = {"type": "string", "maxLength": 32, "pattern": DECIMAL}
+    text: Schema = {"type": "string", "maxLength": 32,
+                    "pattern": decimal_text(minimum, maximum) or DECIMAL}
     return described(f"It must be {what} between {minimum:g} and {maximum:g}, given as a "
                      f"JSON number or a decimal string such as \"0.5\".",
                      {"anyOf": [number, text]})

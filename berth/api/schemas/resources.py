@@ -6,16 +6,25 @@ from __future__ import annotations
 
 from berth.api.schemas import fields as F
 from berth.api.schemas.container import NAME
+from berth.api.schemas.numeric import integer_text
 from berth.api.schemas.validation import RequestSchema
 from berth.db.quotas import RESOURCES
 
 INT_MAX = 2**31 - 1
 
+#: What ``berth.image.reference.has_domain`` takes for a registry: a dotted host name
+#: (or an IPv4 address) or localhost, with an optional port, or any host with a port;
+#: no scheme, no path.
+_LABEL = "[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?"
+DOMAIN = (f"^((localhost|{_LABEL}(\\.{_LABEL})+)(:[0-9]{{1,5}})?"
+          f"|{_LABEL}:[0-9]{{1,5}})$")
+
 _REGISTRY_FIELDS: dict[str, F.Schema] = {
     "name": F.nullable(NAME),
     "domain": F.described("A registry host, optionally with a port, such as "
                           "registry.example.com or 127.0.0.1:5000 (no scheme, no path).",
-                          {"type": "string", "minLength": 1, "maxLength": 255}),
+                          {"type": "string", "minLength": 1, "maxLength": 255,
+                           "pattern": DOMAIN}),
     "username": F.nullable(F.string(1, 255)),
     "password": F.nullable(F.string(1, 255)),
 }
@@ -67,7 +76,8 @@ QUOTA = RequestSchema(
         {name: F.described("It must be an integer of at least -1 (-1 means unlimited), "
                            "a JSON integer or a string of digits.",
                            {"anyOf": [{"type": "integer", "minimum": -1, "maximum": INT_MAX},
-                                      {"type": "string", "pattern": "^-?[0-9]{1,11}$"}]})
+                                      {"type": "string",
+                                       "pattern": integer_text(-1, INT_MAX)}]})
          for name in RESOURCES},
         description="A project's (or a quota class's) limits; absent ones are unchanged."),
     what="quota", shape="such as {\"containers\": 10, \"memory\": 2048, \"cpu\": 4, "

@@ -91,6 +91,12 @@ AGREEMENT = [
     ({"image": "busybox", "image_driver": "None"}, True),
     ({"image": "busybox", "extra": 1}, False),
     ({"name": "no-image"}, False),
+    ({"image": "busybox", "memory": "99999"}, False),     # numbers as text, bounded too
+    ({"image": "busybox", "memory": "0128"}, True),
+    ({"image": "busybox", "cpu": "0.05"}, False),
+    ({"image": "busybox", "cpu": ".5"}, True),
+    ({"image": "busybox", "cpu": "16.0"}, True),
+    ({"image": "busybox", "cpu": "16.01"}, False),
 ]
 
 
@@ -106,6 +112,18 @@ def test_the_document_and_the_api_agree(body: dict[str, Any], valid: bool) -> No
     except InvalidParameterValue:
         accepted = False
     assert accepted is valid
+
+
+def test_body_operations_document_415_and_a_405_says_what_is_allowed() -> None:
+    from fastapi.testclient import TestClient
+
+    doc = document()
+    assert "415" in doc["paths"]["/v1/containers"]["post"]["responses"]
+    assert "415" not in doc["paths"]["/v1/containers"]["get"]["responses"]
+    state = ApiState(db=None, compute=None, scheduler=None,  # type: ignore[arg-type]
+                     settings=ApiSettings(), up_hosts=object())  # type: ignore[arg-type]
+    resp = TestClient(create_app(state)).request("TRACE", "/")
+    assert resp.status_code == 405 and "GET" in resp.headers["allow"]
 
 
 def test_a_create_body_is_refused_naming_the_item_and_quoting_its_declaration() -> None:
