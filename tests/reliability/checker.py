@@ -11,6 +11,11 @@ the Docker engine and Placement agree, and the API shows what Docker holds.
   holds resources (a row with a Docker container holds them; a failed create, Error
   without one, holds nothing);
 - the API's list disagreeing with the database.
+
+Capsules count too: a capsule's sandbox and members are Docker containers that its
+rows refer to; its members' statuses follow Docker like containers' (a capsule's own
+is derived from them, so only its sandbox's presence is checked); the capsule, not
+its members, holds the allocation; the capsule list agrees with the rows.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import docker
 import httpx
 
 from berth.db import containers, nodes
+from berth.db.capsules import CAPSULE
 from berth.db.engine import Database
 from berth.placement.embedded import EmbeddedPlacement
 from berth.placement.requests import container_resources
@@ -34,14 +40,14 @@ TRANSITIONAL = {"Creating", "Deleting", "Rebuilding", "Restarting"}
 def problems(db: Database, host: str, engine: docker.DockerClient,
              http: httpx.Client) -> list[str]:
     found: list[str] = []
-    rows = {r.uuid: r for r in containers.list_by_host(db, host)}
+    every = {r.uuid: r for r in containers.list_by_host(db, host, None)}
     listed = {c.id: c for c in engine.containers.list(
         all=True, filters={"label": f"berth.host={host}"})}
-    referred = {r.container_id for r in rows.values() if r.container_id}
+    referred = {r.container_id for r in every.values() if r.container_id}
     for cid, c in listed.items():
         if cid not in referred:
             found.append(f"orphan Docker container {c.name} ({cid[:12]}): no row refers to it")
-    for r in rows.values():
+    for r in every.values():
         if r.task_state or r.status in TRANSITIONAL:
             found.append(f"{r.uuid} stuck: status {r.status}, task {r.task_state}")
             continue
@@ -56,14 +62,18 @@ def problems(db: Database, host: str, engine: docker.DockerClient,
                              f"which the engine does not have (status {r.status})")
             continue
         want = STATUS_OF.get(c.status, "?")
-        if r.status != want and r.status != "Error":
+        if r.container_type != CAPSULE and r.status != want and r.status != "Error":
             found.append(f"{r.uuid} is {r.status}, Docker says {c.status}")
-    found += _allocation_problems(db, host, rows)
-    api = {c["uuid"]: c["status"] for c in http.get(
-        "/v1/containers", params={"limit": 1000}).json()["containers"]}
-    for uuid, r in rows.items():
-        if api.get(uuid) != r.status:
-            found.append(f"{uuid}: the API shows {api.get(uuid)}, the row says {r.status}")
+    found += _allocation_problems(db, host, {u: r for u, r in every.items()
+                                             if r.container_type in (0, CAPSULE)})
+    for path, key, kind in (("/v1/containers", "containers", 0),
+                            ("/v1/capsules/", "capsules", CAPSULE)):
+        api = {c["uuid"]: c["status"] for c in http.get(
+            path, params={"limit": 1000}).json()[key]}
+        for uuid, r in every.items():
+            if r.container_type == kind and api.get(uuid) != r.status:
+                found.append(f"{uuid}: the API shows {api.get(uuid)}, the row says "
+                             f"{r.status}")
     return found
 
 

@@ -1,5 +1,6 @@
 """R1, crash points (issue 21): ``berth serve`` killed with SIGKILL at a random moment
-of a load of creates, deletes, rebuilds, resizes, stops and starts, then started again
+of a load of creates, deletes, rebuilds, resizes, stops and starts, and capsule creates
+and deletes (a capsule: an init container, then two containers), then started again
 on the same state: recovery must leave nothing behind (``checker.problems``) and every
 request it had accepted either done or in Error saying why. Short: 6 kills; full
 (BERTH_RELIABILITY_FULL=1): 100."""
@@ -30,6 +31,21 @@ def create(http: httpx.Client, run: bool = True) -> str | None:
     return str(resp.json()["uuid"]) if resp.status_code == 202 else None
 
 
+def create_capsule(http: httpx.Client) -> None:
+    def member(name: str, command: list[str]) -> dict[str, Any]:
+        return {"image": TEST_IMAGE, "name": name, "imagePullPolicy": "IfNotPresent",
+                "command": command, "resources": {"requests": {"cpu": 0.1, "memory": 16}}}
+    template = {"kind": "capsule", "metadata": {"name": f"r1-{time.monotonic_ns()}"},
+                "spec": {"initContainers": [member("init", ["sleep", "0.5"])],
+                         "containers": [member("a", COMMAND), member("b", COMMAND)]}}
+    answer = http.post("/v1/capsules/", json={"template": template})
+    assert answer.status_code < 500 or "agent" in answer.text, answer.text
+
+
+def capsule_uuids(http: httpx.Client) -> list[str]:
+    return [c["uuid"] for c in http.get("/v1/capsules/").json()["capsules"]]
+
+
 def load(proc: BerthProcess, rng: random.Random, stop: threading.Event) -> None:
     """Random requests until ``stop`` or the process dies; errors are expected (the
     process is killed under them), 5xx answers are not (asserted by the caller)."""
@@ -38,7 +54,17 @@ def load(proc: BerthProcess, rng: random.Random, stop: threading.Event) -> None:
             try:
                 uuids = [c["uuid"] for c in http.get("/v1/containers").json()["containers"]]
                 op = rng.choice(["create", "create", "delete", "rebuild", "resize",
-                                 "stop", "start"])
+                                 "stop", "start", "capsule", "capsule_delete"])
+                if op == "capsule":
+                    create_capsule(http)
+                    continue
+                if op == "capsule_delete":
+                    capsules = capsule_uuids(http)
+                    if capsules:
+                        answer = http.delete(f"/v1/capsules/{rng.choice(capsules)}")
+                        assert answer.status_code < 500 or "agent" in answer.text, \
+                            answer.text
+                    continue
                 if op == "create" or not uuids:
                     create(http, run=rng.random() < 0.7)
                     continue
@@ -59,8 +85,10 @@ def load(proc: BerthProcess, rng: random.Random, stop: threading.Event) -> None:
 def settled(proc: BerthProcess) -> bool:
     with proc.http() as http:
         rows = http.get("/v1/containers").json()["containers"]
-    return all(not c["task_state"] and c["status"] not in
-               ("Creating", "Deleting", "Rebuilding", "Restarting") for c in rows)
+        capsules = http.get("/v1/capsules/").json()["capsules"]
+    busy = ("Creating", "Deleting", "Rebuilding", "Restarting")
+    return all(not c["task_state"] and c["status"] not in busy for c in rows) and \
+        all(c["status"] not in busy for c in capsules)
 
 
 def test_recovery_after_sigkill_at_random_moments(berth_on, node_engine,  # type: ignore[no-untyped-def]
