@@ -100,18 +100,18 @@ def test_recovery_after_sigkill_at_random_moments(berth_on, node_engine,  # type
     with first.http() as http:
         for _ in range(4):
             create(http)
-    report: list[int] = []
+    report: list[tuple[int, int]] = []
     started: list[BerthProcess] = []
     try:
         _kill_and_recover(first, kills, rng, conf_extra, engine_client, report, started)
     finally:
         for later in started:
             later.stop()
-    print(f"R1: {kills} SIGKILLs under load; containers after each: {report}")
+    print(f"R1: {kills} SIGKILLs under load; (containers, capsules) after each: {report}")
 
 
 def _kill_and_recover(proc: Any, kills: int, rng: random.Random, conf_extra: str,
-                      engine_client: Any, report: list[int],
+                      engine_client: Any, report: list[tuple[int, int]],
                       started: list[BerthProcess]) -> None:
     host, state_dir = proc.host, str(proc.dir)
     for i in range(kills):
@@ -129,7 +129,8 @@ def _kill_and_recover(proc: Any, kills: int, rng: random.Random, conf_extra: str
         time.sleep(1.0)          # one more sync period over the settled rows
         with database_of(proc) as db, proc.http() as http:
             found = problems(db, host, engine_client, http)
-            report.append(len(http.get("/v1/containers").json()["containers"]))
+            report.append((len(http.get("/v1/containers").json()["containers"]),
+                           len(capsule_uuids(http))))
         assert found == [], (i + 1, found)
 
 
