@@ -105,6 +105,12 @@ def install(app: FastAPI) -> None:
         response = error_response(request_id_of(request), err.status_code, "container.",
                                   phrase, detail)
         response.headers.update(err.headers or {})     # a 405's Allow (RFC 9110)
+        if err.status_code == 405:
+            from berth.api.openapi import allowed_methods
+
+            allowed = allowed_methods(request.app, request.url.path)
+            if allowed:
+                response.headers["Allow"] = ", ".join(allowed)
         return response
 
     @app.exception_handler(RequestValidationError)

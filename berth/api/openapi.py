@@ -10,6 +10,7 @@ and are replaced by them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -73,6 +74,16 @@ def install(app: FastAPI, settings: ApiSettings, routers: Iterable[APIRouter]) -
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def allowed_methods(app: FastAPI, path: str) -> list[str]:
+    """The methods the document lists for ``path`` (a 405's ``Allow``): Starlette's own
+    header names only the first route that matched the path, not every one."""
+    for template, operations in app.openapi().get("paths", {}).items():
+        pattern = re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(template))
+        if re.fullmatch(pattern, path):
+            return sorted(method.upper() for method in operations)
+    return []
 
 
 def _with_zun_errors(doc: dict[str, Any]) -> dict[str, Any]:

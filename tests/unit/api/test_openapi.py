@@ -122,8 +122,12 @@ def test_body_operations_document_415_and_a_405_says_what_is_allowed() -> None:
     assert "415" not in doc["paths"]["/v1/containers"]["get"]["responses"]
     state = ApiState(db=None, compute=None, scheduler=None,  # type: ignore[arg-type]
                      settings=ApiSettings(), up_hosts=object())  # type: ignore[arg-type]
-    resp = TestClient(create_app(state)).request("TRACE", "/")
-    assert resp.status_code == 405 and "GET" in resp.headers["allow"]
+    client = TestClient(create_app(state))
+    resp = client.request("TRACE", "/")
+    assert resp.status_code == 405 and resp.headers["allow"] == "GET"
+    # Every method the path has, not only the first route's (GET and POST are two).
+    assert client.request("PUT", "/v1/capsules").headers["allow"] == "GET, POST"
+    assert client.request("PUT", "/v1/capsules/c1").headers["allow"] == "DELETE, GET"
 
 
 def test_a_create_body_is_refused_naming_the_item_and_quoting_its_declaration() -> None:

@@ -1,0 +1,128 @@
+"""R3, dependency outages (issue 21): RabbitMQ stopped and started again in the middle
+of a create/delete load against ``berth-api`` and ``berth-compute`` on PostgreSQL. Both
+processes must survive it without a restart and reconnect on their own, and no
+accepted request may be lost silently: every container the API accepted ends Running,
+deleted, or in Error saying why; none stays in a task or a transitional status."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from support.berth_proc import TEST_IMAGE, wait_for
+
+pytestmark = pytest.mark.integration
+
+COMMAND = ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"]
+BUSY = ("Creating", "Deleting", "Rebuilding", "Restarting")
+OUTAGE = 8.0
+
+
+def rabbitmqctl(*args: str) -> None:
+    subprocess.run(["rabbitmqctl", *args], check=True, capture_output=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def deployment(deployment_factory: Any, database_maker: Any) -> Iterator[Any]:
+    if shutil.which("rabbitmqctl") is None:
+        pytest.skip("rabbitmqctl is not installed: the broker cannot be restarted here")
+    with database_maker("postgresql") as url:
+        d = deployment_factory(url)
+        try:
+            assert d.berth("db", "upgrade").returncode == 0
+            d.start_agent("a", extra_conf="[compute]\ntask_state_timeout = 60\n"
+                                          "create_task_timeout = 60\n")
+            d.start_api()
+            yield d
+        finally:
+            d.close()
+
+
+class Load:
+    """Creates (with run) and deletes until stopped; remembers what the API accepted."""
+
+    def __init__(self, http: httpx.Client) -> None:
+        self.http, self.stop = http, threading.Event()
+        self.created: list[str] = []
+        self.deleted: list[str] = []
+        self.server_errors: list[str] = []
+
+    def run(self) -> None:
+        turn = 0
+        while not self.stop.is_set():
+            turn += 1
+            try:
+                if turn % 3 == 0 and self.created:
+                    uuid = self.created[len(self.created) // 2]
+                    answer = self.http.delete(f"/v1/containers/{uuid}",
+                                              params={"force": "true"})
+                    if answer.status_code == 204:
+                        self.deleted.append(uuid)
+                else:
+                    answer = self.http.post("/v1/containers", params={"run": "true"}, json={
+                        "image": TEST_IMAGE, "command": COMMAND, "memory": 16, "cpu": 0.1,
+                        "image_pull_policy": "ifnotpresent"})
+                    if answer.status_code == 202:
+                        self.created.append(answer.json()["uuid"])
+                # A refusal while the broker is away must say so, not be a bare 500.
+                if answer.status_code >= 500 and answer.status_code not in (503, 504):
+                    self.server_errors.append(f"{answer.status_code} {answer.text[:200]}")
+            except httpx.HTTPError as err:
+                self.server_errors.append(f"transport: {err}")
+            time.sleep(0.2)
+
+
+def test_the_api_and_the_agent_ride_out_a_broker_restart(deployment: Any) -> None:
+    api_pid = deployment.api.pid
+    agent = next(iter(deployment.agents.values()))
+    agent_pid = agent.pid
+    with deployment.http() as http:
+        load = Load(http)
+        worker = threading.Thread(target=load.run)
+        worker.start()
+        try:
+            time.sleep(3)
+            rabbitmqctl("stop_app")
+            time.sleep(OUTAGE)
+            rabbitmqctl("start_app")
+            time.sleep(8)
+        finally:
+            load.stop.set()
+            worker.join(60)
+        assert load.server_errors == []
+        assert len(load.created) > 5
+
+        def settled() -> list[dict[str, Any]] | None:
+            rows = http.get("/v1/containers").json()["containers"]
+            busy = [r for r in rows if r["task_state"] or r["status"] in BUSY]
+            return None if busy else rows
+        rows = wait_for(settled, 150, 1.0, what="every accepted request to settle")
+        assert isinstance(rows, list)
+        by_uuid = {r["uuid"]: r for r in rows}
+        for uuid in load.created:
+            row = by_uuid.get(uuid)
+            if row is None:
+                assert uuid in load.deleted, f"{uuid} vanished without a delete"
+                continue
+            assert row["status"] in ("Running", "Error"), row
+            if row["status"] == "Error":
+                assert row["status_reason"], row
+        # Nobody restarted them, and they talk again: a create after the outage runs.
+        assert deployment.api.pid == api_pid and deployment.api.running()
+        assert agent.pid == agent_pid and agent.running()
+        answer = http.post("/v1/containers", params={"run": "true"}, json={
+            "image": TEST_IMAGE, "command": COMMAND, "image_pull_policy": "ifnotpresent"})
+        assert answer.status_code == 202, answer.text
+        uuid = answer.json()["uuid"]
+        wait_for(lambda: http.get(f"/v1/containers/{uuid}").json()["status"] == "Running",
+                 60, 0.5, what="a create after the outage to run")
+        errors = [r for r in rows if r["status"] == "Error"]
+        print(f"R3 broker restart: {len(load.created)} creates and {len(load.deleted)} "
+              f"deletes accepted; {len(errors)} in Error after it: "
+              f"{sorted({r['status_reason'][:80] for r in errors})}")
