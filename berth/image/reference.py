@@ -31,6 +31,17 @@ _DOMAIN = re.compile(rf"{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*(?::[0-9]+)
 _TAG = re.compile(r"[\w][\w.-]{0,127}", re.ASCII)
 _DIGEST = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}")
 
+#: The whole grammar as one anchored pattern (ECMA-262 and Python alike), for the API's
+#: declarations: a string matches exactly when :func:`parse_image` accepts it (save for
+#: the 255-character limit once a registry prefix is added). A first component with a
+#: "." or ":" (or "localhost") before a "/" is a domain, and must be a valid one.
+_REGISTRY = (rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})+(?::[0-9]+)?"
+             rf"|{_DOMAIN_COMPONENT}:[0-9]+|localhost)")
+REFERENCE_PATTERN = (rf"^(?:{_REGISTRY}/|(?![^/@]*[.:][^/@]*/|localhost/))"
+                     rf"{_PATH_COMPONENT.pattern}(?:/{_PATH_COMPONENT.pattern})*"
+                     rf"(?::{_TAG.pattern.replace(chr(92) + 'w', 'A-Za-z0-9_')})?"
+                     rf"(?:@{_DIGEST.pattern})?$")
+
 PullPolicy = Literal["always", "ifnotpresent", "never"]
 PullDecision = Literal["pull", "use_local", "fail"]
 _POLICIES: tuple[PullPolicy, ...] = ("always", "ifnotpresent", "never")

@@ -30,6 +30,7 @@ from berth.api.schemas import fields as F
 from berth.api.schemas import types as T
 from berth.api.schemas.validation import RequestSchema
 from berth.common.exceptions import InvalidParameterValue, PolicyNotAuthorized
+from berth.image.reference import REFERENCE_PATTERN
 
 GREEK_LETTERS = (
     "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota",
@@ -74,11 +75,11 @@ _COMMAND = F.described("From API version 1.20 the command is a JSON array of str
                        "e.g. [\"sleep\", \"60\"].",
                        {"type": "array", "items": {"type": "string"}})
 IMAGE = F.described(
-    "An image reference must be a string of 2 to 255 characters such as \"busybox\" or "
-    "\"docker.io/library/nginx:1.25\" (it must contain a letter or digit followed by a "
-    "letter, digit, '_', '.' or '-').",
-    {"type": "string", "minLength": 2, "maxLength": 255,
-     "pattern": "[a-zA-Z0-9][a-zA-Z0-9_.-]"})
+    "An image reference of 2 to 255 characters in Docker's grammar, such as \"busybox\", "
+    "\"busybox:1.36\" or \"127.0.0.1:5000/team/app:v1\": a lowercase repository path "
+    "(letters, digits and '.', '_', '__' or '-' between them), optionally after a "
+    "registry host, then an optional :tag and @digest.",
+    {"type": "string", "minLength": 2, "maxLength": 255, "pattern": REFERENCE_PATTERN})
 _HOST = F.described("It must be 1 to 255 characters of letters, digits, '-', '.' and '_'.",
                     {"type": "string", "minLength": 1, "maxLength": 255,
                      "pattern": F.HOST_NAME})

@@ -9,6 +9,7 @@ from berth.api.schemas.container import NAME
 from berth.api.schemas.numeric import integer_text
 from berth.api.schemas.validation import RequestSchema
 from berth.db.quotas import RESOURCES
+from berth.image.reference import REFERENCE_PATTERN
 
 INT_MAX = 2**31 - 1
 
@@ -58,10 +59,10 @@ _IGNORED = "Accepted for zunclient's sake and ignored."
 IMAGE_PULL = RequestSchema(
     F.closed_object({
         "repo": F.described(
-            "The image to pull, \"<image>[:<tag>]\", 2 to 255 characters such as "
-            "\"busybox\" or \"127.0.0.1:5000/team/app:v1\".",
+            "The image to pull, \"<image>[:<tag>]\", 2 to 255 characters in Docker's "
+            "grammar, such as \"busybox\" or \"127.0.0.1:5000/team/app:v1\".",
             {"type": "string", "minLength": 2, "maxLength": 255,
-             "pattern": "[a-zA-Z0-9][a-zA-Z0-9_.-]"}),
+             "pattern": REFERENCE_PATTERN}),
         "host": F.string(1, 255, what="a compute host name or uuid"),
         "tag": F.nullable(F.string(1, 128, what="an image tag")),
         "image_id": F.described(_IGNORED, {}),

@@ -163,3 +163,31 @@ def test_pull_decision_treats_empty_as_always_and_ignores_case(
     policy: str | None, present: bool, decision: str
 ) -> None:
     assert pull_decision(policy, present) == decision
+
+
+def test_the_declarations_pattern_accepts_exactly_what_parse_image_does() -> None:
+    """REFERENCE_PATTERN (what the API publishes for an image) and parse_image agree on
+    200,000 strings built from the characters and pieces that matter."""
+    import random
+    import re
+
+    from berth.common.exceptions import InvalidParameterValue
+    from berth.image.reference import REFERENCE_PATTERN, parse_image
+
+    pattern = re.compile(REFERENCE_PATTERN.replace("$", r"\Z"))   # ECMA "$": the end
+    rng = random.Random(17)
+    alphabet = "ab0Z.-_:/@ é"
+    pieces = ["busybox", "local", "a.b", "A.b", "a_b.c", "localhost", "127.0.0.1:5000",
+              "x:1", "latest", "v1.0", "sha256:" + "a" * 64, "__", "--", "Up", "é"]
+    for _ in range(200_000):
+        if rng.random() < 0.5:
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
+        else:
+            text = "".join(rng.choice(pieces) + rng.choice(["/", ":", "@", "", "."])
+                           for _ in range(rng.randint(1, 4)))
+        try:
+            parse_image(text)
+            accepted = True
+        except InvalidParameterValue:
+            accepted = False
+        assert bool(pattern.match(text)) == accepted, text
