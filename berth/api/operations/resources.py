@@ -42,6 +42,23 @@ def check_admin(ctx: RequestContext, action: str) -> None:
 PAGE_PARAMS = ("limit", "marker", "sort_key", "sort_dir")
 
 
+def listing_scope(ctx: RequestContext, query: Mapping[str, str], filters: tuple[str, ...],
+                  rule: str) -> bool:
+    """A list's query checked: only ``filters``, paging and ``all_projects`` (400
+    naming the others); ``all_projects`` needs ``rule`` (admin). Whether it was asked."""
+    unknown = [k for k in query if k not in filters + PAGE_PARAMS + ("all_projects",)]
+    if unknown:
+        what = f"Filter on {', '.join(filters)}." if filters else \
+            f"A list takes {', '.join(PAGE_PARAMS)} and all_projects."
+        raise exc.InvalidParameterValue(
+            err=f"Unknown parameters: {', '.join(sorted(unknown))}. {what}")
+    asked = T.lenient_bool("all_projects", query["all_projects"]) \
+        if "all_projects" in query else False
+    if asked and not ctx.is_admin:
+        raise exc.PolicyNotAuthorized(action=rule)
+    return asked
+
+
 @dataclass(frozen=True, slots=True)
 class Page:
     limit: int

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request, Response
 from berth.api.links import base_url
 from berth.api.openapi import request_body
 from berth.api.operations import capsules as ops
-from berth.api.operations.resources import PAGE_PARAMS, next_url, page_params
+from berth.api.operations.resources import PAGE_PARAMS, listing_scope, next_url, page_params
 from berth.api.params import read_json_body
 from berth.api.responses import JSONResponse
 from berth.api.routers.containers import Ctx, State, _threaded, version_of
@@ -40,15 +40,7 @@ async def create(request: Request, ctx: RequestContext = Ctx, state: ApiState = 
 async def list_capsules(request: Request, ctx: RequestContext = Ctx,
                         state: ApiState = State) -> JSONResponse:
     q = request.query_params
-    unknown = [k for k in q if k not in PAGE_PARAMS + ("all_projects",)]
-    if unknown:
-        raise exc.InvalidParameterValue(
-            err=f"Unknown parameters: {', '.join(sorted(unknown))}. A capsule list takes "
-                f"{', '.join(PAGE_PARAMS)} and all_projects.")
-    all_projects = lenient_bool("all_projects", q["all_projects"]) \
-        if "all_projects" in q else False
-    if all_projects and not ctx.is_admin:
-        raise exc.PolicyNotAuthorized(action="capsule:get_all_all_projects")
+    all_projects = listing_scope(ctx, q, (), "capsule:get_all_all_projects")
     page = page_params(q, state.settings.max_limit, "id")
 
     def listed() -> list:  # type: ignore[type-arg]

@@ -9,14 +9,12 @@ from fastapi import APIRouter, Request, Response
 from berth.api.links import base_url
 from berth.api.openapi import request_body
 from berth.api.operations import registries as ops
-from berth.api.operations.resources import PAGE_PARAMS, next_url, page_params
+from berth.api.operations.resources import PAGE_PARAMS, listing_scope, next_url, page_params
 from berth.api.params import read_json_body
 from berth.api.responses import JSONResponse
 from berth.api.routers.containers import Ctx, State, _threaded
 from berth.api.schemas import resources as schemas
-from berth.api.schemas.types import lenient_bool
 from berth.api.state import ApiState
-from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.db import registries as db_registries
 
@@ -39,15 +37,8 @@ async def create(request: Request, ctx: RequestContext = Ctx, state: ApiState = 
 def list_registries(request: Request, ctx: RequestContext = Ctx, state: ApiState = State
                     ) -> dict[str, Any]:
     q = request.query_params
-    unknown = [k for k in q if k not in db_registries.FILTERS + PAGE_PARAMS + ("all_projects",)]
-    if unknown:
-        raise exc.InvalidParameterValue(
-            err=f"Unknown parameters: {', '.join(sorted(unknown))}. Filter on "
-                f"{', '.join(db_registries.FILTERS)}.")
-    all_projects = lenient_bool("all_projects", q["all_projects"]) \
-        if "all_projects" in q else False
-    if all_projects and not ctx.is_admin:
-        raise exc.PolicyNotAuthorized(action="registry:get_all_all_projects")
+    all_projects = listing_scope(ctx, q, db_registries.FILTERS,
+                                 "registry:get_all_all_projects")
     page = page_params(q, state.settings.max_limit, "id")
     filters = {k: q[k] for k in db_registries.FILTERS if k in q}
     rows = db_registries.list_(state.db, project_id=None if all_projects else ctx.project_id,
