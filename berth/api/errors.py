@@ -14,6 +14,7 @@ import http
 import logging
 import uuid
 
+import sqlalchemy.exc
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -119,6 +120,17 @@ def install(app: FastAPI) -> None:
                          for e in err.errors())
         return error_response(request_id_of(request), 400, "container.invalid",
                               msgs, msgs)
+
+    @app.exception_handler(sqlalchemy.exc.OperationalError)
+    async def _database(request: Request, err: sqlalchemy.exc.OperationalError
+                        ) -> JSONResponse:
+        # The database is unreachable (stopped, restarting, network): nothing the
+        # client sent is wrong, and the same request may succeed in a moment.
+        LOG.warning("request %s: the database does not answer (%s)", request_id_of(request),
+                    str(err.orig or err).splitlines()[0][:200])
+        return error_response(request_id_of(request), 503, "container.service-unavailable",
+                              "Service Unavailable",
+                              "berth's database does not answer; try again in a moment.")
 
     @app.exception_handler(Exception)
     async def _any(request: Request, err: Exception) -> JSONResponse:

@@ -54,6 +54,12 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
                                   status=Status.CREATING.value)
     try:
         selection = state.scheduler.select_destination(spec)
+        if state.settings.enable_image_validation:
+            # The chosen host's agent answers this: when it went down since the
+            # scheduler's last look (NoValidHost), the create fails as unscheduled.
+            _check_image(state, ctx, selection.host, image.ref, fields.get("image_driver"),
+                         registry={"id": registry.id, "uuid": registry.uuid}
+                         if registry else None)
     except exc.NoValidHost as err:
         # Zun's contract: still a 202, with the row in Error saying why.
         row = containers.create(state.db, dict(values, status=Status.ERROR.value,
@@ -63,9 +69,6 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
                                 guard=quota)
         LOG.warning("container %s not scheduled: %s", row.uuid, err.msg)
         return row
-    if state.settings.enable_image_validation:
-        _check_image(state, ctx, selection.host, image.ref, fields.get("image_driver"),
-                     registry={"id": registry.id, "uuid": registry.uuid} if registry else None)
     # The row and its create action in one transaction.
     row = containers.create(state.db, dict(values, host=selection.host),
                             along=lambda uuid: [actions.new_action(ctx, uuid, "create")],

@@ -1,8 +1,9 @@
-"""R3, dependency outages (issue 21): RabbitMQ stopped and started again in the middle
-of a create/delete load against ``berth-api`` and ``berth-compute`` on PostgreSQL. Both
-processes must survive it without a restart and reconnect on their own, and no
-accepted request may be lost silently: every container the API accepted ends Running,
-deleted, or in Error saying why; none stays in a task or a transitional status."""
+"""R3, dependency outages (issue 21): RabbitMQ, then PostgreSQL, stopped and started
+again in the middle of a create/delete load against ``berth-api`` and ``berth-compute``.
+Both processes must survive each outage without a restart and reconnect on their own,
+and no accepted request may be lost silently: every container the API accepted ends
+Running, deleted, or in Error saying why; none stays in a task or a transitional
+status."""
 
 from __future__ import annotations
 
@@ -28,6 +29,14 @@ def rabbitmqctl(*args: str) -> None:
     subprocess.run(["rabbitmqctl", *args], check=True, capture_output=True, timeout=120)
 
 
+def postgresql(action: str) -> None:
+    """Stop or start the machine's PostgreSQL cluster (the one the deployment uses)."""
+    version = subprocess.run(["ls", "/etc/postgresql"], check=True, capture_output=True,
+                             text=True).stdout.split()[0]
+    subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", action],
+                   check=True, capture_output=True, timeout=120)
+
+
 @pytest.fixture(scope="module")
 def deployment(deployment_factory: Any, database_maker: Any) -> Iterator[Any]:
     if shutil.which("rabbitmqctl") is None:
@@ -47,11 +56,12 @@ def deployment(deployment_factory: Any, database_maker: Any) -> Iterator[Any]:
 class Load:
     """Creates (with run) and deletes until stopped; remembers what the API accepted."""
 
-    def __init__(self, http: httpx.Client) -> None:
-        self.http, self.stop = http, threading.Event()
+    def __init__(self, http: httpx.Client, allowed: tuple[int, ...]) -> None:
+        self.http, self.stop, self.allowed = http, threading.Event(), allowed
         self.created: list[str] = []
         self.deleted: list[str] = []
         self.server_errors: list[str] = []
+        self.refusals: dict[int, int] = {}
 
     def run(self) -> None:
         turn = 0
@@ -70,27 +80,46 @@ class Load:
                         "image_pull_policy": "ifnotpresent"})
                     if answer.status_code == 202:
                         self.created.append(answer.json()["uuid"])
-                # A refusal while the broker is away must say so, not be a bare 500.
-                if answer.status_code >= 500 and answer.status_code not in (503, 504):
-                    self.server_errors.append(f"{answer.status_code} {answer.text[:200]}")
+                # A refusal while a dependency is away must say so, not be a bare 500.
+                if answer.status_code >= 500:
+                    self.refusals[answer.status_code] = \
+                        self.refusals.get(answer.status_code, 0) + 1
+                    if answer.status_code not in self.allowed:
+                        self.server_errors.append(f"{answer.status_code} {answer.text[:200]}")
             except httpx.HTTPError as err:
                 self.server_errors.append(f"transport: {err}")
             time.sleep(0.2)
 
 
 def test_the_api_and_the_agent_ride_out_a_broker_restart(deployment: Any) -> None:
+    ride_out(deployment, "broker restart", lambda: rabbitmqctl("stop_app"),
+             lambda: rabbitmqctl("start_app"), allowed=(503, 504))
+
+
+def test_the_api_and_the_agent_ride_out_a_database_outage(deployment: Any) -> None:
+    if shutil.which("pg_ctlcluster") is None:
+        pytest.skip("pg_ctlcluster is not installed: PostgreSQL cannot be stopped here")
+    # While the database is away the API cannot answer anything: 503 says so.
+    ride_out(deployment, "database outage", lambda: postgresql("stop"),
+             lambda: postgresql("start"), allowed=(503, 504))
+
+
+def ride_out(deployment: Any, what: str, stop: Any, start: Any,
+             allowed: tuple[int, ...]) -> None:
     api_pid = deployment.api.pid
     agent = next(iter(deployment.agents.values()))
     agent_pid = agent.pid
     with deployment.http() as http:
-        load = Load(http)
+        load = Load(http, allowed)
         worker = threading.Thread(target=load.run)
         worker.start()
         try:
             time.sleep(3)
-            rabbitmqctl("stop_app")
-            time.sleep(OUTAGE)
-            rabbitmqctl("start_app")
+            stop()
+            try:
+                time.sleep(OUTAGE)
+            finally:
+                start()
             time.sleep(8)
         finally:
             load.stop.set()
@@ -99,7 +128,10 @@ def test_the_api_and_the_agent_ride_out_a_broker_restart(deployment: Any) -> Non
         assert len(load.created) > 5
 
         def settled() -> list[dict[str, Any]] | None:
-            rows = http.get("/v1/containers").json()["containers"]
+            try:
+                rows = http.get("/v1/containers").json()["containers"]
+            except (httpx.HTTPError, KeyError, ValueError):
+                return None
             busy = [r for r in rows if r["task_state"] or r["status"] in BUSY]
             return None if busy else rows
         rows = wait_for(settled, 150, 1.0, what="every accepted request to settle")
@@ -113,16 +145,27 @@ def test_the_api_and_the_agent_ride_out_a_broker_restart(deployment: Any) -> Non
             assert row["status"] in ("Running", "Error"), row
             if row["status"] == "Error":
                 assert row["status_reason"], row
-        # Nobody restarted them, and they talk again: a create after the outage runs.
+        # Nobody restarted them, and they talk again: a create after the outage runs
+        # (on a node emptied of the load, whose creates may have filled it).
         assert deployment.api.pid == api_pid and deployment.api.running()
         assert agent.pid == agent_pid and agent.running()
+        for uuid in by_uuid:
+            http.delete(f"/v1/containers/{uuid}", params={"force": "true"})
+        wait_for(lambda: http.get("/v1/containers").json()["containers"] == [], 120, 0.5,
+                 what="the load's containers to be deleted")
         answer = http.post("/v1/containers", params={"run": "true"}, json={
             "image": TEST_IMAGE, "command": COMMAND, "image_pull_policy": "ifnotpresent"})
         assert answer.status_code == 202, answer.text
         uuid = answer.json()["uuid"]
-        wait_for(lambda: http.get(f"/v1/containers/{uuid}").json()["status"] == "Running",
-                 60, 0.5, what="a create after the outage to run")
+        try:
+            wait_for(lambda: http.get(f"/v1/containers/{uuid}").json()["status"] == "Running",
+                     60, 0.5, what=f"a create after the {what} to run")
+        except AssertionError:
+            print(http.get(f"/v1/containers/{uuid}").json())
+            print("---- agent log ----\n" + agent.log_text()[-6000:])
+            raise
         errors = [r for r in rows if r["status"] == "Error"]
-        print(f"R3 broker restart: {len(load.created)} creates and {len(load.deleted)} "
-              f"deletes accepted; {len(errors)} in Error after it: "
-              f"{sorted({r['status_reason'][:80] for r in errors})}")
+        print(f"R3 {what}: {len(load.created)} creates and {len(load.deleted)} deletes "
+              f"accepted; {len(errors)} in Error after it: "
+              f"{sorted({r['status_reason'][:300] for r in errors})}; refusals while it "
+              f"lasted: {load.refusals}")

@@ -345,6 +345,19 @@ def test_no_valid_host_is_202_with_the_row_in_error_saying_why(world: World) -> 
     assert world.rows() == []
 
 
+def test_a_host_that_went_down_after_scheduling_is_202_in_error_not_500(
+        world: World) -> None:
+    """The scheduler chose node1 from a view taken before its agent's heartbeat lapsed
+    (R3 found this after a database outage): the image check that asks node1 finds it
+    down, and the create fails as unscheduled instead of answering 500."""
+    world.scheduler.host = NODE          # chosen, but no heartbeat: the agent is down
+    resp = create(world, {"image": "busybox", "name": "late"})
+    assert resp.status_code == 202, resp.text
+    view = resp.json()
+    assert view["status"] == "Error" and "is down" in view["status_reason"]
+    assert world.agent.casts == []
+
+
 def test_accepted_create_casts_to_the_chosen_node(world: World) -> None:
     world.agent_up()
     resp = create(world, {"image": "busybox", "name": "ok", "command": ["sleep", "1"]},
