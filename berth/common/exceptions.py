@@ -144,6 +144,10 @@ class RegistryNotFound(NotFound):
     message = "Registry %(registry)s could not be found."
 
 
+class NetworkNotFound(NotFound):
+    message = "Network %(network)s could not be found."
+
+
 class ResourceNotFound(NotFound):
     message = "%(resource)s could not be found."
 
