@@ -32,7 +32,8 @@ def settings(conf: cfg.ConfigOpts) -> DaemonSettings:
     return DaemonSettings(registry_file=c.registry_file, host=c.cni_daemon_host,
                           port=c.cni_daemon_port, workers=c.worker_num,
                           vif_active_timeout=float(c.vif_active_timeout),
-                          sync_interval=float(c.sync_interval))
+                          sync_interval=float(c.sync_interval),
+                          sweep_orphan_veths=c.sweep_orphan_veths)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -32,6 +32,7 @@ class DaemonSettings:
     workers: int = 30
     vif_active_timeout: float = 60.0
     sync_interval: float = 60.0
+    sweep_orphan_veths: bool = True
 
 
 class CniDaemon:
@@ -44,7 +45,8 @@ class CniDaemon:
             driver, firewall = driver or BridgeDriver(), firewall or Firewall()
         self.settings = settings
         self.service = CniService(driver, firewall, Registry(settings.registry_file),
-                                  vif_active_timeout=settings.vif_active_timeout)
+                                  vif_active_timeout=settings.vif_active_timeout,
+                                  sweep_orphan_veths=settings.sweep_orphan_veths)
         self.syncer = AttachmentSyncer(self.service.sync, interval=settings.sync_interval)
         self._server: DaemonHTTPServer | None = None
         self._serving: threading.Thread | None = None

@@ -51,8 +51,13 @@ class CniService:
     def __init__(self, driver: NetworkDriver, firewall: FirewallRules, registry: Registry,
                  vif_active_timeout: float = 60.0, poll_interval: float = 0.05,
                  clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep,
+                 sweep_orphan_veths: bool = True) -> None:
         self.driver, self.firewall, self.registry = driver, firewall, registry
+        #: Whether the sync pass removes ``vth*`` links no entry records: right for the
+        #: one daemon of a host, wrong where several run (test machines running several
+        #: ``berth serve``), which would take each other's veths.
+        self.sweep_orphan_veths = sweep_orphan_veths
         self.vif_active_timeout = vif_active_timeout
         self._poll, self._clock, self._sleep = poll_interval, clock, sleep
         self._guard = threading.Lock()
@@ -180,7 +185,7 @@ class CniService:
         removed = 0
         # Interfaces first, entries second: an add writes its entry before it makes its
         # veth, so any veth seen here that is in flight has its entry in the snapshot.
-        interfaces = self.driver.host_interfaces()
+        interfaces = self.driver.host_interfaces() if self.sweep_orphan_veths else set()
         entries = self.registry.entries()
         known = {e.key.host_ifname for e in entries}
         for name in sorted(interfaces - known):

@@ -36,7 +36,7 @@ from berth.common.units import memory_mib
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.flows.create import allocate, cpu_shares_of
-from berth.compute.flows.lifecycle import vanished
+from berth.compute.flows.lifecycle import follow_network, vanished
 from berth.compute.states import Status, TaskState
 from berth.db import containers, nodes
 from berth.db.models import Container
@@ -95,7 +95,9 @@ def _engine_action(deps: AgentDeps, ctx: RequestContext, uuid: str, verb: str,
                         raise exc.Conflict(f"Container {uuid} vanished from Docker after "
                                            f"{verb}: {err.msg}") from err
                     return
-                common.apply_runtime_state(deps, row, seen, force=True, extra=extra,
+                plugged = follow_network(deps, row, seen)
+                common.apply_runtime_state(deps, row, seen, force=True,
+                                           extra={**(extra or {}), **plugged},
                                            inspected=inspect_began)
         LOG.info("%s done", verb)
     except exc.BerthError as err:

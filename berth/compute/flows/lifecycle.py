@@ -11,6 +11,7 @@ import logging
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.compute import networking
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.states import Status, TaskState
@@ -62,11 +63,52 @@ def start_in_runtime(deps: AgentDeps, row: Container, *, task_held: bool = False
         except rt.RuntimeDriverError as err:
             common.fail(deps, row.uuid, f"Docker could not start the container: {err.msg}")
             raise
+        plugged = follow_network(deps, row, seen)
         row = hold.apply_and_end(deps, seen, {
-            "started_at": common.now_utc().replace(tzinfo=None), "status_reason": None},
-            inspected=inspect_began)
+            "started_at": common.now_utc().replace(tzinfo=None), "status_reason": None,
+            **plugged}, inspected=inspect_began)
     LOG.info("started")
     return row
+
+
+def follow_network(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer
+                   ) -> dict[str, object]:
+    """The network step after an engine action: plugged into the running process's
+    namespace (``plug_started``), or unplugged when none runs (``unplug_quietly``)."""
+    if seen.state is not None and seen.state.running:
+        return plug_started(deps, row, seen)
+    return unplug_quietly(deps, row, seen)
+
+
+def plug_started(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer
+                 ) -> dict[str, object]:
+    """The network step of a start: the row values that record the plug. A plug
+    that fails stops the container again (it would run without its network) and sets
+    Error with the reason; a start may be retried from there."""
+    try:
+        return networking.follow(deps.networks, row, seen)
+    except networking.NetworkPlugFailed as err:
+        try:
+            deps.runtime.stop(_require_created(row), 0)
+        except rt.RuntimeDriverError as stop_err:
+            LOG.warning("could not stop the unplugged container: %s", stop_err.msg)
+        common.fail(deps, row.uuid, f"{err.msg}. The container was stopped; start it "
+                                    f"again once the network is back.")
+        raise
+
+
+def unplug_quietly(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer | None
+                   ) -> dict[str, object]:
+    """The network step after a stop (``seen`` not running) or a delete (None): the
+    row values that record the unplug; a daemon that does not answer is logged (its
+    sync pass removes attachments whose namespace is gone)."""
+    try:
+        if seen is None:
+            return networking.unplug(deps.networks, row)
+        return networking.follow(deps.networks, row, seen)
+    except networking.NetworkPlugFailed as err:
+        LOG.warning("%s; the CNI daemon's sync pass removes it later", err.msg)
+        return {}
 
 
 def start_container(deps: AgentDeps, ctx: RequestContext, uuid: str) -> None:
@@ -96,6 +138,7 @@ def stop_container(deps: AgentDeps, ctx: RequestContext, uuid: str, timeout: int
                     vanished(deps, row)
                     raise exc.Conflict(err.msg) from err
                 common.apply_runtime_state(deps, row, seen, force=True,
+                                           extra=unplug_quietly(deps, row, seen),
                                            inspected=inspect_began)
         LOG.info("stopped")
     except exc.BerthError as err:
