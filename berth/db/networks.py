@@ -139,3 +139,9 @@ def containers_using(db: Database, network_uuid: str, limit: int = 5) -> list[st
 
 def destroy(db: Database, uuid: str) -> bool:
     return rows.destroy_by_uuid(db, Network, uuid)
+
+
+def find_by_neutron_net_id(db: Database, neutron_net_id: str) -> Network | None:
+    with db.reader() as s:
+        return s.scalars(select(Network).where(
+            Network.neutron_net_id == neutron_net_id).limit(1)).first()

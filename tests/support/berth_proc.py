@@ -140,3 +140,24 @@ class BerthProcess:
 def bin_path(name: str) -> str:
     """A console script installed next to this Python (zun, openstack, berth)."""
     return str(Path(sys.executable).parent / name)
+
+
+def remove_local_networks(proc: BerthProcess) -> None:
+    """Remove the bridges and firewall rules of ``proc``'s local networks that its CNI
+    daemon left on the host (after a berth was killed, or stopped while containers
+    still ran: their Docker containers are removed afterwards, behind its back).
+    Read from the daemon's registry; a bridge that is gone already is skipped."""
+    import json
+
+    from berth.network.base import NetworkSpec
+    from berth.network.bridge import BridgeDriver
+    from berth.network.firewall import Firewall
+
+    path = proc.dir / "state" / "cni" / "registry.json"
+    if not path.exists():
+        return
+    specs = [NetworkSpec.from_dict(n) for n in json.loads(path.read_text()).get("networks", [])]
+    driver, firewall = BridgeDriver(), Firewall()
+    for spec in specs:
+        firewall.remove_network(spec)
+        driver.delete_network(spec)
