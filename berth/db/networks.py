@@ -73,8 +73,9 @@ def create_local(db: Database, pool: SubnetPool, values: Mapping[str, Any]) -> N
             with db.writer() as s:
                 s.add(row)
         except IntegrityError:
-            if values.get("default_of"):
-                raise
+            project = values.get("default_of")
+            if project and _default_of(db, str(project)) is not None:
+                raise        # another creator made the project's default first
             LOG.info("subnet %s was taken meanwhile; picking another", free)
             continue
         LOG.info("created local network %s (%s, %s) for project %s", row.uuid, row.name,

@@ -95,10 +95,12 @@ def _engine_action(deps: AgentDeps, ctx: RequestContext, uuid: str, verb: str,
                         raise exc.Conflict(f"Container {uuid} vanished from Docker after "
                                            f"{verb}: {err.msg}") from err
                     return
-                plugged = follow_network(deps, row, seen)
-                common.apply_runtime_state(deps, row, seen, force=True,
-                                           extra={**(extra or {}), **plugged},
+                step = follow_network(deps, row, seen)
+                common.apply_runtime_state(deps, row, step.seen, force=True,
+                                           extra={**(extra or {}), **step.values},
                                            inspected=inspect_began)
+                if step.failed is not None:
+                    raise step.failed
         LOG.info("%s done", verb)
     except exc.BerthError as err:
         LOG.warning("%s failed: %s", verb, err.msg)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import logging
+from dataclasses import dataclass
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
@@ -63,38 +64,49 @@ def start_in_runtime(deps: AgentDeps, row: Container, *, task_held: bool = False
         except rt.RuntimeDriverError as err:
             common.fail(deps, row.uuid, f"Docker could not start the container: {err.msg}")
             raise
-        plugged = follow_network(deps, row, seen)
-        row = hold.apply_and_end(deps, seen, {
+        step = follow_network(deps, row, seen)
+        row = hold.apply_and_end(deps, step.seen, {
             "started_at": common.now_utc().replace(tzinfo=None), "status_reason": None,
-            **plugged}, inspected=inspect_began)
+            **step.values}, inspected=inspect_began)
+    if step.failed is not None:
+        raise step.failed
     LOG.info("started")
     return row
 
 
+@dataclass(frozen=True, slots=True)
+class NetworkStep:
+    """What the network step after an engine action leaves for the row's write: the
+    engine's state to write (after a failed plug, the stopped container's), the
+    values that record the plug, and the failure to raise once written."""
+
+    seen: rt.RuntimeContainer
+    values: dict[str, object]
+    failed: networking.NetworkPlugFailed | None = None
+
+
 def follow_network(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer
-                   ) -> dict[str, object]:
+                   ) -> NetworkStep:
     """The network step after an engine action: plugged into the running process's
-    namespace (``plug_started``), or unplugged when none runs (``unplug_quietly``)."""
-    if seen.state is not None and seen.state.running:
-        return plug_started(deps, row, seen)
-    return unplug_quietly(deps, row, seen)
-
-
-def plug_started(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer
-                 ) -> dict[str, object]:
-    """The network step of a start: the row values that record the plug. A plug
-    that fails stops the container again (it would run without its network) and sets
-    Error with the reason; a start may be retried from there."""
+    namespace, or unplugged when none runs (``unplug_quietly``). A plug that fails
+    (undone by the network step) stops the container again, since it would run
+    without its network: Stopped, with the reason in ``status_reason``, as Zun does
+    when its network hook fails; a start may be retried."""
+    if seen.state is None or not seen.state.running:
+        return NetworkStep(seen, unplug_quietly(deps, row, seen))
     try:
-        return networking.follow(deps.networks, row, seen)
+        return NetworkStep(seen, networking.follow(deps.networks, row, seen))
     except networking.NetworkPlugFailed as err:
+        container_id = _require_created(row)
+        reason = f"{err.msg}. The container was stopped; start it again."
+        LOG.error("%s", reason)
         try:
-            deps.runtime.stop(_require_created(row), 0)
+            deps.runtime.stop(container_id, 0)
+            stopped = deps.runtime.inspect(container_id)
         except rt.RuntimeDriverError as stop_err:
             LOG.warning("could not stop the unplugged container: %s", stop_err.msg)
-        common.fail(deps, row.uuid, f"{err.msg}. The container was stopped; start it "
-                                    f"again once the network is back.")
-        raise
+            stopped = seen
+        return NetworkStep(stopped, {"status_reason": reason[:2000]}, err)
 
 
 def unplug_quietly(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer | None

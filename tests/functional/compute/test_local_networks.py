@@ -72,7 +72,7 @@ class Net:
         def done() -> bool:
             box["c"] = self.show(uuid, token)
             return bool(box["c"]["status"] == status and not box["c"]["task_state"])
-        wait_for(done, 60, what=f"{uuid} to be {status}: {box.get('c')}")
+        wait_for(done, 60, what=f"{uuid} to be {status}")
         return box["c"]
 
     def exec(self, uuid: str, command: str) -> tuple[int, str]:
@@ -246,8 +246,11 @@ def test_delete_and_a_failed_plug_leave_no_veth_address_or_registry_entry(
     c = net.create(SLEEP, nets=[{"network": a["name"]}])
     ip, port = address_of(c), c["addresses"][a["uuid"]][0]["port"]
     # The same fixed IP again: the plug fails after docker start, and is undone.
-    clash = net.create(SLEEP, nets=[{"network": a["name"], "v4-fixed-ip": ip}], wait="Error")
-    assert "in use" in clash["status_reason"], clash["status_reason"]
+    # Stopped again, with the reason (as Zun when its network hook fails).
+    clash = net.create(SLEEP, nets=[{"network": a["name"], "v4-fixed-ip": ip}], wait=None)
+    wait_for(lambda: "in use" in (net.show(clash["uuid"])["status_reason"] or ""), 60,
+             what="the failed plug's reason")
+    clash = net.wait(clash["uuid"], "Stopped")
     assert not attachments_of(net.proc, clash["uuid"])
     state = docker_client.api.inspect_container(f"zun-{clash['uuid']}")["State"]
     assert not state["Running"]
