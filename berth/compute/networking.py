@@ -47,8 +47,7 @@ from berth.runtime import base as rt
 LOG = logging.getLogger(__name__)
 
 
-class NetworkPlugFailed(exc.BerthError):
-    message = "Could not plug the container into network %(network)s: %(reason)s"
+NetworkPlugFailed = exc.NetworkPlugFailed
 
 
 def requested(row: Container) -> list[dict[str, Any]]:
