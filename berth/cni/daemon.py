@@ -33,6 +33,7 @@ class DaemonSettings:
     vif_active_timeout: float = 60.0
     sync_interval: float = 60.0
     sweep_orphan_veths: bool = True
+    network_linger: float = 0.0
 
 
 class CniDaemon:
@@ -46,7 +47,8 @@ class CniDaemon:
         self.settings = settings
         self.service = CniService(driver, firewall, Registry(settings.registry_file),
                                   vif_active_timeout=settings.vif_active_timeout,
-                                  sweep_orphan_veths=settings.sweep_orphan_veths)
+                                  sweep_orphan_veths=settings.sweep_orphan_veths,
+                                  network_linger=settings.network_linger)
         self.syncer = AttachmentSyncer(self.service.sync, interval=settings.sync_interval)
         self._server: DaemonHTTPServer | None = None
         self._serving: threading.Thread | None = None
