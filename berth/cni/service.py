@@ -269,6 +269,15 @@ class CniService:
             return spec  # an operator changed ipMasq or mtu: the new rules apply
         for other in self.registry.networks():
             if other.cidr.overlaps(spec.cidr) or other.bridge == spec.bridge:
+                if not self.registry.entries(other.name):
+                    # Idle (kept for network_linger): the subnet was given to a new
+                    # network since; the old one goes now.
+                    LOG.info("network %s (%s) is idle and clashes with %s; removing it",
+                             other.name, other.cidr, spec.name)
+                    with self._network_lock(other.name):
+                        if not self.registry.entries(other.name):
+                            self._drop_network(other)
+                            continue
                 raise CniError(Code.INVALID_NETWORK_CONFIG,
                                f"network {spec.name} ({spec.cidr}, bridge {spec.bridge}) "
                                f"clashes with network {other.name} ({other.cidr}, bridge "
