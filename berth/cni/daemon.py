@@ -19,7 +19,7 @@ from berth.cni.registry import Registry
 from berth.cni.server import DaemonHTTPServer
 from berth.cni.service import CniService, FirewallRules
 from berth.cni.sync import AttachmentSyncer
-from berth.network.base import NetworkDriver
+from berth.network.base import NetworkDriver, NetworkDriverError
 
 LOG = logging.getLogger(__name__)
 
@@ -91,9 +91,15 @@ class CniDaemon:
         return not thread.is_alive()
 
     def stop(self) -> None:
-        """Stop serving and syncing; attachments stay as they are. Safe twice."""
+        """Stop serving and syncing; attachments stay as they are, networks without
+        attachments (kept for ``network_linger``) go. Safe twice."""
         self.syncer.stop()
         server, self._server = self._server, None
         if server is not None:
             server.shutdown()
             server.server_close()
+            try:
+                self.service.drop_idle_networks()
+            except (NetworkDriverError, OSError) as err:
+                LOG.error("could not remove the idle networks (%s); the next start does",
+                          err)

@@ -245,6 +245,14 @@ class CniService:
                     self.firewall.ensure_network(spec)
         return removed
 
+    def drop_idle_networks(self) -> None:
+        """Remove the networks kept without attachments (``network_linger``): the
+        daemon stops, and a stopped daemon would leave them on the host for good."""
+        for spec in self.registry.networks():
+            with self._network_lock(spec.name):
+                if not self.registry.entries(spec.name):
+                    self._drop_network(spec)
+
     # -- helpers --
 
     @contextmanager

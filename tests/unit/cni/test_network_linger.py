@@ -65,3 +65,14 @@ def test_without_linger_the_last_delete_removes_the_network(tmp_path: Path) -> N
     service.add(request(ns1))
     service.delete(request(ns1, "DEL"))
     assert firewall.networks == {}
+
+
+def test_idle_networks_go_when_the_daemon_stops(tmp_path: Path) -> None:
+    service, firewall, _ = make(tmp_path, linger=300)
+    ns1, ns2 = namespace(tmp_path, "ns1"), namespace(tmp_path, "ns2")
+    service.add(request(ns1))
+    service.delete(request(ns1, "DEL"))
+    service.add(request(ns2, container="c2", config={**CONFIG, "name": "net-b",
+                                                     "ipam": {"subnet": "10.244.2.0/29"}}))
+    service.drop_idle_networks()
+    assert set(firewall.networks) == {"net-b"}
