@@ -53,7 +53,7 @@ class FirewallRules(Protocol):
 
 class CniService:
     def __init__(self, driver: NetworkDriver, firewall: FirewallRules, registry: Registry,
-                 vif_active_timeout: float = 60.0, poll_interval: float = 0.05,
+                 vif_active_timeout: float = 60.0, poll_interval: float = 0.005,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep,
                  sweep_orphan_veths: bool = True, network_linger: float = 0.0) -> None:
