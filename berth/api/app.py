@@ -19,6 +19,7 @@ from berth.api.routers import (
     hosts,
     identity,
     images,
+    networks,
     quotas,
     registries,
     root,
@@ -30,7 +31,7 @@ from berth.api.state import ApiSettings, ApiState
 # routes never clash with /v1/containers/{ident}.
 ROUTERS = (root, containers, container_actions, container_inspection, console,
            container_action_records, images, hosts, services, availability_zones, quotas,
-           registries, capsules, health)
+           registries, capsules, networks, health)
 
 
 def create_app(state: ApiState, *, noauth: bool = True,

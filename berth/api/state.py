@@ -9,6 +9,7 @@ from berth.api.schemas.container import CreateLimits
 from berth.conf.api import BODY_TIMEOUT, MAX_REQUEST_BODY_SIZE
 from berth.db import nodes
 from berth.db.engine import Database
+from berth.db.networks import SubnetPool
 from berth.metrics.health import Readiness
 from berth.rpc.client import ComputeAPI
 from berth.scheduler.base import Scheduler
@@ -38,6 +39,10 @@ class ApiSettings:
     max_request_body_size: int = MAX_REQUEST_BODY_SIZE
     #: [api]body_timeout: seconds a request's body may take to arrive.
     body_timeout: float = BODY_TIMEOUT
+    #: [network]driver: "local" (berth's networks, a project's default one made on
+    #: first use, subnets from ``subnet_pool``) or "docker" (Docker's default bridge).
+    network_driver: str = "docker"
+    subnet_pool: SubnetPool = field(default_factory=SubnetPool)
 
 
 @dataclass(slots=True)

@@ -32,7 +32,9 @@ def settings(conf: cfg.ConfigOpts) -> DaemonSettings:
     return DaemonSettings(registry_file=c.registry_file, host=c.cni_daemon_host,
                           port=c.cni_daemon_port, workers=c.worker_num,
                           vif_active_timeout=float(c.vif_active_timeout),
-                          sync_interval=float(c.sync_interval))
+                          sync_interval=float(c.sync_interval),
+                          sweep_orphan_veths=c.sweep_orphan_veths,
+                          network_linger=float(c.network_linger))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,5 +1,6 @@
-"""``berth serve``: API, scheduler and compute agent in one process, on the embedded
-defaults (SQLite under state_path, in-process RPC)."""
+"""``berth serve``: API, scheduler, compute agent and (with ``[network]driver =
+local``) the CNI daemon in one process, on the embedded defaults (SQLite under
+state_path, in-process RPC)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,15 @@ import logging
 import signal
 import threading
 from collections.abc import Iterator
+from typing import Literal
 
 import uvicorn
 from oslo_config import cfg
 
 from berth.api import server as api_server
 from berth.api.app import create_app
-from berth.cmd import wiring, wsproxy
+from berth.cmd import cni_daemon, wiring, wsproxy
+from berth.cni.daemon import CniDaemon
 from berth.metrics.health import Readiness
 
 LOG = logging.getLogger(__name__)
@@ -39,15 +42,43 @@ class _Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
+def _start_cni_daemon(conf: cfg.ConfigOpts) -> CniDaemon | None | Literal[False]:
+    """The embedded CNI daemon (before the agent, whose start-up recovery may plug
+    containers); None with ``[network]driver = docker``; False when it cannot start
+    (logged)."""
+    if conf.network.driver != "local":
+        return None
+    daemon = CniDaemon(cni_daemon.settings(conf))
+    try:
+        daemon.start()
+    except OSError as err:
+        LOG.error("the CNI daemon could not listen on %s:%s: %s. Free the port, set "
+                  "[cni_daemon] cni_daemon_host / cni_daemon_port, or set [network] "
+                  "driver = docker to keep containers on Docker's default bridge.",
+                  conf.cni_daemon.cni_daemon_host, conf.cni_daemon.cni_daemon_port, err)
+        return False
+    except Exception:
+        LOG.exception("the CNI daemon could not recover its registry %s",
+                      conf.cni_daemon.registry_file)
+        return False
+    return daemon
+
+
 def run(conf: cfg.ConfigOpts) -> int:
     db = wiring.build_database(conf)
     transport = wiring.build_transport(conf)
-    agent = wiring.build_agent(conf, db, transport)
+    cni = _start_cni_daemon(conf)
+    if cni is False:
+        return 1
+    agent = wiring.build_agent(conf, db, transport,
+                               networks_url=cni.url if cni is not None else None)
     try:
         agent.start()
     except Exception as err:  # noqa: BLE001 - report and exit
         LOG.error("the compute agent could not start: %s. Is the Docker engine running "
                   "and reachable at %s?", err, conf.docker.api_url)
+        if cni is not None:
+            cni.stop()
         return 1
     try:  # the console proxy: its own event loop in a thread, before uvicorn runs
         console = wsproxy.build_console_server(conf, db)
@@ -57,6 +88,8 @@ def run(conf: cfg.ConfigOpts) -> int:
                   "[websocket_proxy] wsproxy_host / wsproxy_port.",
                   conf.websocket_proxy.wsproxy_host, conf.websocket_proxy.wsproxy_port, err)
         agent.stop()
+        if cni is not None:
+            cni.stop()
         return 1
     state = wiring.build_api_state(conf, db, transport)
     state.local_state_live = lambda host: host == agent.host and agent.pleg.live()
@@ -74,6 +107,8 @@ def run(conf: cfg.ConfigOpts) -> int:
     finally:
         console.stop()
         agent.stop()
+        if cni is not None:
+            cni.stop()
         transport.cleanup()
         db.dispose()
         LOG.info("berth serve stopped")

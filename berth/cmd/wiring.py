@@ -12,11 +12,14 @@ from typing import TYPE_CHECKING
 
 from oslo_config import cfg
 
+from berth.cni.client import DaemonClient
 from berth.compute.agent import AgentConfig, ComputeAgent
 from berth.compute.deps import AgentSettings
+from berth.compute.networking import ContainerNetworks
 from berth.compute.periodic.inventory import InventorySettings
 from berth.db import registries
 from berth.db.engine import Database, default_url
+from berth.db.networks import SubnetPool
 from berth.metrics.health import Readiness
 from berth.placement.base import Placement
 from berth.placement.requests import NodeReservations
@@ -106,7 +109,20 @@ def quota_defaults(conf: cfg.ConfigOpts) -> dict[str, int]:
     return {k: int(conf.quota[k]) for k in RESOURCES}
 
 
-def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport) -> ComputeAgent:
+def build_networks(conf: cfg.ConfigOpts, db: Database, daemon_url: str | None = None
+                   ) -> ContainerNetworks | None:
+    """``[network]driver``: local (plugged by the CNI daemon at ``daemon_url``, by
+    default ``[cni_daemon]cni_daemon_host:cni_daemon_port``) or docker (None)."""
+    if conf.network.driver != "local":
+        return None
+    c = conf.cni_daemon
+    url = daemon_url or f"http://{c.cni_daemon_host}:{c.cni_daemon_port}"
+    return ContainerNetworks(db, DaemonClient(url, timeout=float(c.vif_active_timeout) + 30),
+                             masquerade=conf.network.local_masquerade)
+
+
+def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport,
+                networks_url: str | None = None) -> ComputeAgent:
     if conf.capsule_driver != "docker":
         raise SystemExit(f"berth: [DEFAULT]capsule_driver = {conf.capsule_driver} is not "
                          f"supported yet; set it to docker.")
@@ -136,7 +152,8 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport) -> Com
                          service_down_time=conf.service_down_time)
     return ComputeAgent(config, db, build_runtime(conf), transport,
                         placement=build_placement(conf, db),
-                        quota=QuotaEnforcer(quota_defaults(conf)))
+                        quota=QuotaEnforcer(quota_defaults(conf)),
+                        networks=build_networks(conf, db, networks_url))
 
 
 def build_placement(conf: cfg.ConfigOpts, db: Database) -> Placement:
@@ -181,7 +198,11 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
         quota_defaults=quota_defaults(conf),
         registry_key=registry_key(conf),
         default_availability_zone=conf.default_availability_zone,
-        sandbox_image=conf.sandbox_image)
+        sandbox_image=conf.sandbox_image,
+        network_driver=conf.network.driver,
+        subnet_pool=SubnetPool(conf.network.local_subnet_pool,
+                               conf.network.local_subnet_prefix,
+                               conf.network.local_masquerade))
     reservations = node_reservations(conf)
     scheduler = FilterScheduler(
         lambda: load_host_states(db, reservations, down_time, conf.default_availability_zone),

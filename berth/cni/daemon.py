@@ -19,7 +19,7 @@ from berth.cni.registry import Registry
 from berth.cni.server import DaemonHTTPServer
 from berth.cni.service import CniService, FirewallRules
 from berth.cni.sync import AttachmentSyncer
-from berth.network.base import NetworkDriver
+from berth.network.base import NetworkDriver, NetworkDriverError
 
 LOG = logging.getLogger(__name__)
 
@@ -32,6 +32,8 @@ class DaemonSettings:
     workers: int = 30
     vif_active_timeout: float = 60.0
     sync_interval: float = 60.0
+    sweep_orphan_veths: bool = True
+    network_linger: float = 0.0
 
 
 class CniDaemon:
@@ -44,7 +46,9 @@ class CniDaemon:
             driver, firewall = driver or BridgeDriver(), firewall or Firewall()
         self.settings = settings
         self.service = CniService(driver, firewall, Registry(settings.registry_file),
-                                  vif_active_timeout=settings.vif_active_timeout)
+                                  vif_active_timeout=settings.vif_active_timeout,
+                                  sweep_orphan_veths=settings.sweep_orphan_veths,
+                                  network_linger=settings.network_linger)
         self.syncer = AttachmentSyncer(self.service.sync, interval=settings.sync_interval)
         self._server: DaemonHTTPServer | None = None
         self._serving: threading.Thread | None = None
@@ -87,9 +91,15 @@ class CniDaemon:
         return not thread.is_alive()
 
     def stop(self) -> None:
-        """Stop serving and syncing; attachments stay as they are. Safe twice."""
+        """Stop serving and syncing; attachments stay as they are, networks without
+        attachments (kept for ``network_linger``) go. Safe twice."""
         self.syncer.stop()
         server, self._server = self._server, None
         if server is not None:
             server.shutdown()
             server.server_close()
+            try:
+                self.service.drop_idle_networks()
+            except (NetworkDriverError, OSError) as err:
+                LOG.error("could not remove the idle networks (%s); the next start does",
+                          err)

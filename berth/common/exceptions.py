@@ -23,12 +23,14 @@ as in Zun.
     │   ├── ZunServiceNotFound
     │   ├── RequestedHostNotFound
     │   ├── RegistryNotFound
+    │   ├── NetworkNotFound
     │   └── ResourceNotFound
     ├── Conflict                         409
     │   ├── InvalidStateException
     │   ├── ContainerHostNotUp
     │   ├── TaskInProgress
-    │   └── ContainerAlreadyExists
+    │   ├── ContainerAlreadyExists
+    │   └── NetworkPlugFailed            the CNI daemon could not plug or unplug
     ├── NotAcceptable                    406 (microversions)
     ├── UnsupportedMediaType             415
     ├── ServiceUnavailable               503 (an outside service answered no; not opaque)
@@ -144,12 +146,24 @@ class RegistryNotFound(NotFound):
     message = "Registry %(registry)s could not be found."
 
 
+class NetworkNotFound(NotFound):
+    message = "Network %(network)s could not be found."
+
+
 class ResourceNotFound(NotFound):
     message = "%(resource)s could not be found."
 
 
 class Conflict(BerthError):
     message = "Conflict."
+
+
+class NetworkPlugFailed(Conflict):
+    """The CNI daemon could not plug (or unplug) a container: its address is taken,
+    the network is gone, the daemon does not answer. Here, not in berth.compute, so
+    that it crosses RPC as itself (berth.rpc.oslo allows this module's errors)."""
+
+    message = "Could not plug the container into network %(network)s: %(reason)s"
 
 
 class InvalidStateException(Conflict):

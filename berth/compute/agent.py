@@ -16,6 +16,7 @@ from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.flows.recovery import RecoveryReport, init_containers
 from berth.compute.last_inspected import LastInspected
 from berth.compute.manager import ComputeManager
+from berth.compute.networking import ContainerNetworks
 from berth.compute.periodic.allocations import AuditReport, audit_allocations
 from berth.compute.periodic.cleanup import CleanupReport, delete_unused_containers
 from berth.compute.periodic.heartbeat import update_zun_service
@@ -61,7 +62,8 @@ class AgentConfig:
 class ComputeAgent:
     def __init__(self, config: AgentConfig, db: Database, runtime: Runtime,
                  transport: Transport, placement: Placement | None = None,
-                 quota: QuotaEnforcer | None = None) -> None:
+                 quota: QuotaEnforcer | None = None,
+                 networks: ContainerNetworks | None = None) -> None:
         self.config = config
         self.db = db
         self.runtime = runtime
@@ -72,7 +74,7 @@ class ComputeAgent:
                               settings=config.settings, placement=placement,
                               last_inspected=LastInspected(
                                   engine_clock_shared=_engine_is_local(runtime)),
-                              workers=self.workers, quota=quota)
+                              workers=self.workers, quota=quota, networks=networks)
         self.manager = ComputeManager(self.deps, self.workers,
                                       live_state=lambda: self.pleg.live())
         self.periodic = PeriodicScheduler()

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from berth.common.threads import ElasticThreadPool
 from berth.compute.claims import ResourceTracker
 from berth.compute.last_inspected import LastInspected
+from berth.compute.networking import ContainerNetworks
 from berth.compute.recent_images import RecentImages
 from berth.compute.workers import ContainerWorkers
 from berth.db.engine import Database
@@ -73,6 +74,9 @@ class AgentDeps:
     #: The projects' quotas, checked again in the claim of a resize, atomically with
     #: it (berth.quota); None: not enforced on this agent (unit tests of flows).
     quota: QuotaEnforcer | None = None
+    #: Plugs containers into berth's local networks ([network]driver local); None:
+    #: containers stay on Docker's default bridge (driver docker, unit tests).
+    networks: ContainerNetworks | None = None
 
     @property
     def host(self) -> str:

@@ -17,10 +17,11 @@ from berth.compute.endpoints.console import ConsoleEndpoints
 from berth.compute.endpoints.containers import ContainerEndpoints
 from berth.compute.endpoints.images import ImageEndpoints
 from berth.compute.endpoints.inspection import InspectionEndpoints
+from berth.compute.endpoints.networks import NetworkEndpoints
 from berth.compute.workers import ContainerWorkers
 
 _MIXINS = (ContainerEndpoints, ActionEndpoints, InspectionEndpoints, ConsoleEndpoints,
-           ImageEndpoints)
+           ImageEndpoints, NetworkEndpoints)
 
 
 class ComputeManager(*_MIXINS):  # type: ignore[misc]

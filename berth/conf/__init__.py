@@ -13,6 +13,7 @@ from berth.conf import (
     database,
     default,
     docker,
+    network,
     placement,
     quota,
     scheduler,
@@ -22,7 +23,7 @@ from berth.conf import (
 CONF = cfg.CONF
 
 _MODULES = (default, api, compute, database, docker, scheduler, websocket_proxy, quota,
-            placement, cni_daemon)
+            placement, cni_daemon, network)
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

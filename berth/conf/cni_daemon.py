@@ -34,6 +34,16 @@ OPTS = [
     cfg.IntOpt("sync_interval", default=60, min=1,
                help="berth: seconds between two sync passes (attachments whose namespace "
                     "is gone, orphan veths)."),
+    cfg.BoolOpt("sweep_orphan_veths", default=True,
+                help="berth: whether the sync pass removes host veths named vth* that no "
+                     "attachment records. Right for the one daemon of a host; turn it off "
+                     "where several daemons share a host (several `berth serve` on one "
+                     "test machine), or they remove each other's veths."),
+    cfg.IntOpt("network_linger", default=300, min=0,
+               help="berth: seconds a network left without attachments keeps its bridge "
+                    "and firewall rules (then the sync pass removes them), so that the "
+                    "next container on it is plugged without laying them again; 0: "
+                    "removed with the last attachment."),
 ]
 
 

@@ -292,3 +292,35 @@ Container.registry_uuid = column_property(  # type: ignore[attr-defined]
 # The embedded Placement's tables live in their own module; importing it here puts
 # them on Base.metadata whenever the models are loaded (create_all, autogenerate).
 from berth.db import placement_models as _placement_models  # noqa: F401
+
+
+class Network(TimestampMixin, Base):
+    """A network containers are plugged into. Zun's record (model.md §6.6) with the
+    columns a local network needs: its subnet, gateway and bridge. ``default_of``
+    holds the project id of the project whose default network it is (unique, so two
+    first creates of a project cannot make two defaults); ``subnet`` is unique, so
+    two networks cannot be carved from one slice of the pool."""
+
+    __tablename__ = "network"
+    __table_args__ = (
+        UniqueConstraint("uuid", name="uniq_network0uuid"),
+        UniqueConstraint("subnet", name="uniq_network0subnet"),
+        UniqueConstraint("default_of", name="uniq_network0default_of"),
+        UniqueConstraint("neutron_net_id", "host", name="uniq_network0neutron_net_id0host"),
+        Index("network_project_idx", "project_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    uuid: Mapped[str] = mapped_column(String(36), nullable=False)
+    name: Mapped[str | None] = mapped_column(String(255))
+    neutron_net_id: Mapped[str | None] = mapped_column(String(255))
+    #: Zun: the Docker network's id. Local networks have none (no Docker network).
+    network_id: Mapped[str | None] = mapped_column(String(255))
+    host: Mapped[str | None] = mapped_column(String(255))
+    project_id: Mapped[str | None] = mapped_column(String(255))
+    user_id: Mapped[str | None] = mapped_column(String(255))
+    subnet: Mapped[str] = mapped_column(String(43), nullable=False)
+    gateway: Mapped[str] = mapped_column(String(39), nullable=False)
+    bridge: Mapped[str] = mapped_column(String(15), nullable=False)
+    shared: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
+    default_of: Mapped[str | None] = mapped_column(String(255))

@@ -75,6 +75,13 @@ class ComputeAPI:
         self.cast(ctx, container, "container_stop", timeout=timeout)
 
     # calls
+    def network_attach(self, ctx: RequestContext, container: Container,
+                       requested_network: dict[str, Any]) -> None:
+        self.call(ctx, container, "network_attach", requested_network=requested_network)
+
+    def network_detach(self, ctx: RequestContext, container: Container, network: str) -> None:
+        self.call(ctx, container, "network_detach", network=network)
+
     def container_show(self, ctx: RequestContext, container: Container) -> dict[str, Any]:
         return self.call(ctx, container, "container_show")
 

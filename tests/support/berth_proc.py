@@ -3,6 +3,7 @@ state directory, host name and log file; kill it like an operator would."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import socket
@@ -39,6 +40,16 @@ def wait_for(predicate: Callable[[], object], timeout: float = 30.0, interval: f
     raise AssertionError(f"timed out after {timeout} s waiting for {what} (last: {last!r})")
 
 
+#: Each berth of a test session carves its local networks from a /20 of its own
+#: (10.244.0.0-10.244.95.255; tests/functional/network uses 10.244.110+), so that the
+#: bridges of berths running side by side never share a subnet.
+_POOLS = itertools.count()
+
+
+def next_subnet_pool() -> str:
+    return f"10.244.{(next(_POOLS) % 6) * 16}.0/20"
+
+
 class BerthProcess:
     """One ``berth serve``. ``extra_conf`` is appended to the generated config file."""
 
@@ -48,6 +59,8 @@ class BerthProcess:
         self.dir = Path(state_dir or tempfile.mkdtemp(prefix="berth-test-"))
         self.port = free_port()
         self.wsport = free_port()
+        self.cniport = free_port()
+        self.subnet_pool = next_subnet_pool()
         self.url = f"http://127.0.0.1:{self.port}"
         self.conf = self.dir / "berth.conf"
         self.log = self.dir / "berth.log"
@@ -56,6 +69,10 @@ class BerthProcess:
             f"image_pull_policy = ifnotpresent\n"
             f"[api]\nport = {self.port}\nhost_ip = 127.0.0.1\n"
             f"[websocket_proxy]\nwsproxy_host = 127.0.0.1\nwsproxy_port = {self.wsport}\n"
+            # Several berths (so several CNI daemons) run on the test machine at once:
+            # none may take another's veths for orphans.
+            f"[cni_daemon]\ncni_daemon_port = {self.cniport}\nsweep_orphan_veths = false\n"
+            f"[network]\nlocal_subnet_pool = {self.subnet_pool}\n"
             f"{extra_conf}\n")
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -123,3 +140,24 @@ class BerthProcess:
 def bin_path(name: str) -> str:
     """A console script installed next to this Python (zun, openstack, berth)."""
     return str(Path(sys.executable).parent / name)
+
+
+def remove_local_networks(proc: BerthProcess) -> None:
+    """Remove the bridges and firewall rules of ``proc``'s local networks that its CNI
+    daemon left on the host (after a berth was killed, or stopped while containers
+    still ran: their Docker containers are removed afterwards, behind its back).
+    Read from the daemon's registry; a bridge that is gone already is skipped."""
+    import json
+
+    from berth.network.base import NetworkSpec
+    from berth.network.bridge import BridgeDriver
+    from berth.network.firewall import Firewall
+
+    path = proc.dir / "state" / "cni" / "registry.json"
+    if not path.exists():
+        return
+    specs = [NetworkSpec.from_dict(n) for n in json.loads(path.read_text()).get("networks", [])]
+    driver, firewall = BridgeDriver(), Firewall()
+    for spec in specs:
+        firewall.remove_network(spec)
+        driver.delete_network(spec)

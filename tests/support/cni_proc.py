@@ -47,6 +47,7 @@ class CniDaemon:
             f"[DEFAULT]\nstate_path = {workdir}\n"
             f"[cni_daemon]\ncni_daemon_port = {self.port}\n"
             f"registry_file = {self.registry_file}\nsync_interval = {sync_interval}\n"
+            f"network_linger = 0\n"
             f"vif_active_timeout = {vif_active_timeout}\n")
         self.proc: subprocess.Popen[bytes] | None = None
 

@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import Row
 
 from berth.api.microversions import APIVersion
+from berth.api.operations import networks as networks_api
 from berth.api.operations import quotas as quotas_api
 from berth.api.operations import registries as registries_api
 from berth.api.operations import stale_tasks
@@ -45,6 +46,9 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
     image = parse_image(str(fields["image"]), default_registry=state.settings.default_registry,
                         registry_domain=registry.domain if registry else None)
     _check_name(state, ctx, fields.get("name"))
+    requested_networks = networks_api.resolve_for_create(state, ctx, extras.get("nets"))
+    if requested_networks:
+        fields["cni_metadata"] = networks_api.metadata_of(requested_networks)
     spec = RequestSpec(cpu=float(fields["cpu"]), memory_mib=int(fields["memory"]),
                        runtime=fields.get("runtime"),
                        availability_zone=extras.get("availability_zone"),
@@ -76,7 +80,7 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
     with container_context(row.uuid):
         try:
             state.compute.container_create(ctx, row, limits=dict(selection.limits),
-                                           requested_networks=extras.get("nets") or [],
+                                           requested_networks=requested_networks,
                                            requested_volumes={}, run=run)
         except exc.BerthError as err:
             row = containers.update_(state.db, row.uuid, {

@@ -36,7 +36,7 @@ from berth.common.units import memory_mib
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.flows.create import allocate, cpu_shares_of
-from berth.compute.flows.lifecycle import vanished
+from berth.compute.flows.lifecycle import follow_network, vanished
 from berth.compute.states import Status, TaskState
 from berth.db import containers, nodes
 from berth.db.models import Container
@@ -95,8 +95,12 @@ def _engine_action(deps: AgentDeps, ctx: RequestContext, uuid: str, verb: str,
                         raise exc.Conflict(f"Container {uuid} vanished from Docker after "
                                            f"{verb}: {err.msg}") from err
                     return
-                common.apply_runtime_state(deps, row, seen, force=True, extra=extra,
+                step = follow_network(deps, row, seen)
+                common.apply_runtime_state(deps, row, step.seen, force=True,
+                                           extra={**(extra or {}), **step.values},
                                            inspected=inspect_began)
+                if step.failed is not None:
+                    raise step.failed
         LOG.info("%s done", verb)
     except exc.BerthError as err:
         LOG.warning("%s failed: %s", verb, err.msg)

@@ -392,6 +392,7 @@ def build_spec(deps: AgentDeps, row: Container, image: tuple[rt.ImageRef, rt.Ima
         auto_remove=bool(row.auto_remove), privileged=bool(row.privileged),
         runtime=row.runtime or None, exposed_ports=tuple(sorted(row.exposed_ports or {})),
         healthcheck=health, disk_gib=row.disk,
+        network_mode=deps.networks.network_mode(row) if deps.networks else None,
     )
 
 

@@ -15,6 +15,7 @@ from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
+from berth.compute.flows.lifecycle import unplug_quietly
 from berth.compute.states import TaskState
 from berth.db import containers
 from berth.db.models import Container
@@ -54,6 +55,7 @@ def _delete(deps: AgentDeps, row: Container, force: bool) -> bool:
                         return False
                     LOG.warning("Docker could not remove the container (%s); forced "
                                 "delete goes on", err.msg)
+            unplug_quietly(deps, row, None)
             if not _release_allocation(deps, uuid):
                 return False
             containers.destroy(deps.db, uuid)

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import logging
+from dataclasses import dataclass
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.compute import networking
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.states import Status, TaskState
@@ -62,11 +64,63 @@ def start_in_runtime(deps: AgentDeps, row: Container, *, task_held: bool = False
         except rt.RuntimeDriverError as err:
             common.fail(deps, row.uuid, f"Docker could not start the container: {err.msg}")
             raise
-        row = hold.apply_and_end(deps, seen, {
-            "started_at": common.now_utc().replace(tzinfo=None), "status_reason": None},
-            inspected=inspect_began)
+        step = follow_network(deps, row, seen)
+        row = hold.apply_and_end(deps, step.seen, {
+            "started_at": common.now_utc().replace(tzinfo=None), "status_reason": None,
+            **step.values}, inspected=inspect_began)
+    if step.failed is not None:
+        raise step.failed
     LOG.info("started")
     return row
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkStep:
+    """What the network step after an engine action leaves for the row's write: the
+    engine's state to write (after a failed plug, the stopped container's), the
+    values that record the plug, and the failure to raise once written."""
+
+    seen: rt.RuntimeContainer
+    values: dict[str, object]
+    failed: networking.NetworkPlugFailed | None = None
+
+
+def follow_network(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer
+                   ) -> NetworkStep:
+    """The network step after an engine action: plugged into the running process's
+    namespace, or unplugged when none runs (``unplug_quietly``). A plug that fails
+    (undone by the network step) stops the container again, since it would run
+    without its network: Stopped, with the reason in ``status_reason``, as Zun does
+    when its network hook fails; a start may be retried."""
+    if seen.state is None or not seen.state.running:
+        return NetworkStep(seen, unplug_quietly(deps, row, seen))
+    try:
+        return NetworkStep(seen, networking.follow(deps.networks, row, seen))
+    except networking.NetworkPlugFailed as err:
+        container_id = _require_created(row)
+        reason = f"{err.msg}. The container was stopped; start it again."
+        LOG.error("%s", reason)
+        try:
+            deps.runtime.stop(container_id, 0)
+            stopped = deps.runtime.inspect(container_id)
+        except rt.RuntimeDriverError as stop_err:
+            LOG.warning("could not stop the unplugged container: %s", stop_err.msg)
+            stopped = seen
+        return NetworkStep(stopped, {"status_reason": reason[:2000]}, err)
+
+
+def unplug_quietly(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer | None
+                   ) -> dict[str, object]:
+    """The network step after a stop (``seen`` not running) or a delete (None): the
+    row values that record the unplug; a daemon that does not answer is logged (its
+    sync pass removes attachments whose namespace is gone)."""
+    try:
+        if seen is None:
+            return networking.unplug(deps.networks, row)
+        return networking.follow(deps.networks, row, seen)
+    except networking.NetworkPlugFailed as err:
+        LOG.warning("%s; the CNI daemon's sync pass removes it later", err.msg)
+        return {}
 
 
 def start_container(deps: AgentDeps, ctx: RequestContext, uuid: str) -> None:
@@ -96,6 +150,7 @@ def stop_container(deps: AgentDeps, ctx: RequestContext, uuid: str, timeout: int
                     vanished(deps, row)
                     raise exc.Conflict(err.msg) from err
                 common.apply_runtime_state(deps, row, seen, force=True,
+                                           extra=unplug_quietly(deps, row, seen),
                                            inspected=inspect_began)
         LOG.info("stopped")
     except exc.BerthError as err:

@@ -28,7 +28,7 @@ from berth.common.context import RequestContext
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.flows.create import allocate, build_spec, pull_image, release_allocation
-from berth.compute.flows.lifecycle import start_in_runtime
+from berth.compute.flows.lifecycle import start_in_runtime, unplug_quietly
 from berth.compute.states import VALID_STATES, Status, TaskState
 from berth.db import actions, containers
 from berth.db.models import Container
@@ -154,7 +154,9 @@ def _remove_old(deps: AgentDeps, row: Container) -> Container:
                                     f"docker rm -f, then rebuild again.")
         raise
     LOG.info("removed the old Docker container %s", old_id[:12])
-    return containers.update_(deps.db, row.uuid, {"container_id": None})
+    # Its namespace went with it: unplug now, so that its addresses are free at once.
+    return containers.update_(deps.db, row.uuid, {"container_id": None,
+                                                  **unplug_quietly(deps, row, None)})
 
 
 def _rebuilt_values(row: Container, image: tuple[rt.ImageRef, rt.ImageInfo],

@@ -34,6 +34,7 @@ from typing import Any
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.compute import networking
 from berth.compute.capsules import status as capsule_status
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common, rebuild
@@ -114,7 +115,16 @@ def apply_seen(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer, *,
         LOG.debug("Docker is removing it; waiting for its destroy event")
         return Outcome.REMOVING
     try:
-        new = common.apply_runtime_state(deps, row, seen, expected_task_state=None,
+        # A start Docker made (a restart policy) has a new process, so a new network
+        # namespace: plug it; a process that ended frees its addresses. A failed plug
+        # is tried again at the next sync (the pid still differs from the plugged one).
+        plugged = networking.follow(deps.networks, row, seen)
+    except networking.NetworkPlugFailed as err:
+        LOG.error("%s; trying again at the next sync", err.msg)
+        plugged = {}
+    try:
+        new = common.apply_runtime_state(deps, row, seen, extra=plugged,
+                                         expected_task_state=None,
                                          expected_status=row.status,
                                          expected_container_id=row.container_id,
                                          inspected=inspected)

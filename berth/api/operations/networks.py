@@ -1,0 +1,221 @@
+"""Networks (api-v1.md §15) and a container's networks (``nets`` at create,
+network_attach / network_detach / network_list).
+
+With ``[network]driver = local`` (berth's default) networks are berth's own: a
+project's ``default`` network is made on first use, more with ``POST /v1/networks``,
+each with a subnet carved from ``[network]local_subnet_pool``. There is no Neutron:
+``neutron_net_id`` is recorded when given and means nothing, and a ``port`` is
+refused. With ``driver = docker`` containers stay on Docker's default bridge and
+``nets`` is recorded and ignored, as before berth had networks.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from typing import Any
+
+from berth.api.microversions import APIVersion
+from berth.api.schemas import networks as schemas
+from berth.api.state import ApiState
+from berth.common import exceptions as exc
+from berth.common.context import RequestContext
+from berth.db import actions
+from berth.db import networks as db_networks
+from berth.db.models import Container, Network
+
+LOG = logging.getLogger(__name__)
+
+VIEW_KEYS = ("uuid", "name", "project_id", "user_id", "network_id", "neutron_net_id")
+
+
+def local(state: ApiState) -> bool:
+    return state.settings.network_driver == "local"
+
+
+def view(row: Network) -> dict[str, Any]:
+    """Zun's view, plus the local network's subnet and gateway."""
+    out: dict[str, Any] = {k: getattr(row, k) for k in VIEW_KEYS}
+    out.update(subnet=row.subnet, gateway=row.gateway)
+    return out
+
+
+def find(state: ApiState, ctx: RequestContext, ident: str) -> Network:
+    """A network the caller may use: its project's, a shared one, any for an admin."""
+    return db_networks.get(state.db, ident, None if ctx.is_admin else ctx.project_id)
+
+
+# -- a container's networks ------------------------------------------------------
+
+def resolve_for_create(state: ApiState, ctx: RequestContext,
+                       nets: list[dict[str, str]] | None) -> list[dict[str, Any]]:
+    """The create's ``requested_networks`` in Zun's RPC shape (model.md §7): the
+    networks of ``nets``, or the project's default network when it is empty. Empty
+    with the docker driver."""
+    if not local(state):
+        return []
+    if not nets:
+        network = db_networks.default_for_project(state.db, state.settings.subnet_pool,
+                                                  ctx.project_id or "", ctx.user_id)
+        return [requested_entry(network, None)]
+    requested: list[dict[str, Any]] = []
+    for index, item in enumerate(nets):
+        if "port" in item:
+            raise exc.Invalid(
+                f"Invalid nets[{index}]: a 'port' is a Neutron port, and this berth runs "
+                f"local networks ([network]driver = local), which have none. Ask for a "
+                f"'network' (name or uuid), optionally with a 'v4-fixed-ip'.")
+        if "v6-fixed-ip" in item:
+            raise exc.Invalid(f"Invalid nets[{index}]: local networks are IPv4 only; drop "
+                              f"'v6-fixed-ip'.")
+        network = find(state, ctx, item["network"])
+        if any(r["network"] == network.uuid for r in requested):
+            raise exc.Invalid(f"Invalid nets[{index}]: network {item['network']} is asked "
+                              f"for twice; a container has one interface per network.")
+        requested.append(requested_entry(network, item.get("v4-fixed-ip")))
+    return requested
+
+
+def requested_entry(network: Network, fixed_ip: str | None) -> dict[str, Any]:
+    """One ``requested_networks`` item; a fixed IP outside the subnet's hosts is a 400."""
+    if fixed_ip:
+        check_fixed_ip(network, fixed_ip)
+    return {"network": network.uuid, "port": "", "router:external": False,
+            "shared": bool(network.shared), "fixed_ip": fixed_ip or "",
+            "preserve_on_delete": False}
+
+
+def check_fixed_ip(network: Network, fixed_ip: str) -> None:
+    subnet = ipaddress.IPv4Network(network.subnet)
+    address = ipaddress.IPv4Address(fixed_ip)
+    reserved = {subnet.network_address, subnet.broadcast_address,
+                ipaddress.IPv4Address(network.gateway)}
+    if address not in subnet or address in reserved:
+        raise exc.Invalid(
+            f"Fixed IP {fixed_ip} is not a usable address of network {network.name or ''} "
+            f"({network.uuid}, subnet {network.subnet}; its network, broadcast and gateway "
+            f"{network.gateway} addresses are reserved).")
+
+
+def metadata_of(requested: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """What the row keeps of its networks (``berth.compute.networking``): one entry
+    per network, in interface order."""
+    if not requested:
+        return None
+    return {"networks": [{"network": r["network"], "ifname": f"eth{i}",
+                          "fixed_ip": r.get("fixed_ip") or None}
+                         for i, r in enumerate(requested)], "pid": 0}
+
+
+# -- /v1/networks ------------------------------------------------------------------
+
+def _admin(ctx: RequestContext, action: str) -> None:
+    if not ctx.is_admin:
+        raise exc.PolicyNotAuthorized(action=action)
+
+
+def _require_local(state: ApiState) -> None:
+    if not local(state):
+        raise exc.Invalid("This berth keeps containers on Docker's default bridge "
+                          "([network]driver = docker): it has no networks to create, "
+                          "delete, attach or detach.")
+
+
+def create_network(state: ApiState, ctx: RequestContext, body: Any) -> Network:
+    _admin(ctx, "network:create")
+    _require_local(state)
+    data = schemas.NETWORK_CREATE.check(body)
+    name = str(data["name"])
+    try:
+        db_networks.get(state.db, name, ctx.project_id)
+    except exc.NetworkNotFound:
+        pass
+    else:
+        raise exc.Conflict(f"A network named {name} exists already in project "
+                           f"{ctx.project_id}; choose another name.")
+    return db_networks.create_local(state.db, state.settings.subnet_pool, {
+        "name": name, "neutron_net_id": data.get("neutron_net_id"),
+        "project_id": ctx.project_id, "user_id": ctx.user_id,
+        "shared": bool(data.get("shared", False))})
+
+
+def delete_network(state: ApiState, ctx: RequestContext, ident: str) -> None:
+    """By uuid or name (or, as Zun, by the neutron_net_id it was created with); 409
+    while a container asks for it or holds an address on it."""
+    _admin(ctx, "network:delete")
+    try:
+        network = db_networks.get(state.db, ident, None)
+    except exc.NetworkNotFound:
+        by_neutron = db_networks.find_by_neutron_net_id(state.db, ident)
+        if by_neutron is None:
+            raise
+        network = by_neutron
+    users = db_networks.containers_using(state.db, network.uuid)
+    if users:
+        raise exc.Conflict(f"Network {ident} is in use by container(s) "
+                           f"{', '.join(users)}; delete them or detach the network first.")
+    db_networks.destroy(state.db, network.uuid)
+    LOG.info("deleted network %s (%s, %s)", network.uuid, network.name, network.subnet)
+
+
+# -- a container's network actions -------------------------------------------------
+
+def _one_of(data: dict[str, Any]) -> str:
+    if ("network" in data) == ("port" in data):
+        raise exc.InvalidParameterValue(
+            err="Give exactly one of 'network' (a name or uuid) or 'port'.")
+    if "port" in data:
+        raise exc.Invalid("A 'port' is a Neutron port, and this berth runs local networks "
+                          "([network]driver = local), which have none: name the "
+                          "'network' instead.")
+    return str(data["network"])
+
+
+def attach(state: ApiState, ctx: RequestContext, row: Container, params: dict[str, Any]
+           ) -> None:
+    _require_local(state)
+    data = schemas.NETWORK_ATTACH.check(params)
+    network = find(state, ctx, _one_of(data))
+    if any(n.get("network") == network.uuid for n in attached(row)):
+        raise exc.Invalid(f"Container {row.uuid} is already attached to network "
+                          f"{network.name} ({network.uuid}).")
+    entry = requested_entry(network, data.get("fixed_ip"))
+    state.compute.check_host(row)
+    actions.action_start(state.db, ctx, row.uuid, "network_attach")
+    state.compute.network_attach(ctx, row, entry)
+
+
+def detach(state: ApiState, ctx: RequestContext, row: Container, params: dict[str, Any]
+           ) -> None:
+    _require_local(state)
+    data = schemas.NETWORK_DETACH.check(params)
+    network = find(state, ctx, _one_of(data))
+    if not any(n.get("network") == network.uuid for n in attached(row)):
+        raise exc.Invalid(f"Container {row.uuid} is not attached to network "
+                          f"{network.name} ({network.uuid}).")
+    state.compute.check_host(row)
+    actions.action_start(state.db, ctx, row.uuid, "network_detach")
+    state.compute.network_detach(ctx, row, network.uuid)
+
+
+def attached(row: Container) -> list[dict[str, Any]]:
+    meta = row.cni_metadata or {}
+    return list(meta.get("networks") or []) if isinstance(meta, dict) else []
+
+
+def network_list(row: Container, version: APIVersion) -> dict[str, Any]:
+    """From ``addresses`` only (behaviours.md): one entry per address before 1.18, one
+    per port (here: per interface) from 1.18."""
+    out: list[dict[str, Any]] = []
+    for net_id, addresses in (row.addresses or {}).items():
+        for a in addresses or []:
+            if version.at_least("1.18"):
+                out.append({"net_id": net_id, "port_id": a.get("port"),
+                            "fixed_ips": [{"subnet_id": a.get("subnet_id"),
+                                           "version": a.get("version"),
+                                           "ip_address": a.get("addr")}]})
+            else:
+                out.append({"net_id": net_id, "subnet_id": a.get("subnet_id"),
+                            "port_id": a.get("port"), "version": a.get("version"),
+                            "ip_address": a.get("addr")})
+    return {"networks": out}

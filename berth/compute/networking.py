@@ -1,0 +1,223 @@
+"""The agent's network step: plug a container into berth's local networks, and
+unplug it.
+
+With the ``local`` driver (``[network]driver``) a container is created with Docker's
+``network_mode=none`` (a namespace with only ``lo``) and, once Docker has started
+it, plugged by the CNI daemon: one veth per network, ``eth0``, ``eth1``, ... in the
+order asked for. The row keeps two things::
+
+    cni_metadata = {"networks": [{"network": <uuid>, "ifname": "eth0",
+                                  "fixed_ip": "10.244.0.7" | None}, ...],
+                    "pid": <the pid whose namespace is plugged; 0: unplugged>}
+    addresses    = {<network uuid>: [{"addr", "version", "port", "subnet_id",
+                                      "preserve_on_delete"}]}          (Zun's shape)
+
+A container's namespace lives and dies with its process, so the plug follows the
+process (``follow``)::
+
+    docker start / restart / a restart by Docker ──► pid P, netns of P ──► plug (add)
+    docker stop / kill / the process exits       ──► unplug (delete; address freed)
+
+The address a container had is asked for again when it is plugged again (its
+``fixed_ip`` when the user gave one, else the one it held); when another container
+took it meanwhile, a user's fixed IP is an error and any other gets a new address.
+
+Between ``docker start`` and the plug (a few milliseconds to tens of them), the
+container's process runs with only ``lo``: berth does not make its entrypoint wait
+(as Zun's cni driver does with ``/zun-init-network-ready``, which needs ``/bin/sh``
+in the image). A program that needs the network at its first instruction should
+retry; servers that bind 0.0.0.0 are unaffected.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from typing import Any
+
+from berth.cni.client import DaemonClient
+from berth.cni.contract import CniError, Code
+from berth.common import exceptions as exc
+from berth.db import networks as db_networks
+from berth.db.engine import Database
+from berth.db.models import Container
+from berth.network.base import VIF, NetworkSpec
+from berth.runtime import base as rt
+
+LOG = logging.getLogger(__name__)
+
+
+NetworkPlugFailed = exc.NetworkPlugFailed
+
+
+def requested(row: Container) -> list[dict[str, Any]]:
+    """The row's networks, in interface order."""
+    meta = row.cni_metadata or {}
+    return [dict(n) for n in meta.get("networks") or []] if isinstance(meta, dict) else []
+
+
+def plugged_pid(row: Container) -> int:
+    meta = row.cni_metadata or {}
+    return int(meta.get("pid") or 0) if isinstance(meta, dict) else 0
+
+
+def next_ifname(entries: list[dict[str, Any]]) -> str:
+    taken = {e.get("ifname") for e in entries}
+    return next(f"eth{i}" for i in range(len(entries) + 1) if f"eth{i}" not in taken)
+
+
+def address_entry(network_uuid: str, vif: VIF) -> dict[str, Any]:
+    """One address as Zun's ``addresses`` holds it; ``port`` is the host end of the
+    veth (a local network has no Neutron port), ``subnet_id`` the subnet."""
+    return {"addr": str(vif.address.ip), "version": 4, "port": vif.host_ifname,
+            "subnet_id": str(vif.address.network), "preserve_on_delete": False,
+            "ifname": vif.ifname, "mac_addr": vif.mac}
+
+
+class ContainerNetworks:
+    """Plugs and unplugs containers through ``berth-cni-daemon``. Thread-safe for
+    different containers; the caller holds the container's task (or is its state
+    sync worker) so that one container is not plugged twice at once."""
+
+    def __init__(self, db: Database, client: DaemonClient, masquerade: bool = False) -> None:
+        self.db, self.client, self.masquerade = db, client, masquerade
+
+    def network_mode(self, row: Container) -> str | None:
+        """Docker's network mode for the row: ``none`` when berth plugs it."""
+        return "none" if requested(row) else None
+
+    def spec(self, network_uuid: str) -> NetworkSpec:
+        network = db_networks.find_by_uuid(self.db, network_uuid)
+        if network is None:
+            raise exc.NetworkNotFound(network=network_uuid)
+        return db_networks.spec_of(network, self.masquerade)
+
+    # -- following the container's process --
+
+    def follow(self, row: Container, seen: rt.RuntimeContainer) -> dict[str, Any]:
+        """The row values after bringing the plug in line with ``seen``: plugged into
+        the running process's namespace, unplugged when no process runs. ``{}`` when
+        nothing changed. ``NetworkPlugFailed`` when a plug failed (nothing left)."""
+        entries = requested(row)
+        if not entries or seen.state is None:
+            return {}
+        pid = seen.state.pid if seen.state.running else 0
+        if pid == plugged_pid(row):
+            return {}
+        if pid:
+            return self.plug(row, pid)
+        return self.unplug(row)
+
+    def plug(self, row: Container, pid: int) -> dict[str, Any]:
+        netns = f"/proc/{pid}/ns/net"
+        entries = requested(row)
+        old = dict(row.addresses or {})
+        addresses: dict[str, Any] = {}
+        done: list[tuple[NetworkSpec, str]] = []
+        try:
+            for entry in entries:
+                spec = self.spec(entry["network"])
+                vif = self._add(row, spec, netns, entry, old.get(entry["network"]) or [])
+                done.append((spec, entry["ifname"]))
+                addresses.setdefault(entry["network"], []).append(
+                    address_entry(entry["network"], vif))
+        except (CniError, exc.BerthError) as err:
+            for spec, ifname in done:
+                self._delete_quietly(spec, row.uuid, ifname, netns)
+            name = entry["network"]
+            raise NetworkPlugFailed(network=name, reason=getattr(err, "msg", str(err))) from err
+        LOG.info("plugged into %s", ", ".join(
+            f"{a['ifname']} {a['addr']}" for v in addresses.values() for a in v))
+        return {"addresses": addresses,
+                "cni_metadata": {"networks": entries, "pid": pid}}
+
+    def _add(self, row: Container, spec: NetworkSpec, netns: str, entry: dict[str, Any],
+             held: list[dict[str, Any]]) -> VIF:
+        fixed = entry.get("fixed_ip")
+        previous = next((a.get("addr") for a in held
+                         if a.get("ifname", entry["ifname"]) == entry["ifname"]), None)
+        wanted = fixed or previous
+        try:
+            return self.client.add(spec, row.uuid, netns, entry["ifname"],
+                                   fixed_ip=ipaddress.IPv4Address(wanted) if wanted else None)
+        except CniError as err:
+            if fixed or not wanted or err.code != Code.ADDRESS_UNAVAILABLE:
+                raise
+            LOG.info("address %s was taken meanwhile (%s); taking another", wanted, err.msg)
+            return self.client.add(spec, row.uuid, netns, entry["ifname"])
+
+    def unplug(self, row: Container, entries: list[dict[str, Any]] | None = None
+               ) -> dict[str, Any]:
+        """Every attachment of the row is gone (idempotent). The addresses stay in the
+        row (Zun shows a stopped container's addresses) and are asked for again at the
+        next plug. Raises ``NetworkPlugFailed`` when the daemon cannot be reached."""
+        entries = requested(row) if entries is None else entries
+        pid = plugged_pid(row)
+        netns = f"/proc/{pid}/ns/net" if pid else None
+        for entry in entries:
+            try:
+                spec = self.spec(entry["network"])
+                self.client.delete(spec, row.uuid, entry["ifname"], netns)
+            except exc.NetworkNotFound:
+                continue     # deleted with its attachments gone (409 while in use)
+            except CniError as err:
+                raise NetworkPlugFailed(network=entry["network"], reason=err.msg) from err
+        if entries:
+            LOG.info("unplugged from %d network(s)", len(entries))
+        return {"cni_metadata": {"networks": requested(row), "pid": 0}}
+
+    def _delete_quietly(self, spec: NetworkSpec, uuid: str, ifname: str, netns: str) -> None:
+        try:
+            self.client.delete(spec, uuid, ifname, netns)
+        except CniError as err:
+            LOG.warning("could not undo the attachment %s/%s (%s); the daemon's sync pass "
+                        "removes it once the container's namespace is gone", spec.name,
+                        ifname, err.msg)
+
+    # -- attach and detach while the container lives --
+
+    def attach(self, row: Container, network_uuid: str, fixed_ip: str | None
+               ) -> dict[str, Any]:
+        """One more network (the next ethN); plugged at once when the container runs."""
+        entries = requested(row)
+        if any(e["network"] == network_uuid for e in entries):
+            raise exc.Conflict(f"Container {row.uuid} is already attached to network "
+                               f"{network_uuid}.")
+        entry = {"network": network_uuid, "ifname": next_ifname(entries),
+                 "fixed_ip": fixed_ip or None}
+        addresses = dict(row.addresses or {})
+        pid = plugged_pid(row)
+        if pid:
+            spec = self.spec(network_uuid)
+            try:
+                vif = self._add(row, spec, f"/proc/{pid}/ns/net", entry, [])
+            except CniError as err:
+                raise NetworkPlugFailed(network=network_uuid, reason=err.msg) from err
+            addresses[network_uuid] = [address_entry(network_uuid, vif)]
+        else:
+            addresses.setdefault(network_uuid, [])
+        return {"addresses": addresses,
+                "cni_metadata": {"networks": entries + [entry], "pid": pid}}
+
+    def detach(self, row: Container, network_uuid: str) -> dict[str, Any]:
+        entries = requested(row)
+        gone = [e for e in entries if e["network"] == network_uuid]
+        if not gone:
+            raise exc.Conflict(f"Container {row.uuid} is not attached to network "
+                               f"{network_uuid}.")
+        self.unplug(row, gone)
+        addresses = {k: v for k, v in (row.addresses or {}).items() if k != network_uuid}
+        return {"addresses": addresses,
+                "cni_metadata": {"networks": [e for e in entries if e not in gone],
+                                 "pid": plugged_pid(row)}}
+
+
+def follow(networks: ContainerNetworks | None, row: Container,
+           seen: rt.RuntimeContainer) -> dict[str, Any]:
+    """``ContainerNetworks.follow``, or nothing without local networks."""
+    return networks.follow(row, seen) if networks is not None else {}
+
+
+def unplug(networks: ContainerNetworks | None, row: Container) -> dict[str, Any]:
+    """``ContainerNetworks.unplug``, or nothing without local networks."""
+    return networks.unplug(row) if networks is not None else {}

@@ -1,0 +1,28 @@
+"""[network]: how containers get their networks. Zun's group and option names where
+Zun has them (``driver``); berth's additions say so in their help."""
+
+from oslo_config import cfg
+
+GROUP = "network"
+
+OPTS = [
+    cfg.StrOpt("driver", default="local", choices=["local", "docker"],
+               help="The container network driver. 'local' (berth's default): berth's own "
+                    "networks, a Linux bridge each, containers plugged by the CNI daemon "
+                    "([cni_daemon]) with addresses from berth's IPAM; a project gets a "
+                    "default network on first use. 'docker': containers stay on Docker's "
+                    "default bridge and the API reports no address (berth before "
+                    "networking). Zun's 'kuryr' and 'cni' (Neutron) are not available yet."),
+    cfg.StrOpt("local_subnet_pool", default="10.244.0.0/16",
+               help="berth: the pool local networks' subnets are carved from, one "
+                    "local_subnet_prefix subnet per network."),
+    cfg.IntOpt("local_subnet_prefix", default=24, min=8, max=29,
+               help="berth: the prefix length of each local network's subnet."),
+    cfg.BoolOpt("local_masquerade", default=False,
+                help="berth: whether local networks masquerade their egress to the host's "
+                     "networks (off: containers reach each other and the host only)."),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(OPTS, group=GROUP)

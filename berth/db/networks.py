@@ -1,0 +1,148 @@
+"""Queries on ``network``: berth's local networks, and each project's default one.
+
+A local network's subnet is carved from ``[network]local_subnet_pool``: the first
+slice of the pool no network holds. Two creators that pick the same slice at once
+cannot both win (``subnet`` is unique): the loser picks again. A project's default
+network is made on first use; ``default_of`` is unique, so concurrent first creates
+of one project agree on one network.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import uuid as uuidlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import String, cast, or_, select
+from sqlalchemy.exc import IntegrityError
+
+from berth.common import exceptions as exc
+from berth.db import rows
+from berth.db.containers import is_uuid_like
+from berth.db.engine import Database
+from berth.db.models import Container, Network
+from berth.network.base import NetworkSpec
+
+LOG = logging.getLogger(__name__)
+
+DEFAULT_NAME = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class SubnetPool:
+    """Where local networks' subnets come from (``[network]``)."""
+
+    cidr: str = "10.244.0.0/16"
+    prefix: int = 24
+    masquerade: bool = False
+
+    def subnets(self) -> list[ipaddress.IPv4Network]:
+        pool = ipaddress.IPv4Network(self.cidr, strict=True)
+        if self.prefix < pool.prefixlen:
+            raise exc.Invalid(f"[network]local_subnet_prefix /{self.prefix} is wider than "
+                              f"the pool {pool}")
+        return list(pool.subnets(new_prefix=self.prefix))
+
+
+def spec_of(network: Network, masquerade: bool = False) -> NetworkSpec:
+    """The network as the CNI daemon knows it: named by its uuid (unique everywhere)."""
+    return NetworkSpec.build(network.uuid, network.subnet, network.gateway, network.bridge,
+                             masquerade=masquerade)
+
+
+def create_local(db: Database, pool: SubnetPool, values: Mapping[str, Any]) -> Network:
+    """A new local network with the next free subnet of ``pool``; ``values`` holds
+    name, project_id, user_id, shared, default_of... ``Conflict`` when the pool is full
+    (or, for ``default_of``, IntegrityError propagates: the caller reads the winner)."""
+    for _attempt in range(8):
+        with db.reader() as s:
+            taken = set(s.scalars(select(Network.subnet)).all())
+        free = next((n for n in pool.subnets() if str(n) not in taken), None)
+        if free is None:
+            raise exc.Conflict(f"The local subnet pool {pool.cidr} has no free /{pool.prefix} "
+                               f"left: delete unused networks or widen "
+                               f"[network]local_subnet_pool.")
+        uuid = str(uuidlib.uuid4())
+        spec = NetworkSpec.build(uuid, str(free))
+        row = Network(uuid=uuid, subnet=str(spec.cidr), gateway=str(spec.gateway),
+                      bridge=spec.bridge, **dict(values))
+        try:
+            with db.writer() as s:
+                s.add(row)
+        except IntegrityError:
+            project = values.get("default_of")
+            if project and _default_of(db, str(project)) is not None:
+                raise        # another creator made the project's default first
+            LOG.info("subnet %s was taken meanwhile; picking another", free)
+            continue
+        LOG.info("created local network %s (%s, %s) for project %s", row.uuid, row.name,
+                 row.subnet, row.project_id)
+        return row
+    raise exc.Conflict("Could not find a free subnet for a new network; try again.")
+
+
+def default_for_project(db: Database, pool: SubnetPool, project_id: str,
+                        user_id: str | None) -> Network:
+    """The project's default network, made now when it has none."""
+    found = _default_of(db, project_id)
+    if found is not None:
+        return found
+    try:
+        return create_local(db, pool, {"name": DEFAULT_NAME, "project_id": project_id,
+                                       "user_id": user_id, "default_of": project_id})
+    except IntegrityError:
+        found = _default_of(db, project_id)
+        if found is None:
+            raise
+        return found
+
+
+def _default_of(db: Database, project_id: str) -> Network | None:
+    with db.reader() as s:
+        return s.scalars(select(Network).where(Network.default_of == project_id)).first()
+
+
+def get(db: Database, ident: str, project_id: str | None) -> Network:
+    """By uuid or name among ``project_id``'s networks and the shared ones (None: all).
+    NetworkNotFound, or Conflict when a name matches several networks."""
+    with db.reader() as s:
+        base = select(Network)
+        if project_id is not None:
+            base = base.where(or_(Network.project_id == project_id, Network.shared.is_(True)))
+        if is_uuid_like(ident):
+            row = s.scalars(base.where(Network.uuid == ident.lower())).first()
+            if row is not None:
+                return row
+        found = s.scalars(base.where(Network.name == ident).limit(2)).all()
+    if not found:
+        raise exc.NetworkNotFound(network=ident)
+    if len(found) > 1:
+        raise exc.Conflict(f"Multiple networks exist with the name {ident}; use the uuid "
+                           f"instead.")
+    return found[0]
+
+
+def find_by_uuid(db: Database, uuid: str) -> Network | None:
+    with db.reader() as s:
+        return s.scalars(select(Network).where(Network.uuid == uuid)).first()
+
+
+def containers_using(db: Database, network_uuid: str, limit: int = 5) -> list[str]:
+    """Uuids of (at most ``limit``) containers that ask for or hold this network."""
+    with db.reader() as s:
+        return list(s.scalars(select(Container.uuid).where(or_(
+            cast(Container.cni_metadata, String).contains(network_uuid),
+            cast(Container.addresses, String).contains(network_uuid))).limit(limit)).all())
+
+
+def destroy(db: Database, uuid: str) -> bool:
+    return rows.destroy_by_uuid(db, Network, uuid)
+
+
+def find_by_neutron_net_id(db: Database, neutron_net_id: str) -> Network | None:
+    with db.reader() as s:
+        return s.scalars(select(Network).where(
+            Network.neutron_net_id == neutron_net_id).limit(1)).first()
