@@ -18,6 +18,7 @@ from fastapi import Request
 from berth.api.links import links
 from berth.api.microversions import APIVersion
 from berth.api.operations import quotas as quotas_api
+from berth.api.operations.containers import cast_create
 from berth.api.schemas.capsule import parse_template
 from berth.api.state import ApiState
 from berth.api.views import container_view, format_time
@@ -65,16 +66,7 @@ def create(state: ApiState, ctx: RequestContext, body: Any) -> Container:
                           along=lambda uuid: [actions.new_action(ctx, uuid, "create")],
                           guard=quota)
     with container_context(row.uuid):
-        try:
-            state.compute.container_create(ctx, row, limits=dict(selection.limits),
-                                           requested_networks=[], requested_volumes={},
-                                           run=False)
-        except exc.BerthError as err:
-            row = containers.update_(state.db, row.uuid, {
-                "status": Status.ERROR.value,
-                "status_reason": f"Could not reach the compute agent of {selection.host}: "
-                                 f"{err.msg}"})
-            actions.action_finish(state.db, row.uuid, ctx.request_id, error=True)
+        row = cast_create(state, ctx, row, selection.host, selection.limits, [], run=False)
         LOG.info("capsule %s (%d members) accepted on host %s", row.name,
                  len(members), selection.host)
     return row

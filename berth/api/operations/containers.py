@@ -78,17 +78,25 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
                             along=lambda uuid: [actions.new_action(ctx, uuid, "create")],
                             guard=quota)
     with container_context(row.uuid):
-        try:
-            state.compute.container_create(ctx, row, limits=dict(selection.limits),
-                                           requested_networks=requested_networks,
-                                           requested_volumes={}, run=run)
-        except exc.BerthError as err:
-            row = containers.update_(state.db, row.uuid, {
-                "status": Status.ERROR.value,
-                "status_reason": f"Could not reach the compute agent of {selection.host}: "
-                                 f"{err.msg}"})
-            actions.action_finish(state.db, row.uuid, ctx.request_id, error=True)
+        row = cast_create(state, ctx, row, selection.host, selection.limits,
+                          requested_networks, run)
         LOG.info("create of %s accepted on host %s (run=%s)", image.ref, selection.host, run)
+    return row
+
+
+def cast_create(state: ApiState, ctx: RequestContext, row: Container, host: str,
+                limits: Any, requested_networks: list[Any], run: bool) -> Container:
+    """Cast ``container_create`` (of a container or a capsule) to ``host``; when the
+    agent cannot be reached, the row goes to Error saying so and its action ends."""
+    try:
+        state.compute.container_create(ctx, row, limits=dict(limits),
+                                       requested_networks=requested_networks,
+                                       requested_volumes={}, run=run)
+    except exc.BerthError as err:
+        row = containers.update_(state.db, row.uuid, {
+            "status": Status.ERROR.value,
+            "status_reason": f"Could not reach the compute agent of {host}: {err.msg}"})
+        actions.action_finish(state.db, row.uuid, ctx.request_id, error=True)
     return row
 
 

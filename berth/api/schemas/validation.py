@@ -154,6 +154,10 @@ class RequestSchema:
             allowed = ", ".join(self.schema.get("properties", {}))
             return InvalidParameterValue(err=f"Nothing to update: send at least one of "
                                              f"{allowed}.")
+        if not error.path:      # a rule of the whole body (oneOf, dependencies, ...)
+            return InvalidParameterValue(
+                err=f"The {self.what} request is not valid as a whole: "
+                    f"{advice or self.schema.get('description') or error.message}")
         field, value = _path(error.path, error.instance) if self.full_paths \
             else _field(error.path, body)
         if self.full_paths and error.validator in ("required", "additionalProperties"):

@@ -136,3 +136,18 @@ def test_a_create_body_is_refused_naming_the_item_and_quoting_its_declaration() 
                         APIVersion(1, 40), False, LIMITS)
     assert str(info.value) == ("Invalid input for field 'nets[1]'. Value: '{\"port\": \"\"}'. "
                                "It must be a port name or id of 1 to 255 characters.")
+
+
+def test_a_rule_of_the_whole_body_is_a_400_not_a_crash() -> None:
+    """A declaration may constrain the body as a whole (here: exactly one of two
+    fields); a body that breaks it is refused with the declaration's words."""
+    from berth.api.schemas.validation import RequestSchema
+
+    schema = RequestSchema({"type": "object", "properties": {"a": {}, "b": {}},
+                            "additionalProperties": False,
+                            "oneOf": [{"required": ["a"]}, {"required": ["b"]}],
+                            "description": "Send exactly one of 'a' or 'b'."},
+                           what="probe", shape="with 'a' or 'b'")
+    assert schema.check({"a": 1}) == {"a": 1}
+    with pytest.raises(InvalidParameterValue, match="exactly one of 'a' or 'b'"):
+        schema.check({"a": 1, "b": 2})
