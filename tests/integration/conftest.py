@@ -192,13 +192,17 @@ class Deployment:
         """A config file: the shared settings, then ``body``. ``service_down_time`` 5 s with
         a heartbeat every 2 s (min(periodic_interval_max, 10)); the state sync runs at
         start only (600 s), so that an agent never takes over the containers of a stopped
-        agent that shares its Docker engine while a test looks at them."""
+        agent that shares its Docker engine while a test looks at them; the network
+        driver is Docker's (no berth-cni-daemon runs beside these agents)."""
         path = self.root / f"{name}.conf"
         path.write_text(
             f"[DEFAULT]\ntransport_url = {RABBIT_URL}\nimage_pull_policy = ifnotpresent\n"
             f"service_down_time = 5\nperiodic_interval_max = 2\n"
             f"sync_container_state_interval = 600\nauth_encryption_key = {self.key}\n"
             f"state_path = {self.root / name}\n{body}\n"
+            # These agents run without a berth-cni-daemon beside them (a deployment's
+            # local networks need one per node): containers stay on Docker's bridge.
+            f"[network]\ndriver = docker\n"
             f"[compute]\ntopic = {self.topic}\n"
             f"[database]\nconnection = {self.db_url}\n{extra_conf}\n")
         return path
