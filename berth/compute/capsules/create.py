@@ -39,6 +39,7 @@ from berth.compute.flows import create as container_flow
 from berth.compute.states import Status, TaskState
 from berth.db import capsules, containers
 from berth.db.models import Container
+from berth.placement.base import AllocationFailed, PlacementError
 from berth.runtime import base as rt
 
 LOG = logging.getLogger(__name__)
@@ -115,8 +116,6 @@ def _claim(deps: AgentDeps, row: Container) -> None:
 
 
 def _allocate(deps: AgentDeps, row: Container) -> None:
-    from berth.placement.base import AllocationFailed, PlacementError
-
     try:
         container_flow.allocate(deps, row)
     except AllocationFailed as err:
