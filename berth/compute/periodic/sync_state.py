@@ -128,6 +128,11 @@ def sync_container_state(deps: AgentDeps, service_down_time: int = 180) -> SyncR
         with container_context(row.uuid):
             try:
                 report.count(_sync_row(deps, row, by_id, report))
+            except rt.RuntimeUnavailable as err:
+                # The engine went away between the listing and this row's inspect (a
+                # restart): one line, not a traceback; the next run retries.
+                report.failed += 1
+                LOG.warning("state sync of this container: %s; next run retries", err.msg)
             except Exception:
                 report.failed += 1
                 LOG.exception("state sync of this container failed; next run retries")

@@ -65,7 +65,8 @@ def test_failed_pull_leaves_no_allocation_and_delete_releases_it(node):  # type:
                                 command=["sleep", "300"], cpu=0.5, memory="32")
     wait_for(lambda: status_of(zun, bad.uuid) == "Error", 60, what="the failed pull")
     assert "does-not-exist" in (zun.containers.get(bad.uuid).status_reason or "")
-    assert allocation_rows(db) == []
+    # The undo releases the allocation right after the Error is written.
+    wait_for(lambda: allocation_rows(db) == [], 10, what="the allocation to be released")
     # Allocated, then released: each bumps the provider's generation.
     assert placement.get_provider(rp).generation >= before + 2
 
