@@ -24,18 +24,21 @@ as in Zun.
     │   ├── RequestedHostNotFound
     │   ├── RegistryNotFound
     │   ├── NetworkNotFound
+    │   ├── VolumeNotFound
     │   └── ResourceNotFound
     ├── Conflict                         409
     │   ├── InvalidStateException
     │   ├── ContainerHostNotUp
     │   ├── TaskInProgress
     │   ├── ContainerAlreadyExists
-    │   └── NetworkPlugFailed            the CNI daemon could not plug or unplug
+    │   ├── NetworkPlugFailed            the CNI daemon could not plug or unplug
+    │   └── VolumeUnavailable            in use elsewhere, in error, not ready in time
     ├── NotAcceptable                    406 (microversions)
     ├── UnsupportedMediaType             415
     ├── ServiceUnavailable               503 (an outside service answered no; not opaque)
     ├── NoValidHost                      no node can take the container (row -> Error)
     ├── ResourcesUnavailable             the node's claim failed (row -> Error)
+    ├── VolumeError                      a volume provider failed (500 at the API)
     ├── RPCError                         transport failures
     │   └── RPCTimeout
     ├── RuntimeDriverError               see berth.runtime.base
@@ -154,6 +157,10 @@ class ResourceNotFound(NotFound):
     message = "%(resource)s could not be found."
 
 
+class VolumeNotFound(NotFound):
+    message = "%(reason)s"
+
+
 class Conflict(BerthError):
     message = "Conflict."
 
@@ -164,6 +171,18 @@ class NetworkPlugFailed(Conflict):
     that it crosses RPC as itself (berth.rpc.oslo allows this module's errors)."""
 
     message = "Could not plug the container into network %(network)s: %(reason)s"
+
+
+class VolumeUnavailable(Conflict):
+    """A volume is not usable now: attached elsewhere, in error, not ready in time."""
+
+    message = "%(reason)s"
+
+
+class VolumeError(BerthError):
+    """A volume provider failed to create, attach, detach or delete a volume."""
+
+    message = "%(reason)s"
 
 
 class InvalidStateException(Conflict):

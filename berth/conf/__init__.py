@@ -8,6 +8,7 @@ from oslo_config import cfg
 
 from berth.conf import (
     api,
+    cinder_client,
     cni_daemon,
     compute,
     database,
@@ -17,13 +18,14 @@ from berth.conf import (
     placement,
     quota,
     scheduler,
+    volume,
     websocket_proxy,
 )
 
 CONF = cfg.CONF
 
 _MODULES = (default, api, compute, database, docker, scheduler, websocket_proxy, quota,
-            placement, cni_daemon, network)
+            placement, cni_daemon, network, volume, cinder_client)
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

@@ -14,8 +14,9 @@ OPTS = [
                 help="At the agent's start, start again the containers recorded Running "
                      "that Docker holds stopped (after a node reboot, say)."),
     cfg.BoolOpt("remount_container_volume", default=True,
-                help="Remount the volumes of this host's containers when the agent starts. "
-                     "Not used yet: berth has no volumes (the volumes issue brings them)."),
+                help="At start-up, mount again the volumes of this host's containers (a "
+                     "reboot or a crash left them unmounted); a volume that cannot be "
+                     "mounted puts its container in Error."),
     cfg.FloatOpt("reserve_disk_for_image", default=0.2,
                  help="Fraction of the Docker data root's disk kept for images: the "
                       "node's disk_total is what remains."),

@@ -324,3 +324,56 @@ class Network(TimestampMixin, Base):
     bridge: Mapped[str] = mapped_column(String(15), nullable=False)
     shared: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
     default_of: Mapped[str | None] = mapped_column(String(255))
+
+
+class Volume(TimestampMixin, Base):
+    """A volume (Zun's record, model.md §6.4): a Cinder volume (``cinder_volume_id``)
+    or a local one, which is either a filesystem in a sparse file on ``host`` (with a
+    ``size`` in GiB and, when a mount named it, a ``name`` unique in its project) or
+    an injected file (``contents``, base64). ``host`` is where it is attached: a local
+    volume's data lives there, so its containers are scheduled there."""
+
+    __tablename__ = "volume"
+    __table_args__ = (
+        UniqueConstraint("uuid", name="uniq_volume0uuid"),
+        UniqueConstraint("volume_provider", "project_id", "name",
+                         name="uniq_volume0provider0project0name"),
+        Index("volume_host_idx", "host"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    uuid: Mapped[str] = mapped_column(String(36), nullable=False)
+    name: Mapped[str | None] = mapped_column(String(255))
+    project_id: Mapped[str | None] = mapped_column(String(255))
+    user_id: Mapped[str | None] = mapped_column(String(255))
+    cinder_volume_id: Mapped[str | None] = mapped_column(String(36))
+    volume_provider: Mapped[str] = mapped_column(String(36), nullable=False)
+    connection_info: Mapped[str | None] = mapped_column(Text)
+    host: Mapped[str | None] = mapped_column(String(255))
+    auto_remove: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
+    contents: Mapped[str | None] = mapped_column(Text)
+    size: Mapped[int | None] = mapped_column(Integer)
+
+
+class VolumeMapping(TimestampMixin, Base):
+    """One volume mounted at one path of one container (model.md §6.4). Written by the
+    API with the container's row (berth: Zun's agent writes them while attaching, so a
+    crash between left volumes nobody pointed at); removed with the container. A
+    volume with no mapping left is detached, and removed when ``auto_remove``."""
+
+    __tablename__ = "volume_mapping"
+    __table_args__ = (
+        UniqueConstraint("uuid", name="uniq_volume_mapping0uuid"),
+        Index("volume_mapping_container_idx", "container_uuid"),
+        Index("volume_mapping_volume_idx", "volume_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    uuid: Mapped[str] = mapped_column(String(36), nullable=False)
+    project_id: Mapped[str | None] = mapped_column(String(255))
+    user_id: Mapped[str | None] = mapped_column(String(255))
+    volume_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("volume.id", ondelete="CASCADE"), nullable=False)
+    container_path: Mapped[str] = mapped_column(String(255), nullable=False)
+    container_uuid: Mapped[str] = mapped_column(String(36), nullable=False)
+    read_only: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
