@@ -13,6 +13,7 @@ from berth.db.networks import SubnetPool
 from berth.metrics.health import Readiness
 from berth.rpc.client import ComputeAPI
 from berth.scheduler.base import Scheduler
+from berth.volume.base import VolumeDriver
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,12 @@ class ApiSettings:
     #: first use, subnets from ``subnet_pool``) or "docker" (Docker's default bridge).
     network_driver: str = "docker"
     subnet_pool: SubnetPool = field(default_factory=SubnetPool)
+    #: [volume]driver ("local" or "cinder"): where a 'volume' mount's volume lives;
+    #: local_volume_default_size: GiB of a named local volume made without a size;
+    #: timeout_wait_volume_deleted: how long undoing a Cinder create may wait.
+    volume_driver: str = "local"
+    local_volume_default_size: int = 1
+    volume_delete_timeout: float = 60
 
 
 @dataclass(slots=True)
@@ -61,6 +68,8 @@ class ApiState:
     #: What /readyz checks: the database at least; the wiring adds the RPC transport
     #: and, in ``berth serve``, the agent's Docker engine.
     readiness: Readiness | None = None
+    #: The API side of the volume drivers (look-ups and creates), by provider.
+    volume_drivers: dict[str, VolumeDriver] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.up_hosts is None:

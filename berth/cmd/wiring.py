@@ -17,6 +17,7 @@ from berth.compute.agent import AgentConfig, ComputeAgent
 from berth.compute.deps import AgentSettings
 from berth.compute.networking import ContainerNetworks
 from berth.compute.periodic.inventory import InventorySettings
+from berth.compute.volumes import ContainerVolumes
 from berth.db import registries
 from berth.db.engine import Database, default_url
 from berth.db.networks import SubnetPool
@@ -26,6 +27,7 @@ from berth.placement.requests import NodeReservations
 from berth.quota import QuotaEnforcer
 from berth.quota.enforce import RESOURCES
 from berth.rpc.base import Transport
+from berth.volume.drivers import build_drivers
 
 if TYPE_CHECKING:  # API-only parts are imported where they are built: berth-compute
     from berth.api.state import ApiState  # never loads the API (see build_api_state)
@@ -139,7 +141,8 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport,
         resume_container_state=conf.compute.resume_container_state,
         registry_key=registry_key(conf), sandbox_image=conf.sandbox_image,
         sandbox_pull_policy=conf.sandbox_image_pull_policy.lower(),
-        init_container_timeout=conf.init_container_timeout)
+        init_container_timeout=conf.init_container_timeout,
+        remount_container_volume=conf.compute.remount_container_volume)
     inventory = InventorySettings(
         host=conf.host, reservations=node_reservations(conf),
         reserve_disk_for_image=conf.compute.reserve_disk_for_image,
@@ -153,7 +156,14 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport,
     return ComputeAgent(config, db, build_runtime(conf), transport,
                         placement=build_placement(conf, db),
                         quota=QuotaEnforcer(quota_defaults(conf)),
-                        networks=build_networks(conf, db, networks_url))
+                        networks=build_networks(conf, db, networks_url),
+                        volumes=build_volumes(conf, db))
+
+
+def build_volumes(conf: cfg.ConfigOpts, db: Database) -> ContainerVolumes:
+    return ContainerVolumes(db, conf.host, build_drivers(conf),
+                            timeout_available=conf.volume.timeout_wait_volume_available,
+                            timeout_deleted=conf.volume.timeout_wait_volume_deleted)
 
 
 def build_placement(conf: cfg.ConfigOpts, db: Database) -> Placement:
@@ -202,7 +212,10 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
         network_driver=conf.network.driver,
         subnet_pool=SubnetPool(conf.network.local_subnet_pool,
                                conf.network.local_subnet_prefix,
-                               conf.network.local_masquerade))
+                               conf.network.local_masquerade),
+        volume_driver=conf.volume.driver,
+        local_volume_default_size=conf.volume.local_volume_default_size,
+        volume_delete_timeout=conf.volume.timeout_wait_volume_deleted)
     reservations = node_reservations(conf)
     scheduler = FilterScheduler(
         lambda: load_host_states(db, reservations, down_time, conf.default_availability_zone),
@@ -210,7 +223,7 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
     up_hosts = nodes.UpHosts(db, down_time)
     compute = ComputeAPI(transport, up_hosts, call_timeout=conf.compute.rpc_call_timeout)
     return ApiState(db=db, compute=compute, scheduler=scheduler, settings=settings,
-                    up_hosts=up_hosts,
+                    up_hosts=up_hosts, volume_drivers=build_drivers(conf),
                     readiness=Readiness({"database": db.ping, "rpc": transport.check}))
 
 

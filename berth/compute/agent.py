@@ -27,6 +27,8 @@ from berth.compute.periodic.task_deadlines import TaskExpirer
 from berth.compute.pleg import ContainerEvent, EventGenerator, PlegSettings
 from berth.compute.pleg.reconcile import sync_container
 from berth.compute.sync_workers import SyncWorkers
+from berth.compute.volumes import ContainerVolumes
+from berth.compute.volumes.reconcile import reconcile_volumes
 from berth.compute.workers import ContainerWorkers
 from berth.db.engine import Database
 from berth.db.models import utcnow
@@ -63,7 +65,8 @@ class ComputeAgent:
     def __init__(self, config: AgentConfig, db: Database, runtime: Runtime,
                  transport: Transport, placement: Placement | None = None,
                  quota: QuotaEnforcer | None = None,
-                 networks: ContainerNetworks | None = None) -> None:
+                 networks: ContainerNetworks | None = None,
+                 volumes: ContainerVolumes | None = None) -> None:
         self.config = config
         self.db = db
         self.runtime = runtime
@@ -74,7 +77,8 @@ class ComputeAgent:
                               settings=config.settings, placement=placement,
                               last_inspected=LastInspected(
                                   engine_clock_shared=_engine_is_local(runtime)),
-                              workers=self.workers, quota=quota, networks=networks)
+                              workers=self.workers, quota=quota, networks=networks,
+                              volumes=volumes)
         self.manager = ComputeManager(self.deps, self.workers,
                                       live_state=lambda: self.pleg.live())
         self.periodic = PeriodicScheduler()
@@ -154,6 +158,8 @@ class ComputeAgent:
         self.runtime.ping()
         self.inventory()
         self.recovery = init_containers(self.deps, started_at)
+        if self.deps.volumes is not None:
+            reconcile_volumes(self.deps.volumes, self.config.settings.remount_container_volume)
         self._server = self.transport.serve(self.host, self.manager)
         self._server.start()
         # The first heartbeat only now: the scheduler places containers on hosts whose

@@ -10,6 +10,7 @@ from berth.compute.claims import ResourceTracker
 from berth.compute.last_inspected import LastInspected
 from berth.compute.networking import ContainerNetworks
 from berth.compute.recent_images import RecentImages
+from berth.compute.volumes import ContainerVolumes
 from berth.compute.workers import ContainerWorkers
 from berth.db.engine import Database
 from berth.placement.base import Placement
@@ -45,6 +46,8 @@ class AgentSettings:
     sandbox_pull_policy: str = "ifnotpresent"
     #: [DEFAULT]init_container_timeout: how long a capsule's init container may run.
     init_container_timeout: int = 3600
+    #: [compute]remount_container_volume: start-up mounts volumes again.
+    remount_container_volume: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +80,9 @@ class AgentDeps:
     #: Plugs containers into berth's local networks ([network]driver local); None:
     #: containers stay on Docker's default bridge (driver docker, unit tests).
     networks: ContainerNetworks | None = None
+    #: Attaches and releases containers' volumes (berth.compute.volumes); None: the
+    #: agent has no volume drivers (unit tests of flows), and mounts are refused.
+    volumes: ContainerVolumes | None = None
 
     @property
     def host(self) -> str:

@@ -48,7 +48,7 @@ def _requires_docker(docker_url: str) -> None:
 def berth(docker_url: str):  # type: ignore[no-untyped-def]
     """One ``berth serve`` shared by the session's functional tests. Tests must not
     stop or kill it (use ``berth_factory`` for that) and must clean up what they create."""
-    from support.berth_proc import BerthProcess, remove_local_networks
+    from support.berth_proc import BerthProcess, remove_local_networks, unmount_volumes
 
     proc = BerthProcess().start()
     # Many test modules share this berth and its admin project: do not let Zun's
@@ -61,13 +61,14 @@ def berth(docker_url: str):  # type: ignore[no-untyped-def]
     proc.stop()
     _remove_containers_of(proc.host)
     remove_local_networks(proc)
+    unmount_volumes(proc)
 
 
 @pytest.fixture
 def berth_factory(docker_url: str):  # type: ignore[no-untyped-def]
     """Start private ``berth serve`` processes (for tests that stop, kill or restart
     them). Everything they made in Docker is removed afterwards."""
-    from support.berth_proc import BerthProcess, remove_local_networks
+    from support.berth_proc import BerthProcess, remove_local_networks, unmount_volumes
 
     made: list[BerthProcess] = []
 
@@ -81,6 +82,7 @@ def berth_factory(docker_url: str):  # type: ignore[no-untyped-def]
         proc.stop()
         _remove_containers_of(proc.host)
         remove_local_networks(proc)
+        unmount_volumes(proc)
 
 
 def _remove_containers_of(host: str) -> None:

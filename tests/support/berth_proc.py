@@ -161,3 +161,17 @@ def remove_local_networks(proc: BerthProcess) -> None:
     for spec in specs:
         firewall.remove_network(spec)
         driver.delete_network(spec)
+
+
+def mounts_under(directory: Path) -> list[str]:
+    """The mount points below ``directory`` (a berth's volumes), deepest first."""
+    prefix = str(directory.resolve()) + "/"
+    with open("/proc/self/mountinfo", encoding="utf-8") as f:
+        points = [line.split(" ", 5)[4] for line in f if line.strip()]
+    return sorted((p for p in points if p.startswith(prefix)), key=len, reverse=True)
+
+
+def unmount_volumes(proc: BerthProcess) -> None:
+    """Unmount what ``proc`` left mounted (it was killed, or stopped with containers)."""
+    for point in mounts_under(proc.dir):
+        subprocess.run(["umount", "-l", point], check=False, capture_output=True)

@@ -5,16 +5,19 @@ Docker."""
 
 from __future__ import annotations
 
+import itertools
 import logging
 from typing import Any
 
 from sqlalchemy import Row
+from sqlalchemy.exc import IntegrityError
 
 from berth.api.microversions import APIVersion
 from berth.api.operations import networks as networks_api
 from berth.api.operations import quotas as quotas_api
 from berth.api.operations import registries as registries_api
 from berth.api.operations import stale_tasks
+from berth.api.operations import volumes as volumes_api
 from berth.api.schemas.container import validate_create
 from berth.api.state import ApiState
 from berth.api.views import SHOW_COLUMNS
@@ -49,23 +52,48 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
     requested_networks = networks_api.resolve_for_create(state, ctx, extras.get("nets"))
     if requested_networks:
         fields["cni_metadata"] = networks_api.metadata_of(requested_networks)
-    spec = RequestSpec(cpu=float(fields["cpu"]), memory_mib=int(fields["memory"]),
-                       runtime=fields.get("runtime"),
-                       availability_zone=extras.get("availability_zone"),
-                       requested_host=extras.get("requested_host"),
-                       hints=extras.get("hints") or {})
     values: dict[str, Any] = dict(fields, project_id=ctx.project_id, user_id=ctx.user_id,
                                   status=Status.CREATING.value)
+    for attempt in (1, 2):
+        mounts = volumes_api.plan(state, ctx, extras.get("mounts") or [])
+        try:
+            return _schedule_and_cast(state, ctx, values, extras, mounts, quota, image.ref,
+                                      requested_networks, run)
+        except IntegrityError:
+            mounts.undo(state, ctx)
+            if attempt == 2 or not mounts:
+                raise
+            # Another create made a local volume of the same name meanwhile: use it.
+            LOG.info("a named local volume was created concurrently; planning again")
+        except BaseException:
+            mounts.undo(state, ctx)
+            raise
+    raise AssertionError("unreachable")
+
+
+def _schedule_and_cast(state: ApiState, ctx: RequestContext, values: dict[str, Any],
+                       extras: dict[str, Any], mounts: volumes_api.MountPlan,
+                       quota: Any, image_ref: str, requested_networks: list[Any],
+                       run: bool) -> Container:
+    spec = RequestSpec(cpu=float(values["cpu"]), memory_mib=int(values["memory"]),
+                       runtime=values.get("runtime"),
+                       availability_zone=extras.get("availability_zone"),
+                       requested_host=_requested_host(extras.get("requested_host"),
+                                                      mounts.host),
+                       hints=extras.get("hints") or {})
     try:
         selection = state.scheduler.select_destination(spec)
         if state.settings.enable_image_validation:
             # The chosen host's agent answers this: when it went down since the
             # scheduler's last look (NoValidHost), the create fails as unscheduled.
-            _check_image(state, ctx, selection.host, image.ref, fields.get("image_driver"),
-                         registry={"id": registry.id, "uuid": registry.uuid}
-                         if registry else None)
+            _check_image(state, ctx, selection.host, image_ref, values.get("image_driver"),
+                         registry={"id": values["registry_id"],
+                                   "uuid": values["registry_uuid"]}
+                         if values.get("registry_id") else None)
     except exc.NoValidHost as err:
-        # Zun's contract: still a 202, with the row in Error saying why.
+        # Zun's contract: still a 202, with the row in Error saying why. The mounts'
+        # volumes are not kept: nothing will use them.
+        mounts.undo(state, ctx)
         row = containers.create(state.db, dict(values, status=Status.ERROR.value,
                                                status_reason=err.msg),
                                 along=lambda uuid: [actions.new_action(ctx, uuid, "create",
@@ -73,25 +101,37 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
                                 guard=quota)
         LOG.warning("container %s not scheduled: %s", row.uuid, err.msg)
         return row
-    # The row and its create action in one transaction.
+    # The row, its create action, its volumes and their mappings in one transaction.
     row = containers.create(state.db, dict(values, host=selection.host),
-                            along=lambda uuid: [actions.new_action(ctx, uuid, "create")],
+                            along=lambda uuid: itertools.chain(
+                                [actions.new_action(ctx, uuid, "create")],
+                                mounts.rows(ctx, uuid)),
                             guard=quota)
     with container_context(row.uuid):
         row = cast_create(state, ctx, row, selection.host, selection.limits,
-                          requested_networks, run)
-        LOG.info("create of %s accepted on host %s (run=%s)", image.ref, selection.host, run)
+                          requested_networks, run,
+                          requested_volumes=mounts.wire(row.uuid))
+        LOG.info("create of %s accepted on host %s (run=%s)", image_ref, selection.host, run)
     return row
 
 
+def _requested_host(asked: str | None, volumes_host: str | None) -> str | None:
+    if asked and volumes_host and asked != volumes_host:
+        raise exc.Invalid(f"The container's local volumes are on host {volumes_host}; it "
+                          f"cannot run on host {asked}.")
+    return asked or volumes_host
+
+
 def cast_create(state: ApiState, ctx: RequestContext, row: Container, host: str,
-                limits: Any, requested_networks: list[Any], run: bool) -> Container:
+                limits: Any, requested_networks: list[Any], run: bool,
+                requested_volumes: dict[str, Any] | None = None) -> Container:
     """Cast ``container_create`` (of a container or a capsule) to ``host``; when the
     agent cannot be reached, the row goes to Error saying so and its action ends."""
     try:
         state.compute.container_create(ctx, row, limits=dict(limits),
                                        requested_networks=requested_networks,
-                                       requested_volumes={}, run=run)
+                                       requested_volumes=requested_volumes or {},
+                                       run=run)
     except exc.BerthError as err:
         row = containers.update_(state.db, row.uuid, {
             "status": Status.ERROR.value,

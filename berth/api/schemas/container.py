@@ -138,9 +138,10 @@ _NET = F.closed_object(
                 "'port' and optionally 'v4-fixed-ip' and 'v6-fixed-ip'.",
     oneOf=[{"required": ["network"]}, {"required": ["port"]}])
 _MOUNT_SHAPE = ("Each mount is an object with 'destination' (an absolute path) and "
-                "exactly one of 'source' (a volume name or id; base64 file content for "
-                "type 'bind') or 'size' (GiB, for a new volume); 'type' is 'volume' "
-                "(default) or 'bind'.")
+                "'source' (a volume name or id; base64 file content for type 'bind'), "
+                "'size' (GiB, for a new volume), or both (a local volume named 'source' "
+                "made of that size on first use); 'type' is 'volume' (default) or "
+                "'bind'.")
 _MOUNT = F.closed_object(
     {"type": F.nullable(F.enum(MOUNT_TYPES)),
      "destination": F.described("'destination' must be an absolute path.",
@@ -148,9 +149,9 @@ _MOUNT = F.closed_object(
      "source": {"type": "string", "minLength": 1},
      "size": F.integer_like(1, what="a volume size in GiB")},
     required=("destination",), description=_MOUNT_SHAPE,
-    oneOf=[{"required": ["source"]}, {"required": ["size"]}],
+    anyOf=[{"required": ["source"]}, {"required": ["size"]}],
     **{"if": {"properties": {"type": {"const": "bind"}}, "required": ["type"]},
-       "then": {"required": ["source"]},
+       "then": {"required": ["source"], "not": {"required": ["size"]}},
        "else": {"properties": {"source": {"maxLength": 255}}}})
 
 
@@ -339,7 +340,7 @@ def _mounts(value: list[dict[str, Any]] | None) -> list[dict[str, object]]:
                                     "The 'source' of a 'bind' mount must be base64-encoded "
                                     "file content.") from None
             entry["source"] = item["source"]
-        else:
+        if "size" in item:
             entry["size"] = int(item["size"])
         mounts.append(entry)
     return mounts

@@ -26,7 +26,8 @@ class ContainerEndpoints(EndpointBase):
                                       self._deps, ctx, uuid_of(container), limits or {})
             return
         self._workers.submit_flow(uuid_of(container), create.create_container, self._deps,
-                                  ctx, uuid_of(container), run=bool(run), limits=limits or {})
+                                  ctx, uuid_of(container), run=bool(run), limits=limits or {},
+                                  volumes=bool(requested_volumes))
 
     def container_delete(self, context: Wire, container: Wire, force: bool = False) -> None:
         ctx = RequestContext.from_dict(context)

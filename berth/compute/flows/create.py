@@ -54,7 +54,9 @@ LOG = logging.getLogger(__name__)
 
 
 def create_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
-                     limits: dict[str, Any] | None = None) -> None:
+                     limits: dict[str, Any] | None = None, volumes: bool = True) -> None:
+    """``volumes``: whether the container may have mounts (the API's
+    ``requested_volumes`` names them); False spares a create without any the read."""
     try:
         # The task and the create event in one write, the row read back from it.
         row, event_id = common.begin_task(deps, ctx, uuid, TaskState.CONTAINER_CREATING,
@@ -74,7 +76,7 @@ def create_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
         with common.recorded(deps, ctx, uuid, "compute__do_container_create",
                              finish_action=not run, started=event_id,
                              then="compute__do_container_start" if run else None) as create:
-            row, starting = _create(deps, row, run)
+            row, starting = _create(deps, row, run, ctx if volumes else None)
     except exc.BerthError:
         if starting is not None:      # the write ending the create event failed
             common.settle(starting)
@@ -96,9 +98,12 @@ def _finish_create_action(deps: AgentDeps, ctx: RequestContext, uuid: str, error
     actions.action_finish(deps.db, uuid, ctx.request_id, error=error)
 
 
-def _create(deps: AgentDeps, row: Container, run: bool = False
+def _create(deps: AgentDeps, row: Container, run: bool = False,
+            volumes_for: RequestContext | None = None
             ) -> tuple[Container, cf.Future[None] | None]:
-    """``row`` carries task container_creating (``common.begin_task``). With ``run``,
+    """``row`` carries task container_creating (``common.begin_task``). With
+    ``volumes_for`` (the caller's context), the container's volumes are attached
+    first (and released again by a failure). With ``run``,
     the row leaves with task container_starting (handed over in the write that
     records the Docker container) and status still Creating, and the engine's start
     is under way: the returned future. The start that follows joins it and ends the
@@ -120,13 +125,17 @@ def _create(deps: AgentDeps, row: Container, run: bool = False
                 undo.callback(deps.tracker.publish_usage)
                 allocation = _allocate_overlapped(deps, row)
                 undo.callback(_release_when_answered, deps, uuid, allocation)
+                binds: tuple[str, ...] = ()
+                if volumes_for is not None:
+                    undo.callback(release_volumes, deps, volumes_for, uuid)
+                    binds = attach_volumes(deps, volumes_for, uuid)
                 try:
                     with create_phase("pull"):
                         image = pull_image(deps, row)
                     if allocation is not None and allocation.done():
                         _allocated(deps, row, allocation)     # refused: no docker create
                     with create_phase("create"):
-                        container_id, image = _create_in_engine(deps, row, image)
+                        container_id, image = _create_in_engine(deps, row, image, binds)
                 except (rt.RuntimeDriverError, exc.ImageNotFound):
                     _allocated(deps, row, allocation)   # a refusal is the reason to give
                     raise
@@ -144,6 +153,9 @@ def _create(deps: AgentDeps, row: Container, run: bool = False
         except exc.ImageNotFound as err:
             common.fail(deps, uuid, err.msg)
             raise
+        except VOLUME_ERRORS as err:
+            common.fail(deps, uuid, err.msg, host=None)
+            raise
         except rt.RuntimeDriverError as err:
             common.fail(deps, uuid, f"Docker could not create the container: {err.msg}",
                         host=None)
@@ -158,24 +170,44 @@ def _create(deps: AgentDeps, row: Container, run: bool = False
     return row, starting
 
 
+#: What the volume steps raise: the container goes to Error naming the volume.
+VOLUME_ERRORS = (exc.VolumeUnavailable, exc.VolumeError, exc.VolumeNotFound)
+
+
+def attach_volumes(deps: AgentDeps, ctx: RequestContext | None, uuid: str
+                   ) -> tuple[str, ...]:
+    """Wait for and attach the container's volumes (the seed's steps 1-2); Docker's
+    binds for them."""
+    if deps.volumes is None:
+        return ()
+    with create_phase("volumes"):
+        return deps.volumes.attach(ctx, uuid)
+
+
+def release_volumes(deps: AgentDeps, ctx: RequestContext | None, uuid: str) -> None:
+    """Undo of ``attach_volumes``: what the create made removed, the rest detached."""
+    if deps.volumes is not None:
+        deps.volumes.release_failed(ctx, uuid)
+
+
 def _start_in_engine(deps: AgentDeps, container_id: str) -> None:
     with create_phase("start"):
         deps.runtime.start(container_id)
 
 
 def _create_in_engine(deps: AgentDeps, row: Container,
-                      image: tuple[rt.ImageRef, rt.ImageInfo]
+                      image: tuple[rt.ImageRef, rt.ImageInfo], binds: tuple[str, ...] = ()
                       ) -> tuple[str, tuple[rt.ImageRef, rt.ImageInfo]]:
     """docker create; the engine's id, and the image it was created from."""
     try:
         try:
-            return deps.runtime.create(build_spec(deps, row, image)), image
+            return deps.runtime.create(build_spec(deps, row, image, binds)), image
         except rt.RuntimeImageNotFound:
             # removed since it was last seen: decide again from what the engine has
             LOG.info("image %s is gone from the engine; looking again", image[0].ref)
             deps.recent_images.forget(image[0].ref)
             image = pull_image(deps, row)
-            return deps.runtime.create(build_spec(deps, row, image)), image
+            return deps.runtime.create(build_spec(deps, row, image, binds)), image
     except (rt.RuntimeInvalid, rt.RuntimeImageNotFound):
         raise                       # a clear refusal: the engine created nothing
     except rt.RuntimeDriverError:
@@ -364,8 +396,8 @@ def cpu_shares_of(cpu: float | None) -> int | None:
     return max(2, int(1024 * cpu)) if cpu else None
 
 
-def build_spec(deps: AgentDeps, row: Container, image: tuple[rt.ImageRef, rt.ImageInfo]
-               ) -> rt.ContainerSpec:
+def build_spec(deps: AgentDeps, row: Container, image: tuple[rt.ImageRef, rt.ImageInfo],
+               binds: tuple[str, ...] = ()) -> rt.ContainerSpec:
     ref, _info = image
     command = row.command if row.command is not None else None
     entrypoint = row.entrypoint if row.entrypoint is not None else None
@@ -393,6 +425,7 @@ def build_spec(deps: AgentDeps, row: Container, image: tuple[rt.ImageRef, rt.Ima
         runtime=row.runtime or None, exposed_ports=tuple(sorted(row.exposed_ports or {})),
         healthcheck=health, disk_gib=row.disk,
         network_mode=deps.networks.network_mode(row) if deps.networks else None,
+        binds=binds,
     )
 
 

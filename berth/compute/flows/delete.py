@@ -56,6 +56,8 @@ def _delete(deps: AgentDeps, row: Container, force: bool) -> bool:
                     LOG.warning("Docker could not remove the container (%s); forced "
                                 "delete goes on", err.msg)
             unplug_quietly(deps, row, None)
+            if deps.volumes is not None:
+                deps.volumes.release(None, uuid)
             if not _release_allocation(deps, uuid):
                 return False
             containers.destroy(deps.db, uuid)

@@ -27,7 +27,13 @@ from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
-from berth.compute.flows.create import allocate, build_spec, pull_image, release_allocation
+from berth.compute.flows.create import (
+    allocate,
+    attach_volumes,
+    build_spec,
+    pull_image,
+    release_allocation,
+)
 from berth.compute.flows.lifecycle import start_in_runtime, unplug_quietly
 from berth.compute.states import VALID_STATES, Status, TaskState
 from berth.db import actions, containers
@@ -97,9 +103,11 @@ def _rebuild(deps: AgentDeps, row: Container) -> Container:
     if row.container_id:
         row = _remove_old(deps, row)
     _hold_resources(deps, row)
+    container_id: str | None = None
     try:
+        binds = attach_volumes(deps, None, uuid)
         image = pull_image(deps, row)
-        container_id = deps.runtime.create(build_spec(deps, row, image))
+        container_id = deps.runtime.create(build_spec(deps, row, image, binds))
         seen = deps.runtime.inspect(container_id)
     except rt.RuntimeDriverError as err:
         common.fail(deps, uuid, f"Rebuild failed: Docker could not create the new "
@@ -110,6 +118,9 @@ def _rebuild(deps: AgentDeps, row: Container) -> Container:
         common.fail(deps, uuid, f"Rebuild failed: {err.msg}")
         release_allocation(deps, uuid)
         raise
+    finally:
+        if deps.volumes is not None and container_id is None:
+            deps.volumes.settle_all_of(uuid)     # no Docker container binds them now
     row = containers.update_(deps.db, uuid, _rebuilt_values(row, image, container_id))
     row = common.apply_runtime_state(deps, row, seen)
     deps.tracker.publish_usage()

@@ -10,7 +10,9 @@ races with it). Each row of this host gets the first matching rule::
       image_pulling, network_*, sg_*                 correctly"; any Docker container the
                                                      create left (by id, by the uuid label,
                                                      by the name zun-<uuid>) removed first;
-                                                     claim and Placement allocation released
+                                                     claim and Placement allocation released;
+                                                     volumes made for it removed, the
+                                                     others detached
     status Deleting, or task container_deleting    deleted with force
     task container_{starting,stopping,rebooting,   task cleared, the action run again
       pausing,unpausing,killing}, or status          (see ``_RETRIES`` for the details)
@@ -52,7 +54,7 @@ from berth.common.log import container_context
 from berth.compute.capsules.recovery import recover_capsules
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import delete, lifecycle
-from berth.compute.flows.create import named_container, release_allocation
+from berth.compute.flows.create import named_container, release_allocation, release_volumes
 from berth.compute.states import CREATE_TASK_STATES, Status, TaskState
 from berth.db import containers
 from berth.db.models import Container
@@ -206,6 +208,7 @@ def fail_interrupted_create(deps: AgentDeps, row: Container, reason: str,
         return False
     LOG.warning("interrupted create marked Error: %s", reason)
     release_allocation(deps, row.uuid)
+    release_volumes(deps, None, row.uuid)
     deps.tracker.publish_usage()
     return True
 

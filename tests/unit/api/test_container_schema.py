@@ -376,8 +376,11 @@ def test_mounts() -> None:
         {"type": "volume", "size": 2, "destination": "/scratch"},
         {"type": "bind", "source": "aGVsbG8=", "destination": "/etc/x.conf"},
     ]
+    # berth: a local volume named by 'source' may say its size on first use
+    assert create(img(mounts=[{"source": "v", "size": 3, "destination": "/d"}]))[
+        "_mounts"] == [{"type": "volume", "source": "v", "size": 3, "destination": "/d"}]
     for item in ({"source": "v"}, {"destination": "/d"},
-                 {"source": "v", "size": 1, "destination": "/d"},
+                 {"type": "bind", "source": "aGVsbG8=", "size": 1, "destination": "/d"},
                  {"source": "v", "destination": "rel"},
                  {"type": "tmpfs", "source": "v", "destination": "/d"},
                  {"type": "bind", "size": 1, "destination": "/d"},
