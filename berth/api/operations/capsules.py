@@ -9,17 +9,21 @@ A capsule that cannot be scheduled is still a 202, in Error saying why.
 
 from __future__ import annotations
 
+import itertools
 import logging
+import uuid as uuidlib
 from collections.abc import Mapping
 from typing import Any
 
 from fastapi import Request
+from sqlalchemy.exc import IntegrityError
 
 from berth.api.links import links
 from berth.api.microversions import APIVersion
 from berth.api.operations import quotas as quotas_api
+from berth.api.operations import volumes as volumes_api
 from berth.api.operations.containers import cast_create
-from berth.api.schemas.capsule import parse_template
+from berth.api.schemas.capsule import ParsedCapsule, parse_template
 from berth.api.state import ApiState
 from berth.api.views import container_view, format_time
 from berth.common import exceptions as exc
@@ -47,13 +51,37 @@ def create(state: ApiState, ctx: RequestContext, body: Any) -> Container:
         capsule, project_id=ctx.project_id, user_id=ctx.user_id,
         status=Status.CREATING.value, image=state.settings.sandbox_image,
         image_driver="docker")
-    members = [dict(m, project_id=ctx.project_id, user_id=ctx.user_id,
-                    status=Status.CREATING.value) for m in parsed.members]
+    members = [dict(m, uuid=str(uuidlib.uuid4()), project_id=ctx.project_id,
+                    user_id=ctx.user_id, status=Status.CREATING.value)
+               for m in parsed.members]
+    for attempt in (1, 2):
+        mounts = volumes_api.plan_capsule(state, ctx, str(capsule["name"]), parsed.volumes,
+                                          parsed.mounts)
+        try:
+            return _schedule_and_cast(state, ctx, parsed, values, members, mounts, quota)
+        except IntegrityError:
+            mounts.undo(state, ctx)
+            if attempt == 2 or not mounts:
+                raise
+            LOG.info("a named local volume was created concurrently; planning again")
+        except BaseException:
+            mounts.undo(state, ctx)
+            raise
+    raise AssertionError("unreachable")
+
+
+def _schedule_and_cast(state: ApiState, ctx: RequestContext, parsed: ParsedCapsule,
+                       values: dict[str, Any], members: list[dict[str, Any]],
+                       mounts: volumes_api.MountPlan, quota: Any) -> Container:
+    capsule = parsed.capsule
     spec = RequestSpec(cpu=float(capsule["cpu"]), memory_mib=int(capsule["memory"]),
-                       availability_zone=parsed.availability_zone)
+                       availability_zone=parsed.availability_zone,
+                       requested_host=mounts.host)
+    member_uuids = [str(m["uuid"]) for m in members]
     try:
         selection = state.scheduler.select_destination(spec)
     except exc.NoValidHost as err:
+        mounts.undo(state, ctx)
         row = capsules.create(state.db, dict(values, status=Status.ERROR.value,
                                              status_reason=err.msg), members,
                               along=lambda uuid: [actions.new_action(ctx, uuid, "create",
@@ -63,10 +91,13 @@ def create(state: ApiState, ctx: RequestContext, body: Any) -> Container:
         return row
     row = capsules.create(state.db, dict(values, host=selection.host),
                           [dict(m, host=selection.host) for m in members],
-                          along=lambda uuid: [actions.new_action(ctx, uuid, "create")],
+                          along=lambda uuid: itertools.chain(
+                              [actions.new_action(ctx, uuid, "create")],
+                              mounts.rows(ctx, member_uuids)),
                           guard=quota)
     with container_context(row.uuid):
-        row = cast_create(state, ctx, row, selection.host, selection.limits, [], run=False)
+        row = cast_create(state, ctx, row, selection.host, selection.limits, [], run=False,
+                          requested_volumes=mounts.wire(member_uuids))
         LOG.info("capsule %s (%d members) accepted on host %s", row.name,
                  len(members), selection.host)
     return row

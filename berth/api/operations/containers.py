@@ -105,12 +105,12 @@ def _schedule_and_cast(state: ApiState, ctx: RequestContext, values: dict[str, A
     row = containers.create(state.db, dict(values, host=selection.host),
                             along=lambda uuid: itertools.chain(
                                 [actions.new_action(ctx, uuid, "create")],
-                                mounts.rows(ctx, uuid)),
+                                mounts.rows(ctx, [uuid])),
                             guard=quota)
     with container_context(row.uuid):
         row = cast_create(state, ctx, row, selection.host, selection.limits,
                           requested_networks, run,
-                          requested_volumes=mounts.wire(row.uuid))
+                          requested_volumes=mounts.wire([row.uuid]))
         LOG.info("create of %s accepted on host %s (run=%s)", image_ref, selection.host, run)
     return row
 

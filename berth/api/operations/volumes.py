@@ -13,8 +13,10 @@
                                    usable now (available, or in-use and multi-attach)
                  size              a new Cinder volume, created now, auto-remove
 
-Everything is checked before anything is written; a problem is a 400 (404 for a
-Cinder volume that does not exist) naming the mount (``mounts[1]``). The rows are
+A capsule template's volumes (``plan_capsule``) are resolved the same way, once each
+however many members mount them. Everything is checked before anything is written;
+a problem is a 400 (404 for a Cinder volume that does not exist) naming the mount
+(``mounts[1]``, ``spec.volumes[0]``). The rows are
 written with the container's (``MountPlan.rows``); Cinder volumes created here are
 deleted again when the create does not go through (``MountPlan.undo``).
 """
@@ -38,45 +40,61 @@ LOG = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
-class _Planned:
-    destination: str
-    read_only: bool
+class _PlannedVolume:
     existing: Volume | None = None
     new: dict[str, Any] | None = None
+
+    @property
+    def provider(self) -> str | None:
+        if self.existing is not None:
+            return self.existing.volume_provider
+        return (self.new or {}).get("volume_provider")
+
+
+@dataclass(slots=True)
+class _PlannedMapping:
+    volume: int              # index in MountPlan.volumes
+    member: int              # index of the container (0: the container; a capsule's member)
+    destination: str
+    read_only: bool = False
 
 
 @dataclass(slots=True)
 class MountPlan:
-    mounts: list[_Planned] = field(default_factory=list)
+    volumes: list[_PlannedVolume] = field(default_factory=list)
+    mappings: list[_PlannedMapping] = field(default_factory=list)
     #: The node the container must run on: where its local volumes' data is.
     host: str | None = None
     #: Cinder volumes made for this create (removed by ``undo``).
     created: list[VolumeRef] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.mounts)
+        return bool(self.mappings)
 
-    def rows(self, ctx: RequestContext, container_uuid: str) -> Iterator[Any]:
-        """The new volumes, then the mappings, for ``containers.create(along=...)``:
-        each mapping is made after its volume was inserted (it needs the id)."""
-        for planned in self.mounts:
+    def rows(self, ctx: RequestContext, container_uuids: list[str]) -> Iterator[Any]:
+        """The new volumes, then the mappings (of ``container_uuids[member]``), for
+        ``containers.create(along=...)``: each mapping is made once its volume was
+        inserted (it needs the id)."""
+        made: list[Volume] = []
+        for planned in self.volumes:
             volume = planned.existing
             if volume is None:
                 volume = db_volumes.new_volume(project_id=ctx.project_id,
                                                user_id=ctx.user_id, **(planned.new or {}))
                 yield volume
-            yield db_volumes.new_mapping(volume, container_uuid, planned.destination,
-                                         planned.read_only)
+            made.append(volume)
+        for m in self.mappings:
+            yield db_volumes.new_mapping(made[m.volume], container_uuids[m.member],
+                                         m.destination, m.read_only)
 
-    def wire(self, container_uuid: str) -> dict[str, list[dict[str, Any]]]:
+    def wire(self, container_uuids: list[str]) -> dict[str, list[dict[str, Any]]]:
         """``requested_volumes`` for the cast (model.md: keyed by container uuid)."""
-        if not self.mounts:
-            return {}
-        return {container_uuid: [
-            {"container_path": p.destination, "read_only": p.read_only,
-             "volume_provider": (p.existing.volume_provider if p.existing is not None
-                                 else (p.new or {}).get("volume_provider"))}
-            for p in self.mounts]}
+        out: dict[str, list[dict[str, Any]]] = {}
+        for m in self.mappings:
+            out.setdefault(container_uuids[m.member], []).append(
+                {"container_path": m.destination, "read_only": m.read_only,
+                 "volume_provider": self.volumes[m.volume].provider})
+        return out
 
     def undo(self, state: ApiState, ctx: RequestContext) -> None:
         for ref in self.created:
@@ -87,17 +105,62 @@ class MountPlan:
                           "not go through: %s; delete it by hand", ref.cinder_volume_id,
                           err.msg)
 
+    def _add(self, planned: _PlannedVolume, destination: str, read_only: bool = False,
+             member: int = 0) -> None:
+        self.volumes.append(planned)
+        self.mappings.append(_PlannedMapping(len(self.volumes) - 1, member, destination,
+                                             read_only))
+
 
 def plan(state: ApiState, ctx: RequestContext, mounts: list[dict[str, Any]]) -> MountPlan:
-    """Check and resolve the mounts; Cinder volumes of a ``size`` are created now (and
-    removed again if a later mount is refused)."""
+    """A container's mounts checked and resolved; Cinder volumes of a ``size`` are
+    created now (and removed again if a later mount is refused)."""
     result = MountPlan()
     if not mounts:
         return result
     _check_destinations(mounts)
     try:
         for index, mount in enumerate(mounts):
-            result.mounts.append(_plan_one(state, ctx, result, f"mounts[{index}]", mount))
+            where = f"mounts[{index}]"
+            destination = str(mount["destination"])
+            if mount.get("type") == "bind":
+                result._add(_PlannedVolume(new={"volume_provider": LOCAL, "auto_remove": True,
+                                                "contents": mount["source"]}), destination)
+                continue
+            source, size = mount.get("source"), mount.get("size")
+            result._add(_plan_volume(state, ctx, result, where, source, size,
+                                     auto_remove=source is None), destination)
+    except exc.BerthError:
+        result.undo(state, ctx)
+        raise
+    return result
+
+
+def plan_capsule(state: ApiState, ctx: RequestContext, capsule_name: str,
+                 volumes: list[dict[str, Any]], mounts: list[list[dict[str, Any]]]
+                 ) -> MountPlan:
+    """A capsule template's volumes (each once, however many members mount it) and
+    its members' mounts (``mounts[i]``: member i's). With the local driver a new
+    volume that is not auto-remove is named ``<capsule>-<volume>``, so that it can be
+    mounted again (a capsule made again with the same name finds its data)."""
+    result = MountPlan()
+    index_of: dict[str, int] = {}
+    try:
+        for index, volume in enumerate(volumes):
+            where = f"spec.volumes[{index}]"
+            source, size = volume.get("source"), volume.get("size")
+            auto_remove = bool(volume.get("auto_remove"))
+            if source is None and not auto_remove and state.settings.volume_driver == LOCAL:
+                source = f"{capsule_name}-{volume['name']}"
+            result.volumes.append(_plan_volume(state, ctx, result, where, source, size,
+                                               auto_remove=auto_remove,
+                                               must_exist="size" not in volume))
+            index_of[volume["name"]] = index
+        for member, member_mounts in enumerate(mounts):
+            for mount in member_mounts:
+                result.mappings.append(_PlannedMapping(
+                    index_of[mount["volume"]], member, mount["destination"],
+                    bool(mount["read_only"])))
     except exc.BerthError:
         result.undo(state, ctx)
         raise
@@ -117,26 +180,22 @@ def _check_destinations(mounts: list[dict[str, Any]]) -> None:
         seen[destination] = index
 
 
-def _plan_one(state: ApiState, ctx: RequestContext, result: MountPlan, where: str,
-              mount: dict[str, Any]) -> _Planned:
-    destination = str(mount["destination"])
-    read_only = bool(mount.get("read_only", False))
-    if mount.get("type") == "bind":
-        return _Planned(destination, read_only, new={
-            "volume_provider": LOCAL, "contents": mount["source"], "auto_remove": True})
-    source, size = mount.get("source"), mount.get("size")
+def _plan_volume(state: ApiState, ctx: RequestContext, result: MountPlan, where: str,
+                 source: Any, size: Any, *, auto_remove: bool,
+                 must_exist: bool = False) -> _PlannedVolume:
+    """One volume: an existing one (``source``), a named local one made on first use
+    (``source`` and the local driver, unless ``must_exist``), or a new one."""
     if state.settings.volume_driver == CINDER:
-        return _plan_cinder(state, ctx, result, where, destination, read_only, source, size)
+        return _plan_cinder(state, ctx, result, where, source, size, auto_remove)
     if source is None:
-        assert size is not None          # the schema asks for one of the two
-        return _Planned(destination, read_only, new={
-            "volume_provider": LOCAL, "size": int(size), "auto_remove": True})
+        assert size is not None          # the schemas ask for one of the two
+        return _PlannedVolume(new={"volume_provider": LOCAL, "size": int(size),
+                                   "auto_remove": auto_remove})
     existing = _find_local(state, ctx, str(source))
     if existing is None:
-        if is_uuid_like(str(source)):
-            raise exc.Invalid(f"{where}: there is no local volume {source} in your project; "
-                              f"name a new volume with a name that is not a uuid.")
-        return _Planned(destination, read_only, new={
+        if must_exist or is_uuid_like(str(source)):
+            raise exc.Invalid(f"{where}: there is no local volume {source} in your project.")
+        return _PlannedVolume(new={
             "volume_provider": LOCAL, "name": str(source), "auto_remove": False,
             "size": int(size or state.settings.local_volume_default_size)})
     if size is not None and existing.size is not None and int(size) != existing.size:
@@ -145,10 +204,10 @@ def _plan_one(state: ApiState, ctx: RequestContext, result: MountPlan, where: st
     if existing.host:
         if result.host not in (None, existing.host):
             raise exc.Invalid(f"{where}: local volume {source} is on host {existing.host}, "
-                              f"another mount's volume on {result.host}; one container "
+                              f"another volume on {result.host}; one container or capsule "
                               f"cannot use both.")
         result.host = existing.host
-    return _Planned(destination, read_only, existing=existing)
+    return _PlannedVolume(existing=existing)
 
 
 def _find_local(state: ApiState, ctx: RequestContext, source: str) -> Volume | None:
@@ -162,10 +221,10 @@ def _find_local(state: ApiState, ctx: RequestContext, source: str) -> Volume | N
 
 
 def _plan_cinder(state: ApiState, ctx: RequestContext, result: MountPlan, where: str,
-                 destination: str, read_only: bool, source: Any, size: Any) -> _Planned:
+                 source: Any, size: Any, auto_remove: bool) -> _PlannedVolume:
     driver = _driver(state, CINDER)
     if source is not None and size is not None:
-        raise exc.Invalid(f"{where}: give a Cinder mount either 'source' (an existing "
+        raise exc.Invalid(f"{where}: give a Cinder volume either 'source' (an existing "
                           f"volume) or 'size' (a new one), not both.")
     if source is not None:
         try:
@@ -176,17 +235,15 @@ def _plan_cinder(state: ApiState, ctx: RequestContext, result: MountPlan, where:
             raise exc.Invalid(f"{where}: Cinder volume {source} is {found.status}; a "
                               f"container can use a volume that is available (or in-use "
                               f"with multi-attach).")
-        return _Planned(destination, read_only, new={
-            "volume_provider": CINDER, "cinder_volume_id": found.volume_id,
-            "auto_remove": False, "size": found.size_gib})
+        return _PlannedVolume(new={"volume_provider": CINDER, "auto_remove": False,
+                                   "cinder_volume_id": found.volume_id,
+                                   "size": found.size_gib})
     volume_id = driver.create(ctx, int(size))
-    ref = VolumeRef(uuid="", provider=CINDER, project_id=ctx.project_id,
-                    cinder_volume_id=volume_id, size_gib=int(size))
-    result.created.append(ref)
+    result.created.append(VolumeRef(uuid="", provider=CINDER, project_id=ctx.project_id,
+                                    cinder_volume_id=volume_id, size_gib=int(size)))
     LOG.info("%s: created Cinder volume %s (%s GiB)", where, volume_id, size)
-    return _Planned(destination, read_only, new={
-        "volume_provider": CINDER, "cinder_volume_id": volume_id, "auto_remove": True,
-        "size": int(size)})
+    return _PlannedVolume(new={"volume_provider": CINDER, "cinder_volume_id": volume_id,
+                               "auto_remove": auto_remove, "size": int(size)})
 
 
 def _driver(state: ApiState, provider: str) -> VolumeDriver:

@@ -3,8 +3,9 @@
 ``POST /v1/capsules`` carries ``{"template": ...}``: a pod template as an object, or
 as a JSON or YAML string (what ``zun capsule-create -f`` reads from a file). The
 template is declared as Zun's schema is, with two differences: every part of it is
-checked (Zun leaves ``initContainers`` unchecked and answers 500 for some bad
-volumes: here each is a 400 naming the field), and the deprecated top-level
+checked (Zun leaves ``initContainers`` unchecked, answers 500 for some bad volumes
+and ignores a mount of an undeclared volume: here each is a 400 naming the field),
+``readOnly`` mounts are read-only (Zun ignores the flag), and the deprecated top-level
 ``restartPolicy`` is honoured when ``spec`` names none (Zun ignores it).
 
 :func:`parse_template` returns the capsule's row values and its members' (init
@@ -37,6 +38,9 @@ from berth.common.exceptions import InvalidParameterValue
 RESTART_POLICIES = {"Always": "always", "OnFailure": "on-failure", "Never": "no"}
 _PORT = F.described("A port from 1 to 65535.",
                     {"type": "integer", "minimum": 1, "maximum": 65535})
+_VOLUME_NAME = F.described("A volume's name: letters, digits, '-', '_' and '.', up to 63.",
+                           {"type": "string", "minLength": 1, "maxLength": 63,
+                            "pattern": "^[a-zA-Z0-9][a-zA-Z0-9_.-]*$"})
 
 
 def _member(limits: CreateLimits) -> F.Schema:
@@ -62,8 +66,15 @@ def _member(limits: CreateLimits) -> F.Schema:
                  "protocol": {"enum": ["TCP", "UDP", "tcp", "udp"]}},
                 required=("containerPort",))}),
         "volumeMounts": F.described(
-            "Volumes are not available in berth yet: a template may not mount any.",
-            {"type": "array", "maxItems": 0}),
+            "A JSON array of {\"name\": <a volume of spec.volumes>, \"mountPath\": "
+            "<an absolute path>, \"readOnly\": <boolean>}.",
+            {"type": "array", "items": F.closed_object(
+                {"name": _VOLUME_NAME,
+                 "mountPath": F.described("'mountPath' must be an absolute path.",
+                                          {"type": "string", "pattern": "^/.",
+                                           "maxLength": 255}),
+                 "readOnly": F.described("A JSON boolean.", {"type": "boolean"})},
+                required=("name", "mountPath"))}),
         "env": F.string_map(keys={"minLength": 1, "pattern": "^[^=]*$"},
                             description="It must be a JSON object mapping names without "
                                         "'=' to string values, e.g. {\"PATH\": \"/bin\"}."),
@@ -98,8 +109,19 @@ def _template(limits: CreateLimits) -> F.Schema:
             "initContainers": F.described(
                 "Containers run to completion, in order, before the containers start.",
                 {"type": "array", "items": member}),
-            "volumes": F.described("Volumes are not available in berth yet: a template "
-                                   "may not declare any.", {"type": "array", "maxItems": 0}),
+            "volumes": F.described(
+                "A JSON array of {\"name\": ..., \"cinder\": {\"volumeID\": <an existing "
+                "volume's id or name> or \"size\": <GiB>, \"autoRemove\": <boolean>}}.",
+                {"type": "array", "items": F.closed_object(
+                    {"name": _VOLUME_NAME,
+                     "cinder": F.closed_object(
+                         {"volumeID": {"type": "string", "minLength": 1, "maxLength": 255},
+                          "size": F.integer_like(1, what="a volume size in GiB"),
+                          "autoRemove": F.described("A JSON boolean.", {"type": "boolean"})},
+                         description="Exactly one of 'volumeID' (an existing volume) and "
+                                     "'size' (a new one, in GiB), and 'autoRemove'.",
+                         oneOf=[{"required": ["volumeID"]}, {"required": ["size"]}])},
+                    required=("name", "cinder"))}),
             "restartPolicy": policy,
         }, required=("containers",), description="{\"containers\": [...], "
                                                    "\"initContainers\": [...], "
@@ -139,6 +161,12 @@ class ParsedCapsule:
     capsule: dict[str, Any]
     members: list[dict[str, Any]] = field(default_factory=list)
     availability_zone: str | None = None
+    #: The template's volumes: ``{"name", "source" (volumeID) or "size",
+    #: "auto_remove"}``, in its order.
+    volumes: list[dict[str, Any]] = field(default_factory=list)
+    #: Each member's mounts (same order as ``members``): ``{"volume": <a name of
+    #: volumes>, "destination", "read_only"}``.
+    mounts: list[list[dict[str, Any]]] = field(default_factory=list)
 
 
 def parse_template(body: object, limits: CreateLimits, is_admin: bool) -> ParsedCapsule:
@@ -166,7 +194,57 @@ def parse_template(body: object, limits: CreateLimits, is_admin: bool) -> Parsed
                "annotations": metadata.get("annotations") or {},
                "restart_policy": {"Name": policy, "MaximumRetryCount": "0"},
                "cpu": round(cpu, 6), "memory": str(memory)}
-    return ParsedCapsule(capsule, inits + members, template.get("availabilityZone"))
+    items = [*(spec.get("initContainers") or []), *spec["containers"]]
+    where = [*(f"spec.initContainers[{i}]" for i in range(len(inits))),
+             *(f"spec.containers[{i}]" for i in range(len(members)))]
+    volumes, mounts = _volumes(spec.get("volumes") or [], items, where)
+    return ParsedCapsule(capsule, inits + members, template.get("availabilityZone"),
+                         volumes, mounts)
+
+
+def _volumes(declared: list[dict[str, Any]], items: list[dict[str, Any]], where: list[str]
+             ) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+    """The template's volumes and each member's mounts of them. Every mount names a
+    declared volume and every declared volume is mounted (Zun ignores the first and
+    refuses the second); a member mounts one path once."""
+    volumes: dict[str, dict[str, Any]] = {}
+    for index, item in enumerate(declared):
+        if item["name"] in volumes:
+            raise T.invalid(f"spec.volumes[{index}].name", item["name"],
+                            "Each volume's name must be unique within the capsule.")
+        cinder = item["cinder"]
+        volume: dict[str, Any] = {"name": item["name"],
+                                  "auto_remove": bool(cinder.get("autoRemove", False))}
+        if "volumeID" in cinder:
+            volume["source"] = cinder["volumeID"]
+        else:
+            volume["size"] = int(cinder["size"])
+        volumes[item["name"]] = volume
+    used: set[str] = set()
+    mounts: list[list[dict[str, Any]]] = []
+    for item, member_where in zip(items, where, strict=True):
+        paths: set[str] = set()
+        member_mounts: list[dict[str, Any]] = []
+        for index, mount in enumerate(item.get("volumeMounts") or []):
+            field_name = f"{member_where}.volumeMounts[{index}]"
+            if mount["name"] not in volumes:
+                raise T.invalid(f"{field_name}.name", mount["name"],
+                                "It must name a volume declared in spec.volumes.")
+            path = mount["mountPath"].rstrip("/")
+            if path in paths:
+                raise T.invalid(f"{field_name}.mountPath", mount["mountPath"],
+                                "The member already mounts a volume there.")
+            paths.add(path)
+            used.add(mount["name"])
+            member_mounts.append({"volume": mount["name"], "destination": path,
+                                  "read_only": bool(mount.get("readOnly", False))})
+        mounts.append(member_mounts)
+    for index, item in enumerate(declared):
+        if item["name"] not in used:
+            raise T.invalid(f"spec.volumes[{index}].name", item["name"],
+                            "No member mounts this volume: mount it with volumeMounts, or "
+                            "remove it.")
+    return list(volumes.values()), mounts
 
 
 def _decode(text: str) -> Any:

@@ -5,6 +5,8 @@ Docker container the capsule made and releases its claim and its allocation::
 
     task container_creating ──► claim the capsule's sums ──► allocate in Placement
       + the create event                                      (undo: release)
+    ──► the members' volumes waited for and attached, a volume that several
+        members mount attached once          (undo: made ones removed, the rest detached)
     ──► sandbox image present ──► sandbox: docker create + start  (undo: rm -f)
     ──► each init container, in order: pull, create, start, wait until it exits;
         exit 0 goes on, anything else (or [DEFAULT]init_container_timeout) fails
@@ -66,13 +68,15 @@ def create_capsule(deps: AgentDeps, ctx: RequestContext, uuid: str,
     try:
         with common.recorded(deps, ctx, uuid, "compute__do_container_create",
                              started=event_id):
-            _create(deps, row, clock)
+            _create(deps, ctx, row, clock)
     except exc.BerthError:
         return          # recorded on the action; the row says why
 
 
-def _create(deps: AgentDeps, row: Container, clock: Callable[[], float]) -> None:
+def _create(deps: AgentDeps, ctx: RequestContext, row: Container,
+            clock: Callable[[], float]) -> None:
     inits, members = capsules.members_of(deps.db, row.id)
+    binds: dict[str, tuple[str, ...]] = {}
     with common.owned_task(deps, row.uuid, TaskState.CONTAINER_CREATING, held=row) as hold:
         try:
             with ExitStack() as undo:
@@ -80,6 +84,9 @@ def _create(deps: AgentDeps, row: Container, clock: Callable[[], float]) -> None
                 if deps.placement is not None:
                     _allocate(deps, row)
                     undo.callback(container_flow.release_allocation, deps, row.uuid)
+                if deps.volumes is not None:
+                    undo.callback(_release_volumes, deps, ctx, inits + members)
+                    binds = deps.volumes.binds_of(ctx, [m.uuid for m in inits + members])
                 image = sandbox.ensure_image(deps, deps.settings.sandbox_image,
                                              deps.settings.sandbox_pull_policy)
                 sandbox_id = deps.runtime.create(_sandbox_spec(deps, row, image, members))
@@ -89,9 +96,10 @@ def _create(deps: AgentDeps, row: Container, clock: Callable[[], float]) -> None
                                    expected_task_state=TaskState.CONTAINER_CREATING)
                 for member in inits:
                     undo.callback(_remove_quietly, deps,
-                                  _run_member(deps, member, sandbox_id, init=True))
+                                  _run_member(deps, member, sandbox_id, init=True,
+                                              binds=binds.get(member.uuid, ())))
                     _wait_for_init(deps, row, member, clock)
-                _run_members(deps, members, sandbox_id, undo)
+                _run_members(deps, members, sandbox_id, undo, binds)
                 hold.apply_and_end(deps, deps.runtime.inspect(sandbox_id),
                                    {"status_reason": None})
                 undo.pop_all()
@@ -103,6 +111,9 @@ def _create(deps: AgentDeps, row: Container, clock: Callable[[], float]) -> None
             raise
         except (CapsuleFailed, exc.ImageNotFound) as err:
             _fail(deps, row, err.msg)
+            raise
+        except container_flow.VOLUME_ERRORS as err:
+            _fail(deps, row, err.msg, placed=False)
             raise
         except rt.RuntimeDriverError as err:
             _fail(deps, row, f"Docker could not make the capsule: {err.msg}")
@@ -135,7 +146,7 @@ def _sandbox_spec(deps: AgentDeps, row: Container, image: str,
 
 
 def _run_member(deps: AgentDeps, member: Container, sandbox_id: str,
-                init: bool = False) -> str:
+                init: bool = False, binds: tuple[str, ...] = ()) -> str:
     """Pull, create and start one member in the sandbox's namespaces; record it on the
     member's row; return its Docker container's id."""
     with container_context(member.uuid):
@@ -145,7 +156,7 @@ def _run_member(deps: AgentDeps, member: Container, sandbox_id: str,
         except exc.ImageNotFound as err:
             raise CapsuleFailed(reason=f"The {what} {member.name}: {err.msg}") from err
         spec = dataclasses.replace(
-            container_flow.build_spec(deps, member, image),
+            container_flow.build_spec(deps, member, image, binds),
             network_mode=f"container:{sandbox_id}", ipc_mode=f"container:{sandbox_id}",
             hostname=None, exposed_ports=(), runtime=None,
             restart_policy=None if init else _restart_policy(member))
@@ -169,11 +180,12 @@ def _run_member(deps: AgentDeps, member: Container, sandbox_id: str,
 
 
 def _run_members(deps: AgentDeps, members: list[Container], sandbox_id: str,
-                 undo: ExitStack) -> None:
+                 undo: ExitStack, binds: dict[str, tuple[str, ...]]) -> None:
     """Run the containers side by side (nothing orders them, and a start is mostly the
     engine's time); every one that started is on ``undo``; the first failure raises
     once all have ended."""
-    running = [common.overlapped(deps, _run_member, deps, m, sandbox_id) for m in members]
+    running = [common.overlapped(deps, _run_member, deps, m, sandbox_id, False,
+                                 binds.get(m.uuid, ())) for m in members]
     failure: BaseException | None = None
     for future in running:
         try:
@@ -245,6 +257,13 @@ def _fail(deps: AgentDeps, row: Container, reason: str, placed: bool = True) -> 
                                               "status_reason": f"Capsule failed: {reason}"[:2000],
                                               "container_id": None})
     deps.tracker.publish_usage()
+
+
+def _release_volumes(deps: AgentDeps, ctx: RequestContext | None,
+                     members: list[Container]) -> None:
+    """Undo of the volume step: what the capsule made removed, the rest detached."""
+    if deps.volumes is not None:
+        deps.volumes.release_failed(ctx, [m.uuid for m in members])
 
 
 def _remove_quietly(deps: AgentDeps, container_id: str) -> None:

@@ -45,6 +45,8 @@ def _delete(deps: AgentDeps, row: Container, force: bool) -> bool:
             for docker_id in [m.container_id for m in (*members, *inits)] + [row.container_id]:
                 if docker_id and not _removed(deps, uuid, docker_id, force):
                     return False
+            if deps.volumes is not None:
+                deps.volumes.release(None, [m.uuid for m in (*members, *inits)])
             if deps.placement is not None:
                 try:
                     deps.placement.remove_allocation(uuid)

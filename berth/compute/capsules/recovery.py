@@ -78,6 +78,8 @@ def _undo_create(deps: AgentDeps, row: Container) -> None:
             except rt.RuntimeNotFound:
                 pass
     release_allocation(deps, row.uuid)
+    if deps.volumes is not None:
+        deps.volumes.release_failed(None, [m.uuid for m in (*members, *inits)])
     reason = (f"{FAILED_CREATE_REASON}: the compute agent of host {deps.host} stopped "
               f"during it. Delete the capsule and create it again.")
     containers.update_(deps.db, row.uuid, {"status": Status.ERROR.value,

@@ -187,7 +187,7 @@ def attach_volumes(deps: AgentDeps, ctx: RequestContext | None, uuid: str
 def release_volumes(deps: AgentDeps, ctx: RequestContext | None, uuid: str) -> None:
     """Undo of ``attach_volumes``: what the create made removed, the rest detached."""
     if deps.volumes is not None:
-        deps.volumes.release_failed(ctx, uuid)
+        deps.volumes.release_failed(ctx, [uuid])
 
 
 def _start_in_engine(deps: AgentDeps, container_id: str) -> None:

@@ -57,7 +57,7 @@ def _delete(deps: AgentDeps, row: Container, force: bool) -> bool:
                                 "delete goes on", err.msg)
             unplug_quietly(deps, row, None)
             if deps.volumes is not None:
-                deps.volumes.release(None, uuid)
+                deps.volumes.release(None, [uuid])
             if not _release_allocation(deps, uuid):
                 return False
             containers.destroy(deps.db, uuid)

@@ -101,27 +101,33 @@ class ContainerVolumes:
 
     # -- failed creates, deletes ----------------------------------------------------------
 
-    def release_failed(self, ctx: RequestContext | None, container_uuid: str) -> None:
-        """Undo a create's volume steps: the volumes made for it removed (auto-remove),
-        every other one detached unless another container needs it. Never raises:
-        what cannot be undone now is logged, and start-up reconciliation retries it."""
-        gone = db_volumes.delete_mappings(self.db, container_uuid, auto_remove_only=True)
-        self._settle_all(ctx, gone + db_volumes.volumes_of(self.db, container_uuid),
-                         leaving=container_uuid)
+    def release_failed(self, ctx: RequestContext | None, container_uuids: list[str]) -> None:
+        """Undo a create's volume steps (of a container, or of a capsule's members):
+        the volumes made for it removed (auto-remove), every other one detached unless
+        another container needs it. Never raises: what cannot be undone now is logged,
+        and start-up reconciliation retries it."""
+        volumes: list[Volume] = []
+        for uuid in container_uuids:
+            volumes += db_volumes.delete_mappings(self.db, uuid, auto_remove_only=True)
+            volumes += db_volumes.volumes_of(self.db, uuid)
+        self._settle_all(ctx, volumes, leaving=frozenset(container_uuids))
 
-    def release(self, ctx: RequestContext | None, container_uuid: str) -> None:
-        """The container is going: its mappings removed and each volume settled."""
-        if not db_volumes.volumes_of(self.db, container_uuid):
-            return
-        self._settle_all(ctx, db_volumes.delete_mappings(self.db, container_uuid))
+    def release(self, ctx: RequestContext | None, container_uuids: list[str]) -> None:
+        """The containers (one, or a capsule's members) are going: their mappings
+        removed and each volume settled."""
+        volumes: list[Volume] = []
+        for uuid in container_uuids:
+            if db_volumes.volumes_of(self.db, uuid):
+                volumes += db_volumes.delete_mappings(self.db, uuid)
+        self._settle_all(ctx, volumes)
 
     def settle_all_of(self, container_uuid: str) -> None:
         """Settle each of the container's volumes (a failed rebuild: kept, detached)."""
         self._settle_all(None, db_volumes.volumes_of(self.db, container_uuid),
-                         leaving=container_uuid)
+                         leaving=frozenset([container_uuid]))
 
     def _settle_all(self, ctx: RequestContext | None, volumes: list[Volume],
-                    leaving: str | None = None) -> None:
+                    leaving: frozenset[str] = frozenset()) -> None:
         seen: set[int] = set()
         for volume in volumes:
             if volume.id in seen:
@@ -134,9 +140,9 @@ class ContainerVolumes:
                           "tries again", _named(volume), err.msg)
 
     def settle(self, ctx: RequestContext | None, volume: Volume,
-               leaving: str | None = None) -> None:
+               leaving: frozenset[str] = frozenset()) -> None:
         """Attach state made to follow the containers that map the volume: detached
-        when none needs it (``leaving`` does not, whatever its row says), removed
+        when none needs it (those ``leaving`` do not, whatever their rows say), removed
         when none maps it and it is auto-remove."""
         if volume.host not in (None, self.host):
             return                               # held by another node: its agent's
@@ -149,7 +155,7 @@ class ContainerVolumes:
                 db_volumes.destroy_volume(self.db, volume.id)
                 LOG.info("volume %s removed: its last container went", _named(volume))
                 return
-            needed = any(needs and uuid != leaving for uuid, needs in needs_attached(users))
+            needed = any(needs and uuid not in leaving for uuid, needs in needs_attached(users))
             if not needed and driver.is_attached(ref):
                 driver.detach(ctx, ref)
                 LOG.info("volume %s detached: no container needs it", _named(volume))

@@ -65,6 +65,13 @@ def test_json_and_yaml_text_are_templates_too() -> None:
     assert parse_template({"template": json.dumps(body)}, LIMITS, False).members
 
 
+def with_volumes(containers: list[dict[str, Any]], volumes: list[dict[str, Any]]
+                 ) -> dict[str, Any]:
+    body = tpl(containers)
+    body["spec"]["volumes"] = volumes
+    return body
+
+
 @pytest.mark.parametrize("body,field", [
     ({"template": tpl([{"image": "busybox", "name": "a"}, {"image": "busybox",
                                                              "name": "a"}])},
@@ -73,7 +80,19 @@ def test_json_and_yaml_text_are_templates_too() -> None:
     ({"template": tpl([{"image": "busybox", "env": {"A": 1}}])}, "spec.containers[0].env.A"),
     ({"template": tpl([{"image": "busybox", "volumeMounts": [{"name": "v",
                                                                "mountPath": "/d"}]}])},
-     "spec.containers[0].volumeMounts"),
+     "spec.containers[0].volumeMounts[0].name"),
+    ({"template": with_volumes([{"image": "busybox"}], [{"name": "v", "cinder": {"size": 1}}])},
+     "spec.volumes[0].name"),
+    ({"template": with_volumes([{"image": "busybox", "volumeMounts": [
+        {"name": "v", "mountPath": "/d"}, {"name": "v", "mountPath": "/d/"}]}],
+        [{"name": "v", "cinder": {"size": 1}}])},
+     "spec.containers[0].volumeMounts[1].mountPath"),
+    ({"template": with_volumes([{"image": "busybox"}],
+                               [{"name": "v", "cinder": {"size": 1, "volumeID": "x"}}])},
+     "spec.volumes[0].cinder"),
+    ({"template": with_volumes([{"image": "busybox", "volumeMounts": [
+        {"name": "v", "mountPath": "relative"}]}], [{"name": "v", "cinder": {"size": 1}}])},
+     "spec.containers[0].volumeMounts[0].mountPath"),
     ({"template": dict(tpl([{"image": "busybox"}]), extra=1)}, ""),
     ({"template": "[1, 2]"}, ""),
 ])
@@ -82,3 +101,24 @@ def test_bad_templates_name_the_field(body: dict[str, Any], field: str) -> None:
         parse_template(body, LIMITS, False)
     if field:
         assert f"field '{field}'" in str(info.value)
+
+
+def test_volumes_and_mounts() -> None:
+    body = with_volumes(
+        [{"image": "busybox", "name": "a", "volumeMounts": [
+            {"name": "data", "mountPath": "/data/"}, {"name": "cfg", "mountPath": "/etc/app",
+                                                      "readOnly": True}]},
+         {"image": "busybox", "name": "b", "volumeMounts": [
+             {"name": "data", "mountPath": "/srv", "readOnly": True}]}],
+        [{"name": "data", "cinder": {"size": 2, "autoRemove": True}},
+         {"name": "cfg", "cinder": {"volumeID": "app-config"}}])
+    body["spec"]["initContainers"] = [{"image": "busybox", "volumeMounts": [
+        {"name": "data", "mountPath": "/data"}]}]
+    parsed = parse_template({"template": body}, LIMITS, False)
+    assert parsed.volumes == [{"name": "data", "size": 2, "auto_remove": True},
+                              {"name": "cfg", "source": "app-config", "auto_remove": False}]
+    assert parsed.mounts == [   # init container first, as the members are
+        [{"volume": "data", "destination": "/data", "read_only": False}],
+        [{"volume": "data", "destination": "/data", "read_only": False},
+         {"volume": "cfg", "destination": "/etc/app", "read_only": True}],
+        [{"volume": "data", "destination": "/srv", "read_only": True}]]
