@@ -154,6 +154,14 @@ def up_compute_hosts(db: Database, down_time: int) -> set[str]:
     return {s.host for s in list_services(db, COMPUTE_BINARY) if service_is_up(s, down_time)}
 
 
+def disk_quota_hosts(db: Database, down_time: int) -> set[str]:
+    """The up compute hosts whose engine can limit a container's root filesystem."""
+    with db.reader() as s:
+        able = set(s.scalars(select(ComputeNode.hostname).where(
+            ComputeNode.disk_quota_supported.is_(True))))
+    return able & up_compute_hosts(db, down_time) if able else set()
+
+
 class UpHosts:
     """``up(host)``: is the compute service of ``host`` up? The API asks before every
     action and show; the answer is read from the services at most once per ``ttl``

@@ -247,6 +247,17 @@ class HostInfo:
     stopped_containers: int
     docker_root_dir: str
     storage_driver: str
+    #: The filesystem under the storage driver (Docker's "Backing Filesystem").
+    backing_filesystem: str = ""
+
+    @property
+    def supports_rootfs_size(self) -> bool:
+        """Whether the engine can limit a container's root filesystem (``StorageOpt
+        size``): devicemapper, btrfs and zfs can, overlay2 only over xfs (mounted with
+        project quotas, which the engine does not report: a create then fails)."""
+        driver = self.storage_driver
+        return driver in ("devicemapper", "btrfs", "zfs") or (
+            driver == "overlay2" and self.backing_filesystem == "xfs")
 
 
 @dataclass(frozen=True, slots=True)

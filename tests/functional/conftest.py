@@ -111,6 +111,33 @@ def offline_engine(docker_url: str):  # type: ignore[no-untyped-def]
                    timeout=120)
 
 
+@pytest.fixture(scope="session")
+def quota_engine(docker_url: str):  # type: ignore[no-untyped-def]
+    """A Docker engine whose storage driver can limit a container's root filesystem
+    (btrfs with quotas: ``NODE_FS=btrfs ci-services.sh node-start diskquota``), in a
+    network namespace of its own, with the test image loaded. Yields its URL."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    from support.berth_proc import TEST_IMAGE
+
+    script = Path(__file__).resolve().parents[2] / ".ci" / "ci-services.sh"
+    subprocess.run(["bash", str(script), "node-start", "diskquota"], check=True,
+                   capture_output=True, timeout=300, env=dict(os.environ, NODE_FS="btrfs"))
+    url = "unix:///run/berth-node-diskquota.sock"
+    host = docker.APIClient(base_url=docker_url, version="auto")
+    node = docker.APIClient(base_url=url, version="auto")
+    try:
+        node.load_image(b"".join(host.get_image(TEST_IMAGE)))
+    finally:
+        host.close()
+        node.close()
+    yield url
+    subprocess.run(["bash", str(script), "node-stop", "diskquota"], check=False,
+                   capture_output=True, timeout=120)
+
+
 @pytest.fixture
 def zun(berth):  # type: ignore[no-untyped-def]
     """python-zunclient against the shared berth, as admin."""

@@ -26,7 +26,7 @@ from berth.common.context import RequestContext
 from berth.common.log import container_context
 from berth.compute import states
 from berth.compute.states import Status
-from berth.db import actions, containers
+from berth.db import actions, containers, nodes
 from berth.db.models import Container
 from berth.image.reference import parse_image
 from berth.scheduler.base import RequestSpec
@@ -49,6 +49,8 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
     image = parse_image(str(fields["image"]), default_registry=state.settings.default_registry,
                         registry_domain=registry.domain if registry else None)
     _check_name(state, ctx, fields.get("name"))
+    if fields.get("disk"):
+        _check_disk_quota(state)
     requested_networks = networks_api.resolve_for_create(state, ctx, extras.get("nets"))
     if requested_networks:
         fields["cni_metadata"] = networks_api.metadata_of(requested_networks)
@@ -147,6 +149,17 @@ def _check_name(state: ApiState, ctx: RequestContext, name: str | None) -> None:
     project = ctx.project_id if scope == "project" else None
     if containers.name_taken(state.db, name, project):
         raise exc.ContainerAlreadyExists(field="name", value=name)
+
+
+def _check_disk_quota(state: ApiState) -> None:
+    """A ``disk`` limit is refused now when no host could enforce it (Zun accepted it
+    and let the create fail on the node)."""
+    if not nodes.disk_quota_hosts(state.db, state.settings.service_down_time):
+        raise exc.Invalid(
+            "No compute host can limit a container's disk: their Docker storage drivers "
+            "do not support a root filesystem size (that needs overlay2 on xfs with "
+            "project quotas, devicemapper, btrfs or zfs). Create the container without "
+            "'disk', and use a volume ('mounts' with a 'size') for sized storage.")
 
 
 def _check_image(state: ApiState, ctx: RequestContext, host: str, ref: str,

@@ -74,7 +74,7 @@ def inventory_host(db: Database, runtime: Runtime, tracker: ResourceTracker,
         # totals, which include every container of the engine.
         "disk_total": disk_total_gib(info.docker_root_dir, settings.reserve_disk_for_image),
         "enable_cpu_pinning": settings.enable_cpu_pinning,
-        "disk_quota_supported": False,
+        "disk_quota_supported": info.supports_rootfs_size,
     }
     node = nodes.upsert_compute_node(db, settings.host, values)
     r = settings.reservations

@@ -216,6 +216,8 @@ def host_from_info(data: Mapping[str, Any]) -> HostInfo:
         stopped_containers=int(data.get("ContainersStopped") or 0),
         docker_root_dir=data.get("DockerRootDir") or "",
         storage_driver=data.get("Driver") or "",
+        backing_filesystem=dict(tuple(pair) for pair in data.get("DriverStatus") or []
+                                 if len(pair) == 2).get("Backing Filesystem", ""),
     )
 
 

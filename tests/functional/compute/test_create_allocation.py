@@ -10,14 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import select, text
 from support.berth_proc import TEST_IMAGE, wait_for
 from support.lifecycle import database_of
 from zunclient.common.apiclient import exceptions as zexc
 
-from berth.db import containers, nodes
+from berth.db import nodes
 from berth.db.engine import Database
-from berth.placement.base import DISK_GB, MEMORY_MB, VCPU
+from berth.db.models import Container
+from berth.placement.base import MEMORY_MB, VCPU
 from berth.placement.embedded import EmbeddedPlacement
 
 MISSING_IMAGE = "127.0.0.1:5000/berth-test/does-not-exist:latest"
@@ -85,25 +86,20 @@ def test_failed_pull_leaves_no_allocation_and_delete_releases_it(node):  # type:
     wait_for(lambda: gone(zun, bad.uuid), 60, what="the failed container to be deleted")
 
 
-def test_allocation_that_does_not_fit_is_resources_unavailable(berth_factory, docker_client):  # type: ignore[no-untyped-def]
-    """The local claim does not count disk; Placement does. A node reporting 2 GiB of
-    disk refuses a 50 GiB container: Error ResourcesUnavailable, host cleared,
-    nothing allocated, no Docker container."""
-    proc = berth_factory("[compute]\nreserve_disk_for_image = 0.99\n").start()
-    zun = proc.client()
+def test_a_disk_limit_no_host_can_enforce_is_a_400(berth_factory, docker_client):  # type: ignore[no-untyped-def]
+    """overlay2 on ext4 (this machine's engine) cannot limit a root filesystem: a
+    create asking for 'disk' is refused before anything is made (Zun accepted it and
+    let it fail on the node)."""
+    proc = berth_factory().start()
     with database_of(proc) as db:
-        rp = nodes.get_compute_node(db, proc.host).rp_uuid
-        disk_total = EmbeddedPlacement(db).get_inventory(rp)[DISK_GB].total
-        assert disk_total < 50
-        c = zun.containers.run(image=TEST_IMAGE, image_pull_policy="ifnotpresent",
-                               command=["sleep", "300"], disk=50)
-        wait_for(lambda: status_of(zun, c.uuid) == "Error", 60, what="the refused create")
-        row = containers.get_by_uuid(db, c.uuid)
-        assert row.status_reason.startswith("ResourcesUnavailable:"), row.status_reason
-        assert "DISK_GB" in row.status_reason
-        assert row.host is None and row.container_id is None
+        assert not nodes.get_compute_node(db, proc.host).disk_quota_supported
+        with proc.http() as http:
+            resp = http.post("/v1/containers", json={"image": TEST_IMAGE, "disk": 5})
+        assert resp.status_code == 400, resp.text
+        assert "limit a container's disk" in resp.json()["errors"][0]["detail"]
+        with db.reader() as s:
+            assert list(s.scalars(select(Container.uuid))) == []
         assert allocation_rows(db) == []
-    assert docker_client.containers.list(all=True, filters={"name": f"zun-{c.uuid}"}) == []
 
 
 def test_a_node_whose_vcpus_placement_holds_is_not_scheduled(berth_factory, docker_client):  # type: ignore[no-untyped-def]
