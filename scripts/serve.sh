@@ -4,8 +4,9 @@
 # Extra arguments go to `berth serve` (e.g. --config-file /etc/berth/berth.conf).
 source "$(dirname "$0")/lib.sh"
 need_root
-# busybox-static: the agent makes the capsule sandbox image (berth/sandbox:1) from it.
-apt_install curl ca-certificates busybox-static
+# busybox-static: the agent makes the capsule sandbox image (berth/sandbox:1) from it;
+# e2fsprogs and mount: local volumes (mkfs.ext4, loop mounts).
+apt_install curl ca-certificates busybox-static e2fsprogs mount
 ensure_docker
 # The README's tour runs local/busybox: build it offline (1 s) when it is missing.
 if ! docker image inspect local/busybox:latest >/dev/null 2>&1; then

@@ -6,8 +6,10 @@
 source "$(dirname "$0")/lib.sh"
 need_root
 # iproute2 and iptables: tests/functional/network; containernetworking-plugins: bench P8's
-# reference bridge plugin; busybox-static: the capsule sandbox image (berth/sandbox:1).
-apt_install curl ca-certificates iproute2 iptables containernetworking-plugins busybox-static
+# reference bridge plugin; busybox-static: the capsule sandbox image (berth/sandbox:1);
+# e2fsprogs and mount: local volumes (mkfs.ext4, loop mounts).
+apt_install curl ca-certificates iproute2 iptables containernetworking-plugins busybox-static \
+    e2fsprogs mount
 # RabbitMQ and PostgreSQL usually run before the session (shared/infra.md): stop them at
 # exit only when this script starts them (ci-services.sh itself never stops what it did not start).
 STOP=(registry placement)

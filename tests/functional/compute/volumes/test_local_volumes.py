@@ -168,3 +168,26 @@ def _mapped_volume_ids(berth: BerthProcess, container_uuid: str) -> list[int]:
     with database_of(berth) as db, db.reader() as s:
         return list(s.scalars(select(VolumeMapping.volume_id).where(
             VolumeMapping.container_uuid == container_uuid)))
+
+
+def test_zun_cli_mounts(berth: BerthProcess, http: httpx.Client) -> None:
+    """``zun run --mount``, as the issue's user types it: a named volume and a sized one."""
+    import subprocess
+
+    from support.berth_proc import bin_path
+
+    name = f"cli-{uuidlib.uuid4().hex[:8]}"
+    done = subprocess.run(
+        [bin_path("zun"), "--zun-api-version", "1.40", "run", "--image-pull-policy",
+         "ifnotpresent", "--mount", f"source={name},destination=/var/lib/data",
+         "--mount", "size=1,destination=/scratch", TEST_IMAGE,
+         "sh", "-c", "df -k /var/lib/data /scratch"],
+        env=berth.zun_cli_env(), capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    uuid = next(line.split("|")[2].strip() for line in done.stdout.splitlines()
+                if line.startswith("| uuid "))
+    assert finished(http, uuid)["status"] == "Stopped"
+    out = logs(http, uuid)
+    assert "/var/lib/data" in out and "/scratch" in out, out
+    assert volume_named(berth, name) is not None
+    delete(http, uuid)
