@@ -215,7 +215,7 @@ def test_a_member_killed_behind_berths_back_shows_in_its_capsule(
         {"image": TEST_IMAGE, "resources": {"requests": {"memory": "99999"}}}]}},
      "spec.containers[0].resources.requests.memory"),
     ({"kind": "capsule", "metadata": {}, "spec": {
-        "containers": [{"image": TEST_IMAGE}], "volumes": [{"name": "v"}]}}, "spec.volumes"),
+        "containers": [{"image": TEST_IMAGE}], "volumes": [{"name": "v"}]}}, "spec.volumes[0]"),
     ("kind: capsule\nspec: [unclosed", "template"),
 ])
 def test_a_bad_template_is_a_400_naming_the_field_and_leaves_nothing(
