@@ -127,9 +127,9 @@ class CinderSessions:
         token = ctx.auth_token if ctx is not None else None
         project_id = ctx.project_id if ctx is not None else None
         if self._endpoint_template:
+            own = None if token else self._own_identity("call Cinder without a caller's token")
             endpoint: str | None = endpoint_for(self._endpoint_template, project_id)
-            auth = (token_endpoint.Token(endpoint, token) if token
-                    else self._own_identity("reach Cinder without a caller's token"))
+            auth = own or token_endpoint.Token(endpoint, token)
         else:
             endpoint = None
             own = self._own_identity("find Cinder in the Keystone catalog")
