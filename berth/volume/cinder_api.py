@@ -135,7 +135,7 @@ class CinderSessions:
             own = self._own_identity("find Cinder in the Keystone catalog")
             auth = own if not token else self._user_token(own, token, project_id)
         sess = session.Session(auth=auth, verify=self._verify, timeout=DEFAULT_TIMEOUT)
-        key = endpoint or f"catalog:{self._interface}"
+        key = self._endpoint_template or f"catalog:{self._interface}"   # one Cinder
         version = self._versions.get(key)
         if version is None:
             version = self._negotiate(sess, endpoint)
