@@ -24,6 +24,7 @@ mounts again.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import re
@@ -88,6 +89,13 @@ class CinderVolumeDriver(VolumeDriver):
     provider = CINDER
 
     def __init__(self, conf: cfg.ConfigOpts, *, poll_interval: float = 1.0) -> None:
+        missing = [name for module, name in (("cinderclient", "python-cinderclient"),
+                                             ("os_brick", "os-brick"))
+                   if importlib.util.find_spec(module) is None]
+        if missing:
+            raise exc.VolumeError(reason=(
+                f"[volume]driver = cinder needs {' and '.join(missing)}: install berth "
+                f"with its 'cinder' extra (pip install 'berth[cinder]')"))
         self._conf = conf
         self._sessions = CinderSessions(conf)
         self.volume_dir = conf.volume.volume_dir

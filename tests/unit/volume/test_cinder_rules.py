@@ -168,3 +168,17 @@ def test_only_a_device_without_a_filesystem_is_formatted(monkeypatch: pytest.Mon
     with pytest.raises(exc.VolumeError, match="holds a xfs filesystem.*fstype = xfs"):
         cinder_mount.mount_or_format("/dev/x", "/mnt/x", "ext4")
     assert calls == ["mount"]
+
+
+def test_the_driver_says_which_extra_to_install(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from berth.volume.cinder import CinderVolumeDriver
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "os_brick" else real(name, *a))
+    with pytest.raises(exc.VolumeError, match="needs os-brick: install berth with its "
+                                              "'cinder' extra"):
+        CinderVolumeDriver(_conf(tmp_path))
