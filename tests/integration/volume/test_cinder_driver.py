@@ -310,3 +310,39 @@ def test_calls_without_a_caller_use_berths_own_identity(env: Env) -> None:
     with pytest.raises(exc.VolumeError, match="set \\[cinder_client\\]auth_type"):
         without.wait_available(None, ref, 1)
 
+
+
+def test_volumes_attach_and_detach_at_once_from_several_threads(env: Env) -> None:
+    """The agent attaches the volumes of different containers at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    driver = env.driver()
+    ctx = user()
+    refs = [env.new_volume(driver) for _ in range(3)]
+    for ref in refs:
+        driver.wait_available(ctx, ref, 30)
+    with ThreadPoolExecutor(3) as pool:
+        attached = list(pool.map(lambda r: driver.attach(ctx, r), refs))
+        for ref, a in zip(refs, attached, strict=True):
+            Path(a.path, "id").write_text(ref.uuid)
+        assert {Path(a.path, "id").read_text() for a in attached} == {r.uuid for r in refs}
+        list(pool.map(lambda pair: driver.detach(ctx, pair[0].with_connection(
+            pair[1].connection_info)), zip(refs, attached, strict=True)))
+    for ref in refs:
+        assert env.attachments_here(ref.cinder_volume_id or "") == []
+        assert not driver.is_attached(ref)
+
+
+def test_an_attached_volume_is_not_deleted(env: Env) -> None:
+    driver = env.driver()
+    ctx = user()
+    ref = env.new_volume(driver)
+    driver.wait_available(ctx, ref, 30)
+    attached = driver.attach(ctx, ref)
+    with pytest.raises(exc.VolumeError, match=f"deleting Cinder volume {ref.cinder_volume_id}: "
+                                              f"Cinder answered 400"):
+        driver.delete(ctx, ref, 5)
+    assert driver.is_attached(ref)
+    driver.detach(ctx, ref.with_connection(attached.connection_info))
+    driver.delete(ctx, ref, 30)
+    assert env.cinder(ref.cinder_volume_id or "") is None
