@@ -50,7 +50,10 @@ def _set_privsep_defaults(conf: cfg.ConfigOpts) -> None:
         helper = os.path.join(os.path.dirname(sys.executable), "privsep-helper")
         files = [a for f in (getattr(conf, "config_file", None) or [])
                  for a in ("--config-file", f)]
-        cfg.CONF.set_default("helper_command", " ".join([helper, *files]),
+        # oslo.privsep's daemon imports eventlet only to see whether it is patched, and
+        # forwards eventlet's deprecation warning into berth's log on every start.
+        quiet = "PYTHONWARNINGS=ignore::Warning:oslo_privsep.daemon"
+        cfg.CONF.set_default("helper_command", " ".join(["env", quiet, helper, *files]),
                              group="privsep_osbrick")
     if not cfg.CONF.oslo_concurrency.lock_path:
         cfg.CONF.set_default("lock_path", os.path.join(conf.state_path, "os-brick-locks"),
