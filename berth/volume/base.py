@@ -94,8 +94,9 @@ class VolumeDriver(abc.ABC):
     # -- API side -------------------------------------------------------------------
 
     def find(self, ctx: RequestContext, source: str) -> FoundVolume:
-        """The volume named or identified by ``source``; VolumeNotFound when there is
-        none (or several by that name)."""
+        """The volume named or identified by ``source`` (by name: in the caller's
+        project); VolumeNotFound when there is none (or several by that name),
+        VolumeUnavailable when it cannot be attached now (``FoundVolume.usable``)."""
         raise VolumeNotFound(reason=f"The {self.provider} volume driver cannot look up "
                                     f"volumes by name or id.")
 
