@@ -36,7 +36,7 @@ from oslo_config import cfg
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
-from berth.volume import cinder_brick, cinder_mount
+from berth.volume import cinder_brick, mounts
 from berth.volume.base import CINDER, Attached, FoundVolume, VolumeDriver, VolumeRef
 from berth.volume.cinder_api import CinderAPI, CinderSessions
 
@@ -191,11 +191,11 @@ class CinderVolumeDriver(VolumeDriver):
             time.sleep(min(self.poll_interval, max(0.0, deadline - time.monotonic())))
 
     def is_attached(self, ref: VolumeRef) -> bool:
-        return cinder_mount.is_mounted(self.mount_path(ref))
+        return mounts.is_mounted(self.mount_path(ref))
 
     def attach(self, ctx: RequestContext | None, ref: VolumeRef) -> Attached:
         path = self.mount_path(ref)
-        if cinder_mount.is_mounted(path):
+        if mounts.is_mounted(path):
             return Attached(path, ref.connection_info)
         volume_id = _volume_id(ref)
         api = self.api(ctx)
@@ -277,9 +277,9 @@ class CinderVolumeDriver(VolumeDriver):
         path = self.mount_path(ref)
         os.makedirs(path, exist_ok=True)
         undo.push("rmdir", lambda: _rmdir(path))
-        if cinder_mount.mount_or_format(device, path, self.fstype):
+        if mounts.mount_or_format(device, path, self.fstype):
             LOG.info("volume %s: made a %s filesystem on %s", ref.uuid, self.fstype, device)
-        undo.push("umount", lambda: cinder_mount.umount(path))
+        undo.push("umount", lambda: mounts.umount(path))
 
     def _connect_and_mount(self, ref: VolumeRef, record: dict[str, Any], undo: _Undo
                            ) -> None:
@@ -292,7 +292,7 @@ class CinderVolumeDriver(VolumeDriver):
 
     def detach(self, ctx: RequestContext | None, ref: VolumeRef) -> None:
         path = self.mount_path(ref)
-        cinder_mount.umount(path)
+        mounts.umount(path)
         _rmdir(path)
         record = ref.connection_info
         if record:

@@ -14,7 +14,7 @@ def build_drivers(conf: cfg.ConfigOpts) -> dict[str, VolumeDriver]:
     drivers: dict[str, VolumeDriver] = {
         LOCAL: LocalVolumeDriver(v.volume_dir, v.fstype, v.local_volume_default_size)}
     if v.driver == CINDER:
-        from berth.volume.cinder import CinderVolumeDriver  # type: ignore[import-not-found]
+        from berth.volume.cinder import CinderVolumeDriver
 
         drivers[CINDER] = CinderVolumeDriver(conf)
     return drivers

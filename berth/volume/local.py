@@ -1,8 +1,8 @@
 """The ``local`` volume driver: volumes that live on this node.
 
 * A **filesystem volume** is a sparse file ``volume_dir/local/<uuid>.img`` of the
-  volume's size, loop-mounted at ``volume_dir/<uuid>``; the filesystem is made the
-  first time a mount fails (a new file has none), so its size is a real limit: a
+  volume's size, loop-mounted at ``volume_dir/<uuid>``; the filesystem is made when
+  the first mount fails on a file that holds none, so its size is a real limit: a
   write past it fails with ENOSPC inside the container. The file is its data: it
   outlives mounts, agents and reboots, and goes only with ``delete``.
 * An **injected file** (a ``bind`` mount: base64 content) is written to
@@ -19,7 +19,6 @@ import os
 import shutil
 import threading
 
-from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.volume import mounts
 from berth.volume.base import LOCAL, Attached, VolumeDriver, VolumeRef
@@ -63,13 +62,8 @@ class LocalVolumeDriver(VolumeDriver):
                 return Attached(target)
             image = self._ensure_backing_file(ref)
             os.makedirs(target, exist_ok=True)
-            try:
-                mounts.mount(image, target, self.fstype, ("loop",))
-            except exc.VolumeError:
-                LOG.info("volume %s has no %s filesystem yet; making one", ref.uuid,
-                         self.fstype)
-                mounts.make_filesystem(image, self.fstype)
-                mounts.mount(image, target, self.fstype, ("loop",))
+            if mounts.mount_or_format(image, target, self.fstype, ("loop",)):
+                LOG.info("volume %s: made its %s filesystem", ref.uuid, self.fstype)
             LOG.info("volume %s (%d GiB) mounted at %s", ref.uuid, self._size(ref), target)
             return Attached(target)
 

@@ -1,6 +1,7 @@
-"""Mounts on this node: what is mounted (``/proc/self/mountinfo``), and ``mount``,
-``umount`` and ``mkfs`` run as util-linux and e2fsprogs commands (the agent runs as
-root, as it must to talk to Docker and plug networks)."""
+"""Mounts on this node, for every volume driver: what is mounted
+(``/proc/self/mountinfo``), and ``mount``, ``umount``, ``blkid`` and ``mkfs`` run as
+util-linux and e2fsprogs commands (the agent runs as root, as it must to talk to
+Docker and plug networks)."""
 
 from __future__ import annotations
 
@@ -17,12 +18,15 @@ _MOUNTINFO = "/proc/self/mountinfo"
 
 def _unescape(field: str) -> str:
     """mountinfo escapes space, tab, newline and backslash as ``\\ooo``."""
-    return field.encode().decode("unicode_escape") if "\\" in field else field
+    if "\\" not in field:
+        return field
+    return field.encode("latin-1", "backslashreplace").decode("unicode_escape")
 
 
-def mount_points() -> set[str]:
-    with open(_MOUNTINFO, encoding="utf-8") as f:
-        return {_unescape(line.split(" ", 5)[4]) for line in f if line.strip()}
+def mount_points(mountinfo: str = _MOUNTINFO) -> set[str]:
+    """Every mount point of this mount namespace."""
+    with open(mountinfo, encoding="utf-8", errors="surrogateescape") as f:
+        return {_unescape(line.split(" ", 5)[4]) for line in f if line.count(" ") >= 5}
 
 
 def is_mounted(path: str) -> bool:
@@ -72,3 +76,40 @@ def make_filesystem(device: str, fstype: str) -> None:
     if fstype.startswith("ext"):
         argv += ["-F", "-q"]
     _run(argv + [device], f"could not make a {fstype} filesystem on {device}")
+
+
+def filesystem_type(device: str) -> str | None:
+    """The filesystem (or other content signature) ``blkid`` finds on ``device``;
+    None when it finds none (exit status 2: a new, empty volume)."""
+    try:
+        done = subprocess.run(["blkid", "-p", "-o", "value", "-s", "TYPE", device],
+                              capture_output=True, text=True, check=False, timeout=120)
+    except FileNotFoundError as err:
+        raise exc.VolumeError(reason="blkid is not installed on this node (install "
+                                     "util-linux)") from err
+    if done.returncode == 2:
+        return None
+    if done.returncode:
+        raise exc.VolumeError(reason=f"could not probe {device} for a filesystem: "
+                                     f"{(done.stderr or done.stdout).strip()}")
+    return done.stdout.strip() or None
+
+
+def mount_or_format(device: str, target: str, fstype: str,
+                    options: tuple[str, ...] = ()) -> bool:
+    """Mount ``device`` on ``target``; when that fails and ``device`` holds no
+    filesystem at all (a new volume), make one of ``fstype`` and mount again. A device
+    with a filesystem that does not mount is never formatted (its data stays). True
+    when a filesystem was made."""
+    try:
+        mount(device, target, fstype, options)
+        return False
+    except exc.VolumeError as first:
+        found = filesystem_type(device)
+        if found is not None:
+            raise exc.VolumeError(reason=(
+                f"{first.msg}; {device} holds a {found} filesystem, so berth does not "
+                f"format it: set [volume]fstype = {found}, or repair it")) from first
+    make_filesystem(device, fstype)
+    mount(device, target, fstype, options)
+    return True

@@ -30,11 +30,12 @@ def delete_capsule(deps: AgentDeps, ctx: RequestContext, uuid: str, force: bool)
         LOG.info("capsule already deleted")
         return
     with timed_action("delete") as result:     # as a container's delete counts
-        if not _delete(deps, row, force):
+        if not _delete(deps, row, force, ctx):
             result.fail()
 
 
-def _delete(deps: AgentDeps, row: Container, force: bool) -> bool:
+def _delete(deps: AgentDeps, row: Container, force: bool,
+            ctx: RequestContext | None = None) -> bool:
     """False when the capsule could not be deleted (its row says why, or another task
     holds it)."""
     uuid = row.uuid
@@ -46,7 +47,7 @@ def _delete(deps: AgentDeps, row: Container, force: bool) -> bool:
                 if docker_id and not _removed(deps, uuid, docker_id, force):
                     return False
             if deps.volumes is not None:
-                deps.volumes.release(None, [m.uuid for m in (*members, *inits)])
+                deps.volumes.release(ctx, [m.uuid for m in (*members, *inits)])
             if deps.placement is not None:
                 try:
                     deps.placement.remove_allocation(uuid)

@@ -32,11 +32,12 @@ def delete_container(deps: AgentDeps, ctx: RequestContext, uuid: str, force: boo
         LOG.info("already deleted")
         return
     with timed_action("delete") as result:
-        if not _delete(deps, row, force):
+        if not _delete(deps, row, force, ctx):
             result.fail()
 
 
-def _delete(deps: AgentDeps, row: Container, force: bool) -> bool:
+def _delete(deps: AgentDeps, row: Container, force: bool,
+            ctx: RequestContext | None = None) -> bool:
     """False when the container could not be deleted (the row says why, or another
     task holds it)."""
     uuid = row.uuid
@@ -57,7 +58,7 @@ def _delete(deps: AgentDeps, row: Container, force: bool) -> bool:
                                 "delete goes on", err.msg)
             unplug_quietly(deps, row, None)
             if deps.volumes is not None:
-                deps.volumes.release(None, [uuid])
+                deps.volumes.release(ctx, [uuid])
             if not _release_allocation(deps, uuid):
                 return False
             containers.destroy(deps.db, uuid)

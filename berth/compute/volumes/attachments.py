@@ -150,15 +150,15 @@ class ContainerVolumes:
         ref = db_volumes.ref_of(volume)
         with self._lock(volume.uuid):
             users = db_volumes.users_of(self.db, volume.id)
-            if not users and volume.auto_remove:
-                driver.delete(ctx, ref, self.timeout_deleted)
-                db_volumes.destroy_volume(self.db, volume.id)
-                LOG.info("volume %s removed: its last container went", _named(volume))
-                return
             needed = any(needs and uuid not in leaving for uuid, needs in needs_attached(users))
             if not needed and driver.is_attached(ref):
                 driver.detach(ctx, ref)
                 LOG.info("volume %s detached: no container needs it", _named(volume))
+            if not users and volume.auto_remove:
+                driver.detach(ctx, ref)      # idempotent: Cinder may hold an attachment
+                driver.delete(ctx, ref, self.timeout_deleted)
+                db_volumes.destroy_volume(self.db, volume.id)
+                LOG.info("volume %s removed: its last container went", _named(volume))
 
     def is_attached(self, volume: Volume) -> bool:
         return self.driver(volume.volume_provider).is_attached(db_volumes.ref_of(volume))
@@ -169,8 +169,8 @@ class ContainerVolumes:
 
 def needs_attached(users: list[tuple[str, str | None, str | None]]) -> list[tuple[str, bool]]:
     """Which mapping containers need the volume attached: those with a Docker
-    container, and those being made (status Creating or Rebuilding); not a failed create (Error
-    without a Docker container) nor a row that is gone."""
+    container, and those being made (status Creating or Rebuilding); not a failed
+    create (Error without a Docker container) nor a row that is gone."""
     return [(uuid, bool(cid) or status in _BEING_MADE) for uuid, cid, status in users]
 
 

@@ -13,7 +13,6 @@ from oslo_config import cfg
 
 import berth.conf
 from berth.common import exceptions as exc
-from berth.volume import cinder_mount
 from berth.volume.cinder import _Undo, attachable
 from berth.volume.cinder_api import (
     CinderSessions,
@@ -136,38 +135,6 @@ def test_the_catalog_needs_berths_own_identity_even_with_a_token(tmp_path: Path)
     ctx = RequestContext(project_id="p", auth_token="t")
     with pytest.raises(exc.VolumeError, match="find Cinder in the Keystone catalog"):
         sessions.api(ctx)
-
-
-def test_mountinfo_paths_are_unescaped(tmp_path: Path) -> None:
-    mountinfo = tmp_path / "mountinfo"
-    mountinfo.write_text(
-        "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
-        "90 22 7:0 / /var/lib/berth/mnt/a\\040b rw,relatime - ext4 /dev/loop0 rw\n")
-    assert cinder_mount.mount_targets(str(mountinfo)) == {"/", "/var/lib/berth/mnt/a b"}
-
-
-def test_only_a_device_without_a_filesystem_is_formatted(monkeypatch: pytest.MonkeyPatch
-                                                         ) -> None:
-    calls: list[str] = []
-    mounts = iter([exc.VolumeError(reason="wrong fs type"), None])
-
-    def mount(device: str, target: str, fstype: str) -> None:
-        calls.append("mount")
-        outcome = next(mounts)
-        if outcome is not None:
-            raise outcome
-    monkeypatch.setattr(cinder_mount, "mount", mount)
-    monkeypatch.setattr(cinder_mount, "make_filesystem", lambda d, f: calls.append("mkfs"))
-    monkeypatch.setattr(cinder_mount, "filesystem_type", lambda d: None)
-    assert cinder_mount.mount_or_format("/dev/x", "/mnt/x", "ext4") is True
-    assert calls == ["mount", "mkfs", "mount"]
-
-    calls.clear()
-    mounts = iter([exc.VolumeError(reason="wrong fs type")])
-    monkeypatch.setattr(cinder_mount, "filesystem_type", lambda d: "xfs")
-    with pytest.raises(exc.VolumeError, match="holds a xfs filesystem.*fstype = xfs"):
-        cinder_mount.mount_or_format("/dev/x", "/mnt/x", "ext4")
-    assert calls == ["mount"]
 
 
 def test_the_driver_says_which_extra_to_install(tmp_path: Path,
