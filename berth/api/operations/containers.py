@@ -27,6 +27,7 @@ from berth.common.log import container_context
 from berth.compute import states
 from berth.compute.states import Status
 from berth.db import actions, containers, nodes
+from berth.db import volumes as db_volumes
 from berth.db.models import Container
 from berth.image.reference import parse_image
 from berth.scheduler.base import RequestSpec
@@ -251,6 +252,9 @@ def delete(state: ApiState, ctx: RequestContext, ident: str, force: bool, stop: 
         raise exc.TaskInProgress(uuid=row.uuid, task_state=row.task_state)
     if not row.host:
         LOG.info("container %s was never placed; removing its row", row.uuid)
+        # Its volumes were released by the create that failed (or never attached):
+        # only its mappings of kept volumes remain.
+        db_volumes.delete_mappings(state.db, row.uuid)
         containers.destroy(state.db, row.uuid)
         return
     state.compute.check_host(row)

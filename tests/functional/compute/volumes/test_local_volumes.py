@@ -191,3 +191,18 @@ def test_zun_cli_mounts(berth: BerthProcess, http: httpx.Client) -> None:
     assert "/var/lib/data" in out and "/scratch" in out, out
     assert volume_named(berth, name) is not None
     delete(http, uuid)
+
+
+def test_rebuild_keeps_the_volumes(berth: BerthProcess, http: httpx.Client) -> None:
+    """A rebuild makes a new Docker container with the same mounts: the data stays."""
+    name = f"rb-{uuidlib.uuid4().hex[:8]}"
+    uuid = run(http, ["sh", "-c", "cat /d/f 2>/dev/null; echo built >> /d/f; sleep 300"],
+               [{"source": name, "destination": "/d"}, {"size": 1, "destination": "/s"}])
+    wait_for(lambda: http.get(f"/v1/containers/{uuid}").json()["status"] == "Running", 60)
+    before = _mapped_volume_ids(berth, uuid)
+    assert http.post(f"/v1/containers/{uuid}/rebuild").status_code == 202
+    wait_for(lambda: "built" in logs(http, uuid) and http.get(
+        f"/v1/containers/{uuid}").json()["status"] == "Running", 60,
+        what="the rebuilt container to read what the first one wrote")
+    assert _mapped_volume_ids(berth, uuid) == before
+    delete(http, uuid)
