@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, insert, literal, select, union_all
+from sqlalchemy import Connection, bindparam, delete, func, insert, literal, select, union_all
 from sqlalchemy.dialects import mysql, postgresql
 from sqlalchemy.orm import Session
 
 from berth.common.units import memory_mib
 from berth.db.engine import Database
-from berth.db.models import Container, ProjectQuotaLock, Quota, QuotaClass
+from berth.db.models import Container, ProjectQuotaLock, Quota, QuotaClass, Volume
 
 RESOURCES = ("containers", "memory", "cpu", "disk")
 DEFAULT_CLASS = "default"
@@ -125,13 +125,19 @@ def project_usage(db: Database, project_id: str) -> dict[str, int | float]:
 
 
 def project_usage_on(conn: Connection, project_id: str) -> dict[str, int | float]:
-    """``project_usage`` on ``conn`` (inside a caller's transaction)."""
+    """``project_usage`` on ``conn`` (inside a caller's transaction). ``disk`` counts
+    the containers' root filesystems and the project's volumes (berth: Zun's quota
+    ignored volumes)."""
     found = conn.execute(_USAGE, {"project_id": project_id}).all()
     rows = [r for r in found if r.container_type in COUNTED_TYPES]
     memory = sum(memory_mib(r.memory) for r in rows)
+    volumes = int(conn.execute(_VOLUME_GIB, {"project_id": project_id}).scalar() or 0)
     return {"containers": sum(1 for r in found if r.container_type in CONTAINER_TYPES),
             "cpu": round(sum(r.cpu or 0.0 for r in rows), 6),
-            "memory": memory, "disk": sum(r.disk or 0 for r in rows)}
+            "memory": memory, "disk": sum(r.disk or 0 for r in rows) + volumes}
+
+
+_VOLUME_GIB = select(func.sum(Volume.size)).where(Volume.project_id == bindparam("project_id"))
 
 
 _LOCK_ROW = select(ProjectQuotaLock.project_id).where(

@@ -12,6 +12,11 @@ the Docker engine and Placement agree, and the API shows what Docker holds.
   without one, holds nothing);
 - the API's list disagreeing with the database.
 
+With ``volume_dir`` (the node's ``[volume]volume_dir``), volumes too: a volume mapped by
+a container that has a Docker container is mounted; a mounted volume is needed by
+such a container; no mapping without its container row; no auto-remove volume that
+no mapping points at; no local backing file without its volume row.
+
 Capsules count too: a capsule's sandbox and members are Docker containers that its
 rows refer to; its members' statuses follow Docker like containers' (a capsule's own
 is derived from them, so only its sandbox's presence is checked); the capsule, not
@@ -38,8 +43,10 @@ TRANSITIONAL = {"Creating", "Deleting", "Rebuilding", "Restarting"}
 
 
 def problems(db: Database, host: str, engine: docker.DockerClient,
-             http: httpx.Client) -> list[str]:
+             http: httpx.Client, volume_dir: str | None = None) -> list[str]:
     found: list[str] = []
+    if volume_dir is not None:
+        found += volume_problems(db, volume_dir)
     every = {r.uuid: r for r in containers.list_by_host(db, host, None)}
     listed = {c.id: c for c in engine.containers.list(
         all=True, filters={"label": f"berth.host={host}"})}
@@ -88,4 +95,45 @@ def _allocation_problems(db: Database, host: str, rows: dict[str, Any]) -> list[
             found.append(f"{uuid}: allocation {have}, the row holds {want}")
     for uuid, have in held.items():
         found.append(f"allocation {have} of {uuid}, which has no row on {host}")
+    return found
+
+
+def volume_problems(db: Database, volume_dir: str) -> list[str]:
+    import os
+
+    from sqlalchemy import select
+
+    from berth.db.models import Container, Volume, VolumeMapping
+    from berth.volume import mounts
+
+    found: list[str] = []
+    mounted = {p for p in mounts.mount_points() if p.startswith(volume_dir.rstrip("/") + "/")}
+    with db.reader() as s:
+        volumes = {v.id: v for v in s.scalars(select(Volume))}
+        rows = {c.uuid: c for c in s.scalars(select(Container))}
+        mappings = list(s.scalars(select(VolumeMapping)))
+    users: dict[int, list[Any]] = {}
+    for m in mappings:
+        row = rows.get(m.container_uuid)
+        if row is None:
+            found.append(f"volume mapping {m.uuid} points at container {m.container_uuid}, "
+                         f"which has no row")
+            continue
+        users.setdefault(m.volume_id, []).append(row)
+    for volume in volumes.values():
+        point = os.path.join(volume_dir, volume.uuid)
+        if volume.contents is not None:
+            continue                     # injected files: checked by their containers
+        needed = [r.uuid for r in users.get(volume.id, []) if r.container_id]
+        if needed and point not in mounted:
+            found.append(f"volume {volume.uuid} is not mounted under containers {needed}")
+        if not needed and point in mounted:
+            found.append(f"volume {volume.uuid} is mounted, and no container needs it")
+        if volume.auto_remove and volume.id not in users:
+            found.append(f"auto-remove volume {volume.uuid} is left with no container")
+    local = os.path.join(volume_dir, "local")
+    known = {v.uuid for v in volumes.values()}
+    for name in os.listdir(local) if os.path.isdir(local) else []:
+        if name.endswith(".img") and name[:-4] not in known:
+            found.append(f"backing file {name} has no volume row (leaked)")
     return found

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import docker
 import pytest
-from support.berth_proc import TEST_IMAGE, BerthProcess
+from support.berth_proc import TEST_IMAGE, BerthProcess, unmount_volumes
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / ".ci" / "ci-services.sh"
@@ -92,3 +92,4 @@ def berth_on(node_engine: NodeEngine) -> Iterator[Callable[[str], BerthProcess]]
     yield make
     for proc in made:
         proc.stop()
+        unmount_volumes(proc)

@@ -3,7 +3,8 @@ of a load of creates, deletes, rebuilds, resizes, stops and starts, and capsule 
 and deletes (a capsule: an init container, then two containers), then started again
 on the same state: recovery must leave nothing behind (``checker.problems``) and every
 request it had accepted either done or in Error saying why. Short: 6 kills; full
-(BERTH_RELIABILITY_FULL=1): 100."""
+(BERTH_RELIABILITY_FULL=1): 100. Some creates mount a new volume or a shared named
+one, so kills land in attaches and detaches too."""
 
 from __future__ import annotations
 
@@ -22,12 +23,17 @@ from support.lifecycle import database_of
 pytestmark = pytest.mark.reliability
 
 COMMAND = ["sh", "-c", "trap 'exit 0' TERM; sleep 6000 & wait"]
+#: What a create mounts: nothing, a new volume, a volume several containers share.
+MOUNTS: list[list[dict[str, Any]]] = [
+    [], [], [{"size": 1, "destination": "/scratch"}],
+    [{"source": "r1-shared", "destination": "/shared"}]]
 
 
-def create(http: httpx.Client, run: bool = True) -> str | None:
+def create(http: httpx.Client, run: bool = True,
+           mounts: list[dict[str, Any]] | None = None) -> str | None:
     resp = http.post("/v1/containers", params={"run": str(run).lower()}, json={
         "image": TEST_IMAGE, "command": COMMAND, "memory": 16, "cpu": 0.1,
-        "image_pull_policy": "ifnotpresent"})
+        "image_pull_policy": "ifnotpresent", "mounts": mounts or []})
     return str(resp.json()["uuid"]) if resp.status_code == 202 else None
 
 
@@ -66,7 +72,7 @@ def load(proc: BerthProcess, rng: random.Random, stop: threading.Event) -> None:
                             answer.text
                     continue
                 if op == "create" or not uuids:
-                    create(http, run=rng.random() < 0.7)
+                    create(http, run=rng.random() < 0.7, mounts=rng.choice(MOUNTS))
                     continue
                 uuid = rng.choice(uuids)
                 if op == "delete":
@@ -128,7 +134,8 @@ def _kill_and_recover(proc: Any, kills: int, rng: random.Random, conf_extra: str
         wait_for(lambda p=proc: settled(p), 120, 0.5, what=f"rows settled after kill {i + 1}")
         time.sleep(1.0)          # one more sync period over the settled rows
         with database_of(proc) as db, proc.http() as http:
-            found = problems(db, host, engine_client, http)
+            found = problems(db, host, engine_client, http,
+                             volume_dir=str(proc.dir / "state" / "mnt"))
             report.append((len(http.get("/v1/containers").json()["containers"]),
                            len(capsule_uuids(http))))
         assert found == [], (i + 1, found)

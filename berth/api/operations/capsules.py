@@ -45,7 +45,10 @@ def create(state: ApiState, ctx: RequestContext, body: Any) -> Container:
     parsed = parse_template(body, state.settings.create_limits, ctx.is_admin)
     capsule = parsed.capsule
     deltas = {"containers": len(parsed.members), "cpu": capsule["cpu"],
-              "memory": int(capsule["memory"]), "disk": 0}
+              "memory": int(capsule["memory"]),
+              "disk": volumes_api.new_gib(state, ctx, [
+                  (v.get("source") or f"{capsule['name']}-{v['name']}", v.get("size"))
+                  for v in parsed.volumes])}
     quota = quotas_api.check_deltas(state, ctx.project_id, deltas)
     values: dict[str, Any] = dict(
         capsule, project_id=ctx.project_id, user_id=ctx.user_id,

@@ -46,7 +46,11 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
         fields.update(registry_id=registry.id, registry_uuid=registry.uuid)
     # Checked again in the insert's transaction, under the project's quota lock, so
     # that concurrent creates cannot all pass this check against one usage.
-    quota = quotas_api.check_create(state, ctx, ctx.project_id, fields)
+    deltas = quotas_api.create_deltas(fields)
+    deltas["disk"] += volumes_api.new_gib(state, ctx, [
+        (m.get("source"), m.get("size")) for m in extras.get("mounts") or []
+        if m.get("type") != "bind"])
+    quota = quotas_api.check_deltas(state, ctx.project_id, deltas)
     image = parse_image(str(fields["image"]), default_registry=state.settings.default_registry,
                         registry_domain=registry.domain if registry else None)
     _check_name(state, ctx, fields.get("name"))

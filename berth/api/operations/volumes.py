@@ -112,6 +112,21 @@ class MountPlan:
                                              read_only))
 
 
+def new_gib(state: ApiState, ctx: RequestContext, sized: list[tuple[Any, Any]]) -> int:
+    """GiB of the new volumes a request makes (for the disk quota, before anything is
+    made): each ``(source, size)`` with a size, unless ``source`` names a local volume
+    the project has already."""
+    total = 0
+    for source, size in sized:
+        if size is None:
+            continue
+        if source is not None and state.settings.volume_driver == LOCAL and \
+                _find_local(state, ctx, str(source)) is not None:
+            continue
+        total += int(size)
+    return total
+
+
 def plan(state: ApiState, ctx: RequestContext, mounts: list[dict[str, Any]]) -> MountPlan:
     """A container's mounts checked and resolved; Cinder volumes of a ``size`` are
     created now (and removed again if a later mount is refused)."""

@@ -206,3 +206,27 @@ def test_rebuild_keeps_the_volumes(berth: BerthProcess, http: httpx.Client) -> N
         what="the rebuilt container to read what the first one wrote")
     assert _mapped_volume_ids(berth, uuid) == before
     delete(http, uuid)
+
+
+def test_new_volumes_count_against_the_disk_quota(berth: BerthProcess,
+                                                  http: httpx.Client) -> None:
+    """berth counts a project's volumes in its disk quota (Zun counted none): a mount
+    that would take the project over is a 403 that leaves nothing."""
+    project = f"vq{uuidlib.uuid4().hex[:8]}"
+    assert http.put(f"/v1/quotas/{project}", json={"disk": 2}).status_code == 200
+    with berth.http(token=f"carol:{project}") as user:
+        over = user.post("/v1/containers", json={
+            "image": TEST_IMAGE, "mounts": [{"size": 3, "destination": "/d"}]})
+        assert over.status_code == 403, over.text
+        assert "disk" in over.json()["errors"][0]["detail"]
+        assert not [v for v in volumes(berth) if v.project_id == project]
+        made = user.post("/v1/containers", params={"run": "true"}, json={
+            "image": TEST_IMAGE, "command": ["true"],
+            "mounts": [{"size": 2, "destination": "/d"}]})
+        assert made.status_code == 202, made.text
+        uuid = made.json()["uuid"]
+        assert finished(user, uuid)["status"] == "Stopped"
+        again = user.post("/v1/containers", json={
+            "image": TEST_IMAGE, "mounts": [{"size": 1, "destination": "/d"}]})
+        assert again.status_code == 403, again.text
+        delete(http, uuid)          # as admin: a forced delete
