@@ -14,6 +14,7 @@ as in Zun.
     │   ├── ImageNotFound
     │   ├── NoInteractiveFlag
     │   └── UncreatedContainer
+    ├── NotAuthenticated                 401 (no token, or one Keystone refuses)
     ├── NotAuthorized                    403
     │   ├── PolicyNotAuthorized
     │   └── OverQuota
@@ -34,6 +35,7 @@ as in Zun.
     ├── NotAcceptable                    406 (microversions)
     ├── UnsupportedMediaType             415
     ├── ServiceUnavailable               503 (an outside service answered no; not opaque)
+    │   └── IdentityServiceUnavailable   Keystone cannot validate tokens now
     ├── NoValidHost                      no node can take the container (row -> Error)
     ├── ResourcesUnavailable             the node's claim failed (row -> Error)
     ├── RPCError                         transport failures
@@ -104,6 +106,10 @@ class NoInteractiveFlag(Invalid):
 
 class UncreatedContainer(Invalid):
     message = "Cannot operate an uncreated container: %(uuid)s has no Docker container yet."
+
+
+class NotAuthenticated(BerthError):
+    message = "The request you have made requires authentication: %(reason)s"
 
 
 class NotAuthorized(BerthError):
@@ -199,6 +205,11 @@ class UnsupportedMediaType(BerthError):
 
 class ServiceUnavailable(BerthError):
     message = "%(reason)s"
+
+
+class IdentityServiceUnavailable(ServiceUnavailable):
+    message = ("berth cannot validate tokens now: the identity service (Keystone) "
+               "does not answer (%(reason)s). Try again in a moment.")
 
 
 class NoValidHost(BerthError):

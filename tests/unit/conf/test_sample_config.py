@@ -33,8 +33,11 @@ def _generate(monkeypatch: pytest.MonkeyPatch) -> str:
     taken from pyproject.toml rather than from the installed metadata, so that the
     test does not depend on how (or whether) this tree was installed."""
     loader = _declared_list_opts().load()
-    monkeypatch.setattr(generator, "_get_raw_opts_loaders",
-                        lambda namespaces: [("berth", loader)] if "berth" in namespaces else [])
+    libraries = generator._get_raw_opts_loaders   # keystonemiddleware's and oslo.policy's
+    monkeypatch.setattr(generator, "_get_raw_opts_loaders", lambda namespaces: [
+        ("berth", loader) if ns == "berth" else found
+        for ns in namespaces for found in ([("berth", loader)] if ns == "berth"
+                                          else libraries([ns]))])
     conf = cfg.ConfigOpts()
     generator.register_cli_opts(conf)
     conf(args=["--config-file", str(GENERATOR_CONF)])
@@ -47,7 +50,7 @@ def test_generator_settings_name_the_sample_and_the_namespace() -> None:
     conf = cfg.ConfigOpts()
     generator.register_cli_opts(conf)
     conf(args=["--config-file", str(GENERATOR_CONF)])
-    assert conf.namespace == ["berth"]
+    assert conf.namespace == ["berth", "keystonemiddleware.auth_token", "oslo.policy"]
     assert conf.output_file == "etc/berth.conf.sample"
 
 
