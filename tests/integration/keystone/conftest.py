@@ -21,12 +21,12 @@ from pathlib import Path
 import httpx
 import pytest
 from support import keystone as ks
-from support.berth_proc import BerthProcess, remove_local_networks, wait_for
+from support.berth_proc import TEST_IMAGE, BerthProcess, remove_local_networks, wait_for
 from support.tcp_relay import TcpRelay
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / ".ci" / "ci-services.sh"
-IMAGE = "127.0.0.1:5000/busybox"
+IMAGE = TEST_IMAGE
 VERSION = "container 1.40"
 RELAY_REGION = "berth-relay"
 
