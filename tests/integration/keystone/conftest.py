@@ -8,7 +8,7 @@
 * ``berth_ks`` (session): one ``berth serve`` (real Docker) validating tokens with that
   Keystone through a cuttable relay (``support.tcp_relay``), with a policy file of its
   own (``policy_file``) that tests may rewrite and must restore.
-* ``tokens``: a fresh project-scoped token per test user.
+* ``tokens`` (session): a project-scoped token per test user.
 """
 
 from __future__ import annotations
@@ -86,9 +86,11 @@ def policy_file(berth_ks: BerthProcess) -> Iterator[Path]:
     time.sleep(1.2)   # berth looks at the file at most once a second
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def tokens(keystone: ks.Keystone) -> dict[str, str]:
-    """user name -> a new token scoped to the user's project."""
+    """user name -> a token scoped to the user's project (one per session: Keystone
+    takes about a second to issue one; tests that revoke or need a fresh token get
+    their own)."""
     return {u.name: ks.issue_token(u.name, project=u.project) for u in ks.USERS}
 
 
