@@ -83,6 +83,8 @@ class _Decisions:
             return self._answers[key]
         except (KeyError, TypeError):
             pass
+        if rule not in self.enforcer.registered_rules:   # a typo must not pass or deny quietly
+            raise policy.PolicyNotRegistered(rule)
         answer = bool(self.enforcer.enforce(rule, target, creds))
         if len(self._answers) >= MAX_DECISIONS:
             self._answers = {}
