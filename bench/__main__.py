@@ -20,6 +20,7 @@ from bench import (
     p7_restart,
     p8_cni_add,
     p9_capsule_create,
+    p10_auth_cost,
 )
 from bench.common import Berth, Result
 
@@ -34,6 +35,7 @@ BENCHMARKS = {
     "P7": p7_restart.p7,
     "P8": p8_cni_add.p8,
     "P9": p9_capsule_create.p9,
+    "P10": p10_auth_cost.p10,
 }
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # README command 2: install everything the tests need on this Debian machine (Docker
-# engine, a local registry, test images, RabbitMQ/PostgreSQL/MariaDB clients and the
-# OpenStack Placement service for integration tests, berth with its test extras) and
+# engine, a local registry, test images, RabbitMQ/PostgreSQL/MariaDB clients, and the
+# OpenStack Placement and Keystone services for integration tests, berth with its test
+# extras) and
 # run the whole suite. Extra arguments go to pytest.
 source "$(dirname "$0")/lib.sh"
 need_root
@@ -10,13 +11,13 @@ need_root
 apt_install curl ca-certificates iproute2 iptables containernetworking-plugins busybox-static
 # RabbitMQ and PostgreSQL usually run before the session (shared/infra.md): stop them at
 # exit only when this script starts them (ci-services.sh itself never stops what it did not start).
-STOP=(registry placement)
+STOP=(registry placement keystone)
 for svc in rabbitmq postgres; do
     state=$(bash "$ROOT/.ci/ci-services.sh" status "$svc" 2>/dev/null || true)
     [[ $state == *": up"* ]] || STOP+=("$svc")
 done
 trap 'bash "$ROOT/.ci/ci-services.sh" stop "${STOP[@]}" >/dev/null 2>&1 || true' EXIT
-bash "$ROOT/.ci/ci-services.sh" start docker registry rabbitmq postgres placement
+bash "$ROOT/.ci/ci-services.sh" start docker registry rabbitmq postgres placement keystone
 bash "$ROOT/.ci/make-test-images.sh" --push 127.0.0.1:5000 busybox
 ensure_venv test
 cd "$ROOT"
