@@ -73,6 +73,7 @@ class TokenValidator:
         from keystonemiddleware import auth_token
 
         self._protocol = auth_token.AuthProtocol(None, {"oslo_config_config": conf})
+        self._conf = conf
         self._challenge: str | None = None
         self._lock = threading.Lock()
 
@@ -118,7 +119,15 @@ class TokenValidator:
         ``www_authenticate_uri`` is unset: call it off the event loop)."""
         with self._lock:
             if self._challenge is None:
-                self._challenge = f'Keystone uri="{self._protocol.www_authenticate_uri}"'
+                try:
+                    uri = self._protocol.www_authenticate_uri
+                except Exception as err:  # noqa: BLE001 - Keystone's discovery failed
+                    # Not remembered: the next refusal asks again.
+                    LOG.warning("cannot find Keystone's public endpoint for 401s (%s); set "
+                                "[keystone_authtoken]www_authenticate_uri", err)
+                    auth_url = getattr(self._conf.keystone_authtoken, "auth_url", "")
+                    return f'Keystone uri="{auth_url or ""}"'
+                self._challenge = f'Keystone uri="{uri}"'
             return self._challenge
 
 
@@ -173,6 +182,8 @@ class KeystoneAuthMiddleware:
         self.cache = cache
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        # Only HTTP is checked: the API has no WebSocket route (consoles are served by
+        # berth-wsproxy, with console tokens of their own), and lifespan events pass.
         if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
             await self.app(scope, receive, send)
             return
