@@ -92,15 +92,28 @@ class Keystone:
                 "name": spec.name, "domain_id": "default", "password": PASSWORD}})
             response.raise_for_status()
             uid = response.json()["user"]["id"]
-        role = self._find("roles", spec.role)
+        role = self.role(spec.role)
         project = self.project(spec.project)
         self.http.put(f"/projects/{project}/users/{uid}/roles/{role}").raise_for_status()
         self.user_ids[spec.name] = uid
         return uid
 
+    def role(self, name: str) -> str:
+        rid = self._find("roles", name)
+        if rid is None:
+            response = self.http.post("/roles", json={"role": {"name": name}})
+            response.raise_for_status()
+            rid = response.json()["role"]["id"]
+        return rid
+
     def set_up(self) -> None:
         for spec in (SERVICE, *USERS):
             self.user(spec)
+        # keystonemiddleware accepts a service token only with the role "service"
+        # ([keystone_authtoken]service_token_roles), which bootstrap does not make.
+        self.http.put(f"/projects/{self.project(SERVICE.project)}/users/"
+                      f"{self.user_ids[SERVICE.name]}/roles/{self.role('service')}"
+                      ).raise_for_status()
 
     def revoke(self, token: str) -> None:
         self.http.delete("/auth/tokens", headers={"X-Subject-Token": token}

@@ -85,12 +85,19 @@ def test_an_expired_token_is_401_even_after_it_was_cached(berth_ks: BerthProcess
         _assert_refused(http.get("/v1/containers"), berth_ks)
 
 
-def test_an_invalid_service_token_is_401(berth_ks: BerthProcess,
-                                         tokens: dict[str, str]) -> None:
+def test_a_service_token_must_be_valid_too(berth_ks: BerthProcess,
+                                           tokens: dict[str, str]) -> None:
+    """A service acting for a user sends both tokens (X-Service-Token): the user's
+    identity is the caller's; a service token without the service role, or a bad one,
+    refuses the request."""
+    service = ks.issue_token(ks.SERVICE.name, project=ks.SERVICE.project)
     with client(berth_ks, tokens["berth-alpha-member"]) as http:
         assert http.get("/v1/containers").status_code == 200
-        _assert_refused(http.get("/v1/containers", headers={"X-Service-Token": "bogus"}),
-                        berth_ks)
+        both = http.get("/v1/hosts", headers={"X-Service-Token": service})
+        assert both.status_code == 403     # the member's rights, not the service's admin
+        for bad in ("bogus", tokens["berth-alpha-admin"]):     # an admin is no service
+            _assert_refused(http.get("/v1/containers", headers={"X-Service-Token": bad}),
+                            berth_ks)
 
 
 def test_callers_identity_comes_from_keystone(berth_ks: BerthProcess, keystone: ks.Keystone,
