@@ -1,11 +1,14 @@
-"""The README's example configuration loads: every key is one of berth's options and
-every value is valid for it (a comment after a value would be read as part of it)."""
+"""The README's example configurations load: every key is one of berth's options (or of
+the libraries berth configures: keystonemiddleware with its password plugin, and
+oslo.policy) and every value is valid for it (a comment after a value would be read as
+part of it)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import pytest
 from oslo_config import cfg
 
 import berth.conf
@@ -13,16 +16,31 @@ import berth.conf
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def test_the_readme_example_is_a_valid_berth_conf(tmp_path: Path) -> None:
-    blocks = re.findall(r"```ini\n(.*?)```", (ROOT / "README.md").read_text(), re.DOTALL)
-    assert len(blocks) == 1
-    conf_file = tmp_path / "berth.conf"
-    conf_file.write_text(blocks[0])
+def _options(with_service_user: bool) -> cfg.ConfigOpts:
+    from keystoneauth1 import loading
+    from keystonemiddleware import auth_token
+    from oslo_policy import opts as policy_opts
+
     conf = cfg.ConfigOpts()
     berth.conf.register_opts(conf)
+    for group, opts in auth_token.list_opts() + policy_opts.list_opts():
+        conf.register_opts(opts, group=group)
+    if with_service_user:   # its auth_url is required
+        conf.register_opts(loading.get_auth_plugin_conf_options("password"),
+                           group="keystone_authtoken")
+    return conf
+
+
+@pytest.mark.parametrize("index", range(2), ids=["main", "keystone"])
+def test_the_readme_example_is_a_valid_berth_conf(tmp_path: Path, index: int) -> None:
+    blocks = re.findall(r"```ini\n(.*?)```", (ROOT / "README.md").read_text(), re.DOTALL)
+    assert len(blocks) == 2
+    conf_file = tmp_path / "berth.conf"
+    conf_file.write_text(blocks[index])
+    conf = _options(with_service_user=index == 1)
     conf(args=["--config-file", str(conf_file)], default_config_files=[])
     group = "DEFAULT"
-    for line in blocks[0].splitlines():
+    for line in blocks[index].splitlines():
         if line.startswith("["):
             group = line.strip("[]")
         elif line and not line.startswith("#"):
