@@ -70,6 +70,10 @@ async def show(ident: str, request: Request, ctx: RequestContext = Ctx,
 
 
 @router.delete("/{ident}", status_code=204)
-async def delete(ident: str, ctx: RequestContext = Ctx, state: ApiState = State) -> Response:
+async def delete(ident: str, request: Request, ctx: RequestContext = Ctx,
+                 state: ApiState = State) -> Response:
+    value = request.query_params.get("all_projects")
+    if value is not None and lenient_bool("all_projects", value):
+        policy.authorize(ctx, "capsule:delete_all_projects")
     await _threaded(ops.delete, state, ctx, ident)
     return Response(status_code=204)

@@ -40,6 +40,7 @@ ADMIN_ONLY = [
      "container:delete_all_projects"),
     ("GET", "/v1/capsules?all_projects=1", "capsule:get_all_all_projects"),
     ("GET", f"/v1/capsules/{uuid.uuid4()}?all_projects=1", "capsule:get_one_all_projects"),
+    ("DELETE", f"/v1/capsules/{uuid.uuid4()}?all_projects=1", "capsule:delete_all_projects"),
     ("GET", "/v1/registries?all_projects=1", "registry:get_all_all_projects"),
     ("GET", "/v1/containers?host=x", "container:get_one:host"),
 ]
