@@ -15,7 +15,8 @@ token, 503 when Keystone cannot be reached.
 :class:`IdentityCache` for ``[keystone_authtoken]token_cache_time`` seconds (never past
 the token's expiry), so a request with a known token costs a dict lookup on the event
 loop; only a cache miss runs keystonemiddleware, on a worker thread, as that may wait
-for Keystone or memcached. As with keystonemiddleware's own cache, a token revoked in
+for Keystone or memcached. (Tokens of application credentials limited by access rules
+are checked on every request, against its method and path.) As with keystonemiddleware's own cache, a token revoked in
 Keystone is refused once its cached validation expires.
 
 The identity is put on the request's state (``identity``); ``berth.api.auth`` makes the
@@ -62,6 +63,9 @@ class Identity:
     roles: tuple[str, ...]
     #: Unix time at which Keystone stops accepting the token.
     expires_at: float
+    #: An application credential's token limited by access rules: it is checked
+    #: against each request's method and path, so never answered from the cache.
+    restricted: bool = False
 
 
 class TokenValidator:
@@ -77,8 +81,10 @@ class TokenValidator:
         self._challenge: str | None = None
         self._lock = threading.Lock()
 
-    def validate(self, user_token: str | None, service_token: str | None) -> Identity:
-        """The identity ``user_token`` names.
+    def validate(self, user_token: str | None, service_token: str | None,
+                 method: str = "GET", path: str = "/") -> Identity:
+        """The identity ``user_token`` names, for a request of ``method`` on ``path``
+        (what an application credential's access rules are matched with).
 
         Raises NotAuthenticated (no token, or one Keystone refuses: malformed, expired,
         revoked, not scoped to a project, or a service token without its role) and
@@ -92,7 +98,8 @@ class TokenValidator:
             headers["X-Auth-Token"] = user_token
         if service_token:
             headers["X-Service-Token"] = service_token
-        request = _request._AuthTokenRequest.blank("/", headers=headers)
+        request = _request._AuthTokenRequest.blank(path, headers=headers,
+                                                   method=method)
         try:
             self._protocol.process_request(request)
         except webob.exc.HTTPUnauthorized:
@@ -108,11 +115,14 @@ class TokenValidator:
             raise exc.NotAuthenticated(
                 reason="the token is not scoped to a project; ask Keystone for a "
                        "project-scoped token (OS_PROJECT_NAME)")
+        credential = (request.token_info or {}).get("token", {}).get(
+            "application_credential") or {}
         return Identity(
             user_id=auth.user_id, user_name=auth.username,
             user_domain_id=auth.user_domain_id, project_id=auth.project_id,
             project_name=auth.project_name, project_domain_id=auth.project_domain_id,
-            roles=tuple(auth.role_names), expires_at=auth.expires.timestamp())
+            roles=tuple(auth.role_names), expires_at=auth.expires.timestamp(),
+            restricted=credential.get("access_rules") is not None)
 
     def challenge(self) -> str:
         """The ``WWW-Authenticate`` value of a 401 (may ask Keystone once when
@@ -195,10 +205,11 @@ class KeystoneAuthMiddleware:
                 service_token = value.decode("latin-1").strip()
         state = scope.setdefault("state", {})
         identity = self.cache.get((user_token, service_token)) if user_token else None
-        if identity is None:
+        if identity is None or identity.restricted:
             try:
                 identity = await anyio.to_thread.run_sync(
-                    self.validator.validate, user_token, service_token)
+                    self.validator.validate, user_token, service_token, scope["method"],
+                    scope["path"])
             except exc.NotAuthenticated as err:
                 challenge = await anyio.to_thread.run_sync(self.validator.challenge)
                 await self._refuse(scope, receive, send, err, challenge)

@@ -160,7 +160,7 @@ def authtoken_conf(auth_url: str = AUTH_URL, cache_time: int = 300,
     """berth's ``[keystone_authtoken]`` for the test service user (the options Zun's
     install guide sets)."""
     return (f"[keystone_authtoken]\nwww_authenticate_uri = {auth_url}\n"
-            f"region_name = {region}\n"
+            f"region_name = {region}\nservice_type = container\n"
             f"auth_url = {auth_url}\nauth_type = password\n"
             f"username = {SERVICE.name}\npassword = {PASSWORD}\n"
             f"project_name = {SERVICE.project}\nuser_domain_name = Default\n"

@@ -64,21 +64,9 @@ def test_an_expired_token_is_401_even_after_it_was_cached(berth_ks: BerthProcess
                                                           tokens: dict[str, str]) -> None:
     """An application credential's tokens expire with it: a token that worked (and
     was cached) is refused once its expiry passes."""
-    user = keystone.user_ids["berth-beta-member"]
     expires = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=4)
-    created = httpx.post(
-        f"{ks.AUTH_URL}/users/{user}/application_credentials", timeout=30,
-        headers={"X-Auth-Token": ks.issue_token("berth-beta-member", project="berth-beta")},
-        json={"application_credential": {
-            "name": f"berth-expiry-{uuid.uuid4().hex[:8]}",
-            "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%S")}})
-    created.raise_for_status()
-    credential = created.json()["application_credential"]
-    issued = httpx.post(f"{ks.AUTH_URL}/auth/tokens", timeout=30, json={"auth": {"identity": {
-        "methods": ["application_credential"],
-        "application_credential": {"id": credential["id"], "secret": credential["secret"]}}}})
-    issued.raise_for_status()
-    token = issued.headers["X-Subject-Token"]
+    token = _application_credential(keystone, "berth-beta-member", "berth-beta",
+                                    expires_at=expires.strftime("%Y-%m-%dT%H:%M:%S"))
     with client(berth_ks, token) as http:
         assert http.get("/v1/containers").status_code == 200
         time.sleep(max(0.0, (expires - dt.datetime.now(dt.UTC)).total_seconds()) + 1.5)
@@ -144,3 +132,32 @@ def test_keystone_down_is_503_and_cached_callers_and_the_agent_go_on(
     with client(berth_ks, fresh) as http:
         wait_for(lambda: http.get("/v1/containers").status_code == 200, 15,
                  what="berth to validate tokens again")
+
+
+def _application_credential(keystone: ks.Keystone, user: str, project: str,
+                            **fields: object) -> str:
+    """A token of a new application credential of ``user`` with ``fields``."""
+    created = httpx.post(
+        f"{ks.AUTH_URL}/users/{keystone.user_ids[user]}/application_credentials",
+        timeout=30, headers={"X-Auth-Token": ks.issue_token(user, project=project)},
+        json={"application_credential": {"name": f"berth-{uuid.uuid4().hex[:8]}",
+                                         **fields}})
+    created.raise_for_status()
+    credential = created.json()["application_credential"]
+    issued = httpx.post(f"{ks.AUTH_URL}/auth/tokens", timeout=30, json={"auth": {"identity": {
+        "methods": ["application_credential"],
+        "application_credential": {"id": credential["id"], "secret": credential["secret"]}}}})
+    issued.raise_for_status()
+    return issued.headers["X-Subject-Token"]
+
+
+def test_access_rules_of_an_application_credential_hold_on_every_request(
+        berth_ks: BerthProcess, keystone: ks.Keystone) -> None:
+    keystone.register_berth(berth_ks.url)     # access rules name berth's service type
+    token = _application_credential(
+        keystone, "berth-beta-member", "berth-beta",
+        access_rules=[{"service": "container", "method": "GET", "path": "/v1/containers"}])
+    with client(berth_ks, token) as http:
+        for _ in range(2):      # the second time too: such tokens are never cached
+            assert http.get("/v1/containers").status_code == 200
+            _assert_refused(http.get("/v1/registries"), berth_ks)

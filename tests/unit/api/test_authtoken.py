@@ -3,6 +3,7 @@ what is cached and for how long, which paths are public, what a refusal looks li
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -75,11 +76,16 @@ class StandInValidator:
 
     def __init__(self) -> None:
         self.calls = 0
+        self.seen = ("", "")
 
-    def validate(self, user_token: str | None, service_token: str | None) -> Identity:
+    def validate(self, user_token: str | None, service_token: str | None,
+                 method: str = "GET", path: str = "/") -> Identity:
         self.calls += 1
+        self.seen = (method, path)
         if user_token == "good" and service_token in (None, "svc"):
             return identity()
+        if user_token == "restricted":
+            return dataclasses.replace(identity(), restricted=True)
         if user_token == "down":
             raise exc.IdentityServiceUnavailable(reason="connection refused")
         raise exc.NotAuthenticated(reason="Keystone does not accept the token.")
@@ -111,6 +117,14 @@ def test_a_valid_token_is_checked_once_then_served_from_the_cache(
         response = http.get("/v1/containers", headers={"X-Auth-Token": "good"})
         assert response.json() == {"user": "u1"}
     assert validator.calls == 1
+
+
+def test_a_token_limited_by_access_rules_is_checked_on_every_request(
+        http: TestClient, validator: StandInValidator) -> None:
+    for _ in range(2):
+        assert http.get("/v1/containers", headers={"X-Auth-Token": "restricted"}
+                        ).status_code == 200
+    assert validator.calls == 2 and validator.seen == ("GET", "/v1/containers")
 
 
 @pytest.mark.parametrize("headers", [{}, {"X-Auth-Token": "bad"},
