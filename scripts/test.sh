@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # README command 2: install everything the tests need on this Debian machine (Docker
-# engine, a local registry, test images, RabbitMQ/PostgreSQL/MariaDB clients and the
-# OpenStack Placement and Cinder services for integration tests, berth with its test extras) and
-# run the whole suite. Extra arguments go to pytest.
+# engine, a local registry, test images, RabbitMQ/PostgreSQL/MariaDB clients, and the
+# OpenStack Placement, Keystone and Cinder services for integration tests, berth with
+# its test extras) and run the whole suite. Extra arguments go to pytest.
 source "$(dirname "$0")/lib.sh"
 need_root
 # iproute2 and iptables: tests/functional/network; containernetworking-plugins: bench P8's
@@ -12,14 +12,14 @@ apt_install curl ca-certificates iproute2 iptables containernetworking-plugins b
     e2fsprogs mount
 # RabbitMQ and PostgreSQL usually run before the session (shared/infra.md): stop them at
 # exit only when this script starts them (ci-services.sh itself never stops what it did not start).
-STOP=(registry placement)
+STOP=(registry placement keystone)
 for svc in rabbitmq postgres; do
     state=$(bash "$ROOT/.ci/ci-services.sh" status "$svc" 2>/dev/null || true)
     [[ $state == *": up"* ]] || STOP+=("$svc")
 done
 STOP+=(cinder)   # stop runs the list backwards: Cinder first, while its database and vhost are there
 trap 'bash "$ROOT/.ci/ci-services.sh" stop "${STOP[@]}" >/dev/null 2>&1 || true' EXIT
-bash "$ROOT/.ci/ci-services.sh" start docker registry rabbitmq postgres placement cinder
+bash "$ROOT/.ci/ci-services.sh" start docker registry rabbitmq postgres placement keystone cinder
 bash "$ROOT/.ci/make-test-images.sh" --push 127.0.0.1:5000 busybox
 ensure_venv test
 cd "$ROOT"

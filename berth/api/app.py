@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from berth.api import errors, openapi
+from berth.api.authtoken import IdentityCache, KeystoneAuthMiddleware, TokenValidator
 from berth.api.middleware import BerthMiddleware
 from berth.api.responses import JSONResponse
 from berth.api.routers import (
@@ -35,7 +36,12 @@ ROUTERS = (root, containers, container_actions, container_inspection, console,
 
 
 def create_app(state: ApiState, *, noauth: bool = True,
-               public_endpoint: str | None = None) -> FastAPI:
+               public_endpoint: str | None = None,
+               keystone: tuple[TokenValidator, IdentityCache] | None = None) -> FastAPI:
+    """``noauth``: mount the Keystone stand-in (``routers.identity``); otherwise
+    ``keystone`` (a validator and its cache) checks every request's token."""
+    if not noauth and keystone is None:
+        raise ValueError("an API without noauth needs a Keystone token validator")
     app = FastAPI(title="berth", version="1.40",
                   description="A container service with OpenStack Zun's API v1.",
                   docs_url="/docs", redoc_url=None, default_response_class=JSONResponse)
@@ -48,5 +54,8 @@ def create_app(state: ApiState, *, noauth: bool = True,
         app.include_router(identity.router)
     settings = state.settings if state is not None else ApiSettings()
     openapi.install(app, settings, [module.router for module in ROUTERS])
+    if keystone is not None:
+        # Inside BerthMiddleware, so that a 401 carries the request id and version headers.
+        app.add_middleware(KeystoneAuthMiddleware, validator=keystone[0], cache=keystone[1])
     app.add_middleware(BerthMiddleware)
     return app

@@ -27,6 +27,7 @@ LOG = logging.getLogger(__name__)
 
 _STATUS: list[tuple[type[BaseException], int]] = [
     (exc.Invalid, 400),
+    (exc.NotAuthenticated, 401),
     (rt.RuntimeInvalid, 400),
     (exc.NotAuthorized, 403),
     (exc.NotFound, 404),

@@ -1,5 +1,5 @@
 """Rendering records for the wire (api-v1.md §7.1): which keys, in which format, and
-which ones only an admin sees."""
+which ones only some callers see (``container:get_one:<key>`` rules, admin by default)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from typing import Any
 from fastapi import Request
 
 from berth.api.links import links
+from berth.common.context import RequestContext
 from berth.db.models import Container
+from berth.policies import enforcer as policy
 
 CONTAINER_KEYS = (
     "uuid", "name", "image", "user_id", "project_id", "command", "entrypoint", "status",
@@ -22,6 +24,12 @@ CONTAINER_KEYS = (
 ADMIN_KEYS = ("host", "image_pull_policy", "privileged", "runtime")
 
 
+def shown_keys(ctx: RequestContext) -> tuple[str, ...]:
+    """Which of ADMIN_KEYS the caller sees: those whose ``container:get_one:<key>``
+    rule it passes (the others are left out of the view, not null)."""
+    return tuple(k for k in ADMIN_KEYS if policy.allows(ctx, f"container:get_one:{k}"))
+
+
 def format_time(value: dt.datetime | None) -> str | None:
     """Zun's container times: ``YYYY-MM-DD HH:MM:SS`` (``.ffffff`` when non-zero)."""
     if value is None:
@@ -31,15 +39,15 @@ def format_time(value: dt.datetime | None) -> str | None:
     return value.strftime("%Y-%m-%d %H:%M:%S.%f" if value.microsecond else "%Y-%m-%d %H:%M:%S")
 
 
-def container_view(row: Container, *, is_admin: bool, request: Request | None = None
-                   ) -> dict[str, Any]:
-    """The container as Zun shows it; ``links`` only when ``request`` is given
-    (single-object responses)."""
+def container_view(row: Container, *, shown: tuple[str, ...],
+                   request: Request | None = None) -> dict[str, Any]:
+    """The container as Zun shows it, with the ``shown`` ones of ADMIN_KEYS
+    (``shown_keys``); ``links`` only when ``request`` is given (single-object responses)."""
     out: dict[str, Any] = {}
     # A loaded row keeps its columns in __dict__: reading them there skips the ORM's
     # attribute descriptors (a list of 1,000 rows reads 36,000 of them).
     loaded = row.__dict__
-    for key in CONTAINER_KEYS + (ADMIN_KEYS if is_admin else ()):
+    for key in CONTAINER_KEYS + shown:
         if key == "registry_id":
             # The registry's uuid (models.Container.registry_uuid), read without a
             # lazy load: the row is detached, and a new row has it only when set.
@@ -63,20 +71,22 @@ _REGISTRY_AT = len(_LISTED_KEYS)
 SHOW_COLUMNS = LIST_COLUMNS + ("container_id",)
 
 
-def listed_view(row: Sequence[Any], *, is_admin: bool) -> dict[str, Any]:
+def listed_view(row: Sequence[Any], *, shown: tuple[str, ...]) -> dict[str, Any]:
     """``container_view`` of a row of ``LIST_COLUMNS`` (no links, as in a list)."""
     out = dict(zip(_LISTED_KEYS, row))
     out["registry_id"] = row[_REGISTRY_AT + 1] if row[_REGISTRY_AT] else None
-    if not is_admin:
+    if shown != ADMIN_KEYS:
         for key in ADMIN_KEYS:
-            del out[key]
+            if key not in shown:
+                del out[key]
     _finish(out)
     return out
 
 
-def shown_view(row: Sequence[Any], *, is_admin: bool, request: Request) -> dict[str, Any]:
+def shown_view(row: Sequence[Any], *, shown: tuple[str, ...], request: Request
+               ) -> dict[str, Any]:
     """``container_view`` of a row of ``SHOW_COLUMNS``, with its ``links``."""
-    out = listed_view(row, is_admin=is_admin)
+    out = listed_view(row, shown=shown)
     out["links"] = links(request, "containers", out["uuid"])
     return out
 

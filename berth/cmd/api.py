@@ -42,7 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     transport = wiring.build_transport(CONF)
     state = wiring.build_api_state(CONF, db, transport)
     app = create_app(state, noauth=CONF.api.auth_strategy == "noauth",
-                     public_endpoint=CONF.api.public_endpoint)
+                     public_endpoint=CONF.api.public_endpoint,
+                     keystone=wiring.build_keystone_auth(CONF))
     address = wiring.api_listen_address(CONF)
     wiring.warn_if_exposed(CONF, address)
     LOG.info("berth-api: API on http://%s:%s/v1 (database %s, RPC topic %s)", address,

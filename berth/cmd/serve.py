@@ -95,7 +95,8 @@ def run(conf: cfg.ConfigOpts) -> int:
     state.local_state_live = lambda host: host == agent.host and agent.pleg.live()
     state.readiness = Readiness(agent.readiness_checks())   # database, rpc and docker
     app = create_app(state, noauth=conf.api.auth_strategy == "noauth",
-                     public_endpoint=conf.api.public_endpoint)
+                     public_endpoint=conf.api.public_endpoint,
+                     keystone=wiring.build_keystone_auth(conf))
     address = wiring.api_listen_address(conf)
     wiring.warn_if_exposed(conf, address)
     LOG.info("berth serve: API on http://%s:%s/v1 (database %s, host %s)", address,

@@ -75,7 +75,8 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
         c = self.conf
         address = wiring.api_listen_address(c)
         return options.check_unsafe([
-            options.refused_auth(c.api.auth_strategy),
+            options.keystone_without_service_user(c.api.auth_strategy,
+                                                  _authtoken_auth_type(c)),
             options.exposed_noauth(c.api.auth_strategy, address, c.api.port,
                                    wiring.is_loopback(address)),
             options.docker_plain_tcp(_docker_problem(c)),
@@ -91,6 +92,19 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
         ("Option values", _values),
         ("Unsafe or refused settings", _reported(_unsafe)),
     )
+
+
+def _authtoken_auth_type(conf: cfg.ConfigOpts) -> str | None:
+    """``[keystone_authtoken]auth_type``; its options are keystonemiddleware's, registered
+    here as the API registers them."""
+    if conf.api.auth_strategy != "keystone":
+        return None
+    from keystonemiddleware import auth_token
+
+    for group, opts in auth_token.list_opts():
+        conf.register_opts(opts, group=group)
+    value: str | None = conf.keystone_authtoken.auth_type
+    return value
 
 
 def _docker_problem(conf: cfg.ConfigOpts) -> str | None:

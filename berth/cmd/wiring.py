@@ -30,7 +30,8 @@ from berth.rpc.base import Transport
 from berth.volume.drivers import build_drivers
 
 if TYPE_CHECKING:  # API-only parts are imported where they are built: berth-compute
-    from berth.api.state import ApiState  # never loads the API (see build_api_state)
+    from berth.api.authtoken import IdentityCache, TokenValidator  # never loads the API
+    from berth.api.state import ApiState  # (see build_api_state)
     from berth.metrics.http import HealthServer
 
 LOG = logging.getLogger(__name__)
@@ -304,8 +305,18 @@ def read_config(argv: Sequence[str] | None, conf: cfg.ConfigOpts, **kwargs) -> N
 
 
 def parse_config(argv: Sequence[str] | None, conf: cfg.ConfigOpts, **kwargs) -> None:  # type: ignore[no-untyped-def]
-    """``read_config``, then refuse what no berth process can run with."""
+    """``read_config`` (kept as the entry points' one call: checks of the whole
+    configuration go here)."""
     read_config(argv, conf, **kwargs)
-    if conf.api.auth_strategy == "keystone":
-        raise SystemExit("berth: [api]auth_strategy = keystone is not supported yet; "
-                         "use noauth (the default) behind a trusted network.")
+
+
+def build_keystone_auth(conf: cfg.ConfigOpts) -> tuple[TokenValidator, IdentityCache] | None:
+    """The API's token validation when ``[api]auth_strategy = keystone`` (else None):
+    keystonemiddleware reading ``[keystone_authtoken]``, and berth's cache of validated
+    identities for its ``token_cache_time``."""
+    if conf.api.auth_strategy != "keystone":
+        return None
+    from berth.api.authtoken import IdentityCache, TokenValidator
+
+    validator = TokenValidator(conf)
+    return validator, IdentityCache(float(conf.keystone_authtoken.token_cache_time))

@@ -32,6 +32,8 @@ class RequestContext:
     auth_token: str | None = None
     user_name: str | None = None
     project_name: str | None = None
+    user_domain_id: str | None = None
+    project_domain_id: str | None = None
     all_projects: bool = False
     timestamp: str = field(default_factory=_utc_timestamp)
 

@@ -14,6 +14,7 @@ as in Zun.
     │   ├── ImageNotFound
     │   ├── NoInteractiveFlag
     │   └── UncreatedContainer
+    ├── NotAuthenticated                 401 (no token, or one Keystone refuses)
     ├── NotAuthorized                    403
     │   ├── PolicyNotAuthorized
     │   └── OverQuota
@@ -36,6 +37,7 @@ as in Zun.
     ├── NotAcceptable                    406 (microversions)
     ├── UnsupportedMediaType             415
     ├── ServiceUnavailable               503 (an outside service answered no; not opaque)
+    │   └── IdentityServiceUnavailable   Keystone cannot validate tokens now
     ├── NoValidHost                      no node can take the container (row -> Error)
     ├── ResourcesUnavailable             the node's claim failed (row -> Error)
     ├── VolumeError                      a volume provider failed (500 at the API)
@@ -107,6 +109,10 @@ class NoInteractiveFlag(Invalid):
 
 class UncreatedContainer(Invalid):
     message = "Cannot operate an uncreated container: %(uuid)s has no Docker container yet."
+
+
+class NotAuthenticated(BerthError):
+    message = "The request you have made requires authentication: %(reason)s"
 
 
 class NotAuthorized(BerthError):
@@ -218,6 +224,11 @@ class UnsupportedMediaType(BerthError):
 
 class ServiceUnavailable(BerthError):
     message = "%(reason)s"
+
+
+class IdentityServiceUnavailable(ServiceUnavailable):
+    message = ("berth cannot validate tokens now: the identity service (Keystone) "
+               "does not answer (%(reason)s). Try again in a moment.")
 
 
 class NoValidHost(BerthError):

@@ -16,8 +16,10 @@ OPTS = [
                     "noauth (so that an unauthenticated API is not exposed), else my_ip."),
     cfg.PortOpt("port", default=9517, help="TCP port the API listens on."),
     cfg.StrOpt("auth_strategy", default="noauth", choices=["noauth", "keystone"],
-               help="noauth: the token names the caller (user[:project]); keystone: "
-                    "keystonemiddleware validates tokens."),
+               help="noauth: the token names the caller (user[:project]), for one "
+                    "trusted machine; keystone: every request's token is validated by "
+                    "Keystone with keystonemiddleware ([keystone_authtoken] options), "
+                    "and [oslo_policy] rules decide what the caller may do."),
     cfg.IntOpt("max_limit", default=1000, help="Largest page a list returns."),
     cfg.BoolOpt("enable_image_validation", default=True,
                 help="Check at create time that the image exists (locally or in its "

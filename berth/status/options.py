@@ -93,12 +93,17 @@ def exposed_noauth(auth_strategy: str, address: str, port: int, loopback: bool
                   f"network only.")
 
 
-def refused_auth(auth_strategy: str) -> Result | None:
-    if auth_strategy != "keystone":
+def keystone_without_service_user(auth_strategy: str, auth_type: str | None
+                                  ) -> Result | None:
+    """With Keystone, berth-api validates tokens as its own service user: without one
+    (``[keystone_authtoken]auth_type`` unset) every request would be a 401 or 503."""
+    if auth_strategy != "keystone" or auth_type:
         return None
     return Result(Code.FAILURE,
-                  "[api]auth_strategy = keystone is not supported yet: every berth command "
-                  "refuses to start with it.")
+                  "[api]auth_strategy = keystone but [keystone_authtoken] names no service "
+                  "user to validate tokens with: set auth_type = password, auth_url, "
+                  "username, password, project_name, user_domain_name and "
+                  "project_domain_name (see the README, 'Keystone').")
 
 
 def docker_plain_tcp(problem: str | None) -> Result | None:

@@ -35,7 +35,7 @@ def _prepare(state: ApiState, ctx: RequestContext, ident: str, action: str,
              needs_engine: bool = True) -> Container:
     """The container, if ``action`` may start now. ``needs_engine``: the action works
     on its Docker container, so one must exist (a failed rebuild leaves none)."""
-    row = get(state, ctx, ident)
+    row = get(state, ctx, ident, f"container:{action}")
     _ready_for(row, action)
     if needs_engine:
         _require_created(row)
@@ -121,7 +121,7 @@ def update(state: ApiState, ctx: RequestContext, ident: str, changes: dict[str, 
            ) -> Container:
     """PATCH: name and auto_heal are saved here; new cpu/memory go through the agent
     (synchronous container_update: claim on the node, docker update, save)."""
-    row = get(state, ctx, ident)
+    row = get(state, ctx, ident, "container:update")
     _ready_for(row, "update")
     changes = dict(changes)
     if "name" in changes:
@@ -173,7 +173,7 @@ def _check_quota(state: ApiState, ctx: RequestContext, row: Container,
 
 def rename(state: ApiState, ctx: RequestContext, ident: str, name: str) -> Container:
     """POST .../rename (1.1-1.13): only the row changes; Docker's name stays zun-<uuid>."""
-    row = get(state, ctx, ident)
+    row = get(state, ctx, ident, "container:rename")
     if row.task_state:
         raise exc.TaskInProgress(uuid=row.uuid, task_state=row.task_state)
     if name == row.name:

@@ -25,13 +25,14 @@ from berth.api.operations import volumes as volumes_api
 from berth.api.operations.containers import cast_create
 from berth.api.schemas.capsule import ParsedCapsule, parse_template
 from berth.api.state import ApiState
-from berth.api.views import container_view, format_time
+from berth.api.views import container_view, format_time, shown_keys
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.log import container_context
 from berth.compute.states import Status
 from berth.db import actions, capsules, containers
 from berth.db.models import Container
+from berth.policies import enforcer as policy
 from berth.scheduler.base import RequestSpec
 
 LOG = logging.getLogger(__name__)
@@ -42,7 +43,9 @@ VIEW_KEYS = ("uuid", "user_id", "project_id", "created_at", "updated_at", "addre
 
 
 def create(state: ApiState, ctx: RequestContext, body: Any) -> Container:
-    parsed = parse_template(body, state.settings.create_limits, ctx.is_admin)
+    policy.authorize(ctx, "capsule:create")
+    parsed = parse_template(body, state.settings.create_limits,
+                            policy.allows(ctx, "container:create:image_pull_policy"))
     capsule = parsed.capsule
     deltas = {"containers": len(parsed.members), "cpu": capsule["cpu"],
               "memory": int(capsule["memory"]),
@@ -106,19 +109,22 @@ def _schedule_and_cast(state: ApiState, ctx: RequestContext, parsed: ParsedCapsu
     return row
 
 
-def get(state: ApiState, ctx: RequestContext, ident: str) -> Container:
-    """By uuid or name; admins see every project's, others only their own."""
+def get(state: ApiState, ctx: RequestContext, ident: str, rule: str) -> Container:
+    """By uuid or name, if the caller passes ``rule`` on it; admins see every
+    project's, others only their own (another project's is a 404)."""
     try:
-        return containers.get(state.db, ident, None if ctx.is_admin else ctx.project_id,
-                              container_type=capsules.CAPSULE)
+        row = containers.get(state.db, ident, None if ctx.is_admin else ctx.project_id,
+                             container_type=capsules.CAPSULE)
     except exc.ContainerNotFound:
         raise exc.CapsuleNotFound(capsule=ident) from None
+    policy.authorize(ctx, rule, row)
+    return row
 
 
 def delete(state: ApiState, ctx: RequestContext, ident: str) -> None:
     """Mark it Deleting and cast the delete to its node (which takes the task over);
     a capsule never placed has only rows to remove."""
-    row = get(state, ctx, ident)
+    row = get(state, ctx, ident, "capsule:delete")
     if not row.host:
         LOG.info("capsule %s was never placed; removing its rows", row.uuid)
         capsules.destroy(state.db, row.uuid)
@@ -129,18 +135,20 @@ def delete(state: ApiState, ctx: RequestContext, ident: str) -> None:
     state.compute.container_delete(ctx, row, True)
 
 
-def list_views(state: ApiState, rows: list[Container], *, is_admin: bool,
+def list_views(state: ApiState, rows: list[Container], *, ctx: RequestContext,
                version: APIVersion) -> list[dict[str, Any]]:
     """``view`` of each row of a list (their members read in one query)."""
     members = capsules.members_of_many(state.db, [row.id for row in rows])
-    return [view(state, row, is_admin=is_admin, version=version, members=members[row.id])
+    return [view(state, row, ctx=ctx, version=version, members=members[row.id])
             for row in rows]
 
 
-def view(state: ApiState, row: Container, *, is_admin: bool, version: APIVersion,
+def view(state: ApiState, row: Container, *, ctx: RequestContext, version: APIVersion,
          request: Request | None = None,
          members: tuple[list[Container], list[Container]] | None = None) -> dict[str, Any]:
-    """The capsule as Zun shows it at ``version`` (its members included)."""
+    """The capsule as Zun shows it at ``version`` (its members included) to ``ctx``:
+    ``host`` only with ``capsule:get:host``, members' fields as ``views.shown_keys``."""
+    shown = shown_keys(ctx)
     out: dict[str, Any] = {key: getattr(row, key) for key in VIEW_KEYS}
     out["created_at"] = format_time(row.created_at)
     out["updated_at"] = format_time(row.updated_at)
@@ -149,17 +157,17 @@ def view(state: ApiState, row: Container, *, is_admin: bool, version: APIVersion
     out["annotations"] = row.annotations or {}
     inits, regular = members if members is not None else capsules.members_of(state.db,
                                                                                row.id)
-    out["init_containers"] = [container_view(m, is_admin=is_admin) for m in inits]
-    out["containers"] = [container_view(m, is_admin=is_admin) for m in regular]
-    policy: Mapping[str, Any] = row.restart_policy or {"Name": "always",
-                                                      "MaximumRetryCount": "0"}
-    out["restart_policy"] = dict(policy)
-    if is_admin:
+    out["init_containers"] = [container_view(m, shown=shown) for m in inits]
+    out["containers"] = [container_view(m, shown=shown) for m in regular]
+    restart: Mapping[str, Any] = row.restart_policy or {"Name": "always",
+                                                       "MaximumRetryCount": "0"}
+    out["restart_policy"] = dict(restart)
+    if policy.allows(ctx, "capsule:get:host", row):
         out["host"] = row.host
     if version < _NEW_VIEW_FROM:
         out["meta_name"] = out.pop("name")
         out["meta_labels"] = out.pop("labels")
-        out["restart_policy"] = policy.get("Name")
+        out["restart_policy"] = restart.get("Name")
         out.update(volumes_info={}, containers_uuids=[], init_containers_uuids=[],
                    capsule_version="")
     if request is not None:

@@ -75,7 +75,7 @@ def execute(state: ApiState, ctx: RequestContext, ident: str, params: dict[str, 
     argv = parse_command(params.get("command"))
     run = _flag(params, "run", True)
     interactive = _flag(params, "interactive", False)
-    row = get(state, ctx, ident)
+    row = get(state, ctx, ident, "container:execute")
     states.check_action_allowed("execute", row.status or "", row.uuid)
     with container_context(row.uuid):
         answer = state.compute.call(ctx, row, "container_exec", command=argv, run=run,
@@ -100,7 +100,7 @@ def execute_resize(state: ApiState, ctx: RequestContext, ident: str,
             err=f"Invalid input for field 'exec_id'. Value: '{exec_id}'. It must be the "
                 f"64 lowercase hexadecimal characters returned by execute.")
     height, width = _size(params, "h"), _size(params, "w")
-    row = get(state, ctx, ident)
+    row = get(state, ctx, ident, "container:execute_resize")
     states.check_action_allowed("execute_resize", row.status or "", row.uuid)
     if not execs.belongs(state.db, row.id, exec_id):
         # The RPC names no container: without this check a user could resize any exec.
@@ -112,7 +112,7 @@ def execute_resize(state: ApiState, ctx: RequestContext, ident: str,
 
 def attach(state: ApiState, ctx: RequestContext, ident: str) -> str:
     """``GET .../attach``: the websocket URL of the container's console."""
-    row = get(state, ctx, ident)
+    row = get(state, ctx, ident, "container:attach")
     states.check_action_allowed("attach", row.status or "", row.uuid)
     if not row.interactive:
         raise exc.NoInteractiveFlag(uuid=row.uuid)
@@ -125,7 +125,7 @@ def attach(state: ApiState, ctx: RequestContext, ident: str) -> str:
 def resize(state: ApiState, ctx: RequestContext, ident: str, params: dict[str, Any]) -> None:
     """``POST .../resize``: resize the TTY of the container's main process."""
     height, width = _size(params, "h"), _size(params, "w")
-    row = get(state, ctx, ident)
+    row = get(state, ctx, ident, "container:resize")
     states.check_action_allowed("resize", row.status or "", row.uuid)
     with container_context(row.uuid):
         state.compute.call(ctx, row, "container_resize", height=height, width=width)

@@ -30,6 +30,7 @@ from berth.db import actions, containers, nodes
 from berth.db import volumes as db_volumes
 from berth.db.models import Container
 from berth.image.reference import parse_image
+from berth.policies import enforcer as policy
 from berth.scheduler.base import RequestSpec
 
 LOG = logging.getLogger(__name__)
@@ -37,8 +38,10 @@ LOG = logging.getLogger(__name__)
 
 def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
            run: bool) -> Container:
+    policy.authorize(ctx, "container:create")
     # Validated: each field has its schema's type (the extras too).
-    fields: dict[str, Any] = validate_create(body, version, ctx.is_admin,
+    fields: dict[str, Any] = validate_create(body, version,
+                                             lambda rule: policy.allows(ctx, rule),
                                              state.settings.create_limits)
     extras = {k[1:]: fields.pop(k) for k in list(fields) if k.startswith("_")}
     registry = registries_api.resolve_for_create(state, ctx, extras.get("registry"))
@@ -177,9 +180,13 @@ def _check_image(state: ApiState, ctx: RequestContext, host: str, ref: str,
             f"registry has no such repository or tag. Check the name and the tag.")
 
 
-def get(state: ApiState, ctx: RequestContext, ident: str) -> Container:
-    """Admins find any project's container; others only their own project's."""
-    return containers.get(state.db, ident, None if ctx.is_admin else ctx.project_id)
+def get(state: ApiState, ctx: RequestContext, ident: str, rule: str) -> Container:
+    """The container, if the caller passes ``rule`` on it. Admins find any project's
+    container; others only their own project's: another project's is a 404, as one
+    that does not exist, so that its existence does not leak."""
+    row = containers.get(state.db, ident, None if ctx.is_admin else ctx.project_id)
+    policy.authorize(ctx, rule, row)
+    return row
 
 
 def show_on_loop(state: ApiState, ctx: RequestContext, ident: str) -> Row[Any] | None:
@@ -209,7 +216,7 @@ def _stored_row_answers(state: ApiState, row: Container | Row[Any]) -> bool:
 def show(state: ApiState, ctx: RequestContext, ident: str) -> Container:
     """The row, refreshed from Docker by its agent when the agent is up; the stored row
     when it is down (with a task past its deadline failed: ``stale_tasks``)."""
-    row = get(state, ctx, ident)
+    row = get(state, ctx, ident, "container:get_one")
     if _stored_row_answers(state, row):
         return row
     if row.host and not state.host_is_up(row.host):
@@ -232,7 +239,7 @@ def _ready_for(row: Container, action: str) -> None:
 
 
 def start(state: ApiState, ctx: RequestContext, ident: str) -> None:
-    row = get(state, ctx, ident)
+    row = get(state, ctx, ident, "container:start")
     _ready_for(row, "start")
     state.compute.check_host(row)
     actions.action_start(state.db, ctx, row.uuid, "start")
@@ -240,7 +247,7 @@ def start(state: ApiState, ctx: RequestContext, ident: str) -> None:
 
 
 def stop(state: ApiState, ctx: RequestContext, ident: str, timeout: int | None) -> None:
-    row = get(state, ctx, ident)
+    row = get(state, ctx, ident, "container:stop")
     _ready_for(row, "stop")
     state.compute.check_host(row)
     actions.action_start(state.db, ctx, row.uuid, "stop")
@@ -248,9 +255,9 @@ def stop(state: ApiState, ctx: RequestContext, ident: str, timeout: int | None) 
 
 
 def delete(state: ApiState, ctx: RequestContext, ident: str, force: bool, stop: bool) -> None:
-    row = get(state, ctx, ident)
-    if force and not stop and not ctx.is_admin:
-        raise exc.PolicyNotAuthorized(action="container:delete_force")
+    row = get(state, ctx, ident, "container:delete")
+    if force and not stop:
+        policy.authorize(ctx, "container:delete_force", row)
     states.check_action_allowed(states.delete_action(force, stop), row.status or "", row.uuid)
     if row.task_state and not force:
         raise exc.TaskInProgress(uuid=row.uuid, task_state=row.task_state)

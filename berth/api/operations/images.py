@@ -19,6 +19,7 @@ from berth.db import images as db_images
 from berth.db import nodes
 from berth.db.models import Image
 from berth.image.reference import parse_image
+from berth.policies import enforcer as policy
 
 LOG = logging.getLogger(__name__)
 
@@ -33,8 +34,8 @@ def view(row: Image, request: Request) -> dict[str, Any]:
 
 
 def _check_admin(ctx: RequestContext, action: str) -> None:
-    if not ctx.is_admin:
-        raise exc.PolicyNotAuthorized(action=action)
+    """``action``'s rule (admin by default)."""
+    policy.authorize(ctx, action)
 
 
 def _parse_pull(state: ApiState, body: Any) -> tuple[str, str, str]:
@@ -109,6 +110,7 @@ def delete(state: ApiState, ctx: RequestContext, uuid: str) -> None:
 def search(state: ApiState, ctx: RequestContext, image: str, image_driver: Any,
            exact_match: Any) -> list[dict[str, Any]]:
     """Ask one live node to search for ``image``; ServiceUnavailable when none is up."""
+    policy.authorize(ctx, "image:search")
     limits = state.settings.create_limits
     driver = limits.default_image_driver
     if not T.is_none_string(image_driver):

@@ -138,7 +138,7 @@ def parse_commit_target(repository: Any, tag: Any) -> tuple[str, str]:
 # -- operations ---------------------------------------------------------------------
 
 def _ready(state: ApiState, ctx: RequestContext, ident: str, action: str) -> Container:
-    row = get(state, ctx, ident)
+    row = get(state, ctx, ident, f"container:{action}")
     states.check_action_allowed(action, row.status or "", row.uuid)
     if not row.container_id:
         raise exc.UncreatedContainer(uuid=row.uuid)

@@ -23,6 +23,7 @@ from berth.common.context import RequestContext
 from berth.db import actions
 from berth.db import networks as db_networks
 from berth.db.models import Container, Network
+from berth.policies import enforcer as policy
 
 LOG = logging.getLogger(__name__)
 
@@ -110,8 +111,8 @@ def metadata_of(requested: list[dict[str, Any]]) -> dict[str, Any] | None:
 # -- /v1/networks ------------------------------------------------------------------
 
 def _admin(ctx: RequestContext, action: str) -> None:
-    if not ctx.is_admin:
-        raise exc.PolicyNotAuthorized(action=action)
+    """``action``'s rule (admin by default)."""
+    policy.authorize(ctx, action)
 
 
 def _require_local(state: ApiState) -> None:

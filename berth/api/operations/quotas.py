@@ -23,10 +23,10 @@ from sqlalchemy import Connection
 from berth.api.schemas.resources import INT_MAX, QUOTA
 from berth.api.schemas.types import invalid
 from berth.api.state import ApiState
-from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.units import memory_mib
 from berth.db import quotas as db_quotas
+from berth.policies import enforcer as policy
 from berth.quota import QuotaEnforcer
 
 LOG = logging.getLogger(__name__)
@@ -37,15 +37,12 @@ RESOURCES = db_quotas.RESOURCES
 # -- policy ---------------------------------------------------------------------------
 
 def _check_owner_or_admin(ctx: RequestContext, project_id: str, action: str) -> None:
-    if not ctx.is_admin and ctx.project_id != project_id:
-        raise exc.PolicyNotAuthorized(
-            f"Policy doesn't allow {action} to be performed: only an admin or a member "
-            f"of project {project_id} may read its quota.", action=action)
+    """``action`` with the quota's project as its target (admin or owner by default)."""
+    policy.authorize(ctx, action, {"project_id": project_id})
 
 
 def _check_admin(ctx: RequestContext, action: str) -> None:
-    if not ctx.is_admin:
-        raise exc.PolicyNotAuthorized(action=action)
+    policy.authorize(ctx, action, {"project_id": ctx.project_id})
 
 
 # -- limits -----------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from berth.common.context import RequestContext
 from berth.db import registries as db_registries
 from berth.db.models import Registry
 from berth.image.reference import has_domain, parse_image
+from berth.policies import enforcer as policy
 
 LOG = logging.getLogger(__name__)
 
@@ -86,12 +87,16 @@ def _encrypt(state: ApiState, values: dict[str, Any]) -> dict[str, Any]:
 
 # -- operations -------------------------------------------------------------------------
 
-def get(state: ApiState, ctx: RequestContext, ident: str) -> Registry:
-    """Admins find any project's registry; others only their own project's."""
-    return db_registries.get(state.db, ident, None if ctx.is_admin else ctx.project_id)
+def get(state: ApiState, ctx: RequestContext, ident: str, rule: str) -> Registry:
+    """The registry, if the caller passes ``rule`` on it. Admins find any project's
+    registry; others only their own project's (another project's is a 404)."""
+    row = db_registries.get(state.db, ident, None if ctx.is_admin else ctx.project_id)
+    policy.authorize(ctx, rule, row)
+    return row
 
 
 def create(state: ApiState, ctx: RequestContext, body: Any) -> Registry:
+    policy.authorize(ctx, "registry:create")
     values = _encrypt(state, _parse(_unwrap(body, creating=True), creating=True))
     row = db_registries.create(state.db, dict(values, project_id=ctx.project_id,
                                               user_id=ctx.user_id))
@@ -101,14 +106,14 @@ def create(state: ApiState, ctx: RequestContext, body: Any) -> Registry:
 
 def update(state: ApiState, ctx: RequestContext, ident: str, body: Any) -> Registry:
     values = _parse(_unwrap(body, creating=False), creating=False)
-    row = get(state, ctx, ident)
+    row = get(state, ctx, ident, "registry:update")
     row = db_registries.update_(state.db, row.uuid, _encrypt(state, values))
     LOG.info("registry %s updated (%s)", row.uuid, ", ".join(sorted(values)))
     return row
 
 
 def delete(state: ApiState, ctx: RequestContext, ident: str) -> None:
-    row = get(state, ctx, ident)
+    row = get(state, ctx, ident, "registry:delete")
     users = db_registries.containers_using(state.db, row.id)
     if users:
         raise exc.Conflict(
@@ -123,4 +128,4 @@ def resolve_for_create(state: ApiState, ctx: RequestContext, ident: str | None
     """The registry a container create names (uuid or name), or None."""
     if ident is None:
         return None
-    return get(state, ctx, ident)
+    return get(state, ctx, ident, "registry:get_one")

@@ -20,6 +20,7 @@ from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.db import actions, nodes, paging
 from berth.db.models import ComputeNode, ContainerAction, ContainerActionEvent, ZunService
+from berth.policies import enforcer as policy
 
 LOG = logging.getLogger(__name__)
 
@@ -33,8 +34,8 @@ EVENT_KEYS = ("event", "result")
 
 
 def check_admin(ctx: RequestContext, action: str) -> None:
-    if not ctx.is_admin:
-        raise exc.PolicyNotAuthorized(action=action)
+    """``action``'s rule (admin by default) with the caller's project as its target."""
+    policy.authorize(ctx, action)
 
 
 # -- paging (api-v1.md §5) --------------------------------------------------------------
@@ -45,7 +46,8 @@ PAGE_PARAMS = ("limit", "marker", "sort_key", "sort_dir")
 def listing_scope(ctx: RequestContext, query: Mapping[str, str], filters: tuple[str, ...],
                   rule: str) -> bool:
     """A list's query checked: only ``filters``, paging and ``all_projects`` (400
-    naming the others); ``all_projects`` needs ``rule`` (admin). Whether it was asked."""
+    naming the others); ``all_projects`` needs ``rule`` (admin by default). Whether it
+    was asked."""
     unknown = [k for k in query if k not in filters + PAGE_PARAMS + ("all_projects",)]
     if unknown:
         what = f"Filter on {', '.join(filters)}." if filters else \
@@ -54,8 +56,8 @@ def listing_scope(ctx: RequestContext, query: Mapping[str, str], filters: tuple[
             err=f"Unknown parameters: {', '.join(sorted(unknown))}. {what}")
     asked = T.lenient_bool("all_projects", query["all_projects"]) \
         if "all_projects" in query else False
-    if asked and not ctx.is_admin:
-        raise exc.PolicyNotAuthorized(action=rule)
+    if asked:
+        policy.authorize(ctx, rule)
     return asked
 
 
@@ -220,23 +222,23 @@ def action_view(row: ContainerAction) -> dict[str, Any]:
     return out
 
 
-def event_view(ev: ContainerActionEvent, is_admin: bool) -> dict[str, Any]:
+def event_view(ev: ContainerActionEvent, with_traceback: bool) -> dict[str, Any]:
     out: dict[str, Any] = {k: getattr(ev, k) for k in EVENT_KEYS}
     out["start_time"] = actions.format_time(ev.start_time)
     out["finish_time"] = actions.format_time(ev.finish_time)
-    # container:action:events is admin-only: others see that an event failed, not where.
-    out["traceback"] = ev.traceback if is_admin else None
+    # container:action:events (admin): others see that an event failed, not where.
+    out["traceback"] = ev.traceback if with_traceback else None
     return out
 
 
 def list_actions(state: ApiState, ctx: RequestContext, ident: str) -> list[dict[str, Any]]:
-    row = containers_api.get(state, ctx, ident)
+    row = containers_api.get(state, ctx, ident, "container:actions")
     return [action_view(a) for a in actions.list_actions(state.db, row.uuid)]
 
 
 def show_action(state: ApiState, ctx: RequestContext, ident: str, request_id: str
                 ) -> dict[str, Any]:
-    row = containers_api.get(state, ctx, ident)
+    row = containers_api.get(state, ctx, ident, "container:actions")
     try:
         action, events = actions.get_action(state.db, row.uuid, request_id)
     except exc.ResourceNotFound:
@@ -245,5 +247,6 @@ def show_action(state: ApiState, ctx: RequestContext, ident: str, request_id: st
             f"container's actions with `zun action-list {ident}`.",
             resource=f"Action {request_id}") from None
     out = action_view(action)
-    out["events"] = [event_view(e, ctx.is_admin) for e in events]
+    with_traceback = policy.allows(ctx, "container:action:events", row)
+    out["events"] = [event_view(e, with_traceback) for e in events]
     return out

@@ -15,9 +15,9 @@ from berth.api.routers.containers import Ctx, State, _threaded, version_of
 from berth.api.schemas.capsule import create_schema
 from berth.api.schemas.types import lenient_bool
 from berth.api.state import ApiState
-from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.db import capsules, containers
+from berth.policies import enforcer as policy
 
 router = APIRouter(prefix="/v1/capsules")
 
@@ -29,7 +29,7 @@ async def create(request: Request, ctx: RequestContext = Ctx, state: ApiState = 
                  ) -> JSONResponse:
     body = await read_json_body(request, required=True)
     row = await _threaded(ops.create, state, ctx, body)
-    view = await _threaded(lambda: ops.view(state, row, is_admin=ctx.is_admin,
+    view = await _threaded(lambda: ops.view(state, row, ctx=ctx,
                                             version=version_of(request), request=request))
     return JSONResponse(view, status_code=202,
                         headers={"Location": f"{base_url(request)}/v1/capsules/{row.uuid}"})
@@ -39,6 +39,7 @@ async def create(request: Request, ctx: RequestContext = Ctx, state: ApiState = 
 @router.get("/", include_in_schema=False)
 async def list_capsules(request: Request, ctx: RequestContext = Ctx,
                         state: ApiState = State) -> JSONResponse:
+    policy.authorize(ctx, "capsule:get_all")
     q = request.query_params
     all_projects = listing_scope(ctx, q, (), "capsule:get_all_all_projects")
     page = page_params(q, state.settings.max_limit, "id")
@@ -48,7 +49,7 @@ async def list_capsules(request: Request, ctx: RequestContext = Ctx,
             state.db, project_id=None if all_projects else ctx.project_id,
             limit=page.limit, marker=page.marker, sort_key=page.sort_key,
             sort_dir=page.sort_dir, container_type=capsules.CAPSULE)
-        return [rows, ops.list_views(state, rows, is_admin=ctx.is_admin,
+        return [rows, ops.list_views(state, rows, ctx=ctx,
                                      version=version_of(request))]
 
     rows, views = await _threaded(listed)
@@ -61,14 +62,18 @@ async def list_capsules(request: Request, ctx: RequestContext = Ctx,
 async def show(ident: str, request: Request, ctx: RequestContext = Ctx,
                state: ApiState = State) -> JSONResponse:
     value = request.query_params.get("all_projects")
-    if value is not None and lenient_bool("all_projects", value) and not ctx.is_admin:
-        raise exc.PolicyNotAuthorized(action="capsule:get_one_all_projects")
-    row = await _threaded(ops.get, state, ctx, ident)
+    if value is not None and lenient_bool("all_projects", value):
+        policy.authorize(ctx, "capsule:get_one_all_projects")
+    row = await _threaded(ops.get, state, ctx, ident, "capsule:get")
     return JSONResponse(await _threaded(lambda: ops.view(
-        state, row, is_admin=ctx.is_admin, version=version_of(request), request=request)))
+        state, row, ctx=ctx, version=version_of(request), request=request)))
 
 
 @router.delete("/{ident}", status_code=204)
-async def delete(ident: str, ctx: RequestContext = Ctx, state: ApiState = State) -> Response:
+async def delete(ident: str, request: Request, ctx: RequestContext = Ctx,
+                 state: ApiState = State) -> Response:
+    value = request.query_params.get("all_projects")
+    if value is not None and lenient_bool("all_projects", value):
+        policy.authorize(ctx, "capsule:delete_all_projects")
     await _threaded(ops.delete, state, ctx, ident)
     return Response(status_code=204)

@@ -22,7 +22,7 @@ from berth.api.routers.containers import Ctx, State, _threaded, version_of
 from berth.api.schemas import types as T
 from berth.api.schemas.container import CreateLimits, update_schema, validate_update
 from berth.api.state import ApiState
-from berth.api.views import container_view
+from berth.api.views import container_view, shown_keys
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 
@@ -155,7 +155,7 @@ async def update(ident: str, request: Request, ctx: RequestContext = Ctx,
                  state: ApiState = State) -> dict[str, Any]:
     changes = validate_update(await read_json_body(request), state.settings.create_limits)
     row = await _threaded(ops.update, state, ctx, ident, changes)
-    return container_view(row, is_admin=ctx.is_admin, request=request)
+    return container_view(row, shown=shown_keys(ctx), request=request)
 
 
 @router.post("/{ident}/resize_container", status_code=202)
@@ -165,7 +165,7 @@ async def resize_container(ident: str, request: Request, ctx: RequestContext = C
                     "1.19", None, "Ask for container 1.19 or later, or use PATCH.")
     changes = parse_resize(await merged(request), state.settings.create_limits)
     row = await _threaded(ops.resize, state, ctx, ident, changes)
-    return JSONResponse(container_view(row, is_admin=ctx.is_admin, request=request),
+    return JSONResponse(container_view(row, shown=shown_keys(ctx), request=request),
                         status_code=202)
 
 
@@ -180,7 +180,7 @@ async def rename(ident: str, request: Request, ctx: RequestContext = Ctx,
         raise exc.InvalidParameterValue(err="'name' is required: the container's new name.")
     name = T.container_name("name", params["name"])
     row = await _threaded(ops.rename, state, ctx, ident, name)
-    return container_view(row, is_admin=ctx.is_admin, request=request)
+    return container_view(row, shown=shown_keys(ctx), request=request)
 
 
 async def _security_group_name(request: Request, what: str) -> str:

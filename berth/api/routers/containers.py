@@ -18,11 +18,19 @@ from berth.api.responses import JSONResponse
 from berth.api.schemas.container import create_schema, parse_run_flag
 from berth.api.schemas.types import extended_bool, lenient_bool
 from berth.api.state import ApiState
-from berth.api.views import LIST_COLUMNS, container_view, listed_view, shown_view
+from berth.api.views import (
+    ADMIN_KEYS,
+    LIST_COLUMNS,
+    container_view,
+    listed_view,
+    shown_keys,
+    shown_view,
+)
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.db import containers
 from berth.db.models import Container
+from berth.policies import enforcer as policy
 
 router = APIRouter(prefix="/v1/containers")
 
@@ -58,7 +66,7 @@ async def create(request: Request, ctx: RequestContext = Ctx, state: ApiState = 
     body = await read_json_body(request, required=True)
     run = parse_run_flag(request.query_params.get("run"))
     row = await _threaded(compute_api.create, state, ctx, body, version_of(request), run)
-    view = container_view(row, is_admin=ctx.is_admin, request=request)
+    view = container_view(row, shown=shown_keys(ctx), request=request)
     return JSONResponse(view, status_code=202,
                         headers={"Location": f"{base_url(request)}/v1/containers/{row.uuid}"})
 
@@ -67,6 +75,7 @@ async def create(request: Request, ctx: RequestContext = Ctx, state: ApiState = 
 @router.get("/", include_in_schema=False)
 def list_containers(request: Request) -> JSONResponse:
     ctx, state = request_context(request), _state(request)
+    policy.authorize(ctx, "container:get_all")
     q = request.query_params
     unknown = [k for k in q if k not in LIST_FILTERS + LIST_PARAMS]
     if unknown:
@@ -75,10 +84,12 @@ def list_containers(request: Request) -> JSONResponse:
                 f"{', '.join(LIST_FILTERS)}.")
     all_projects = lenient_bool("all_projects", q["all_projects"]) \
         if "all_projects" in q else False
-    if all_projects and not ctx.is_admin:
-        raise exc.PolicyNotAuthorized(action="container:get_all_all_projects")
-    if "host" in q and not ctx.is_admin:
-        raise exc.PolicyNotAuthorized(action="container:get_one:host")
+    if all_projects:
+        policy.authorize(ctx, "container:get_all_all_projects")
+    shown = shown_keys(ctx)
+    for key in ADMIN_KEYS:  # filtering on a hidden field would reveal it
+        if key in q and key not in shown:
+            raise exc.PolicyNotAuthorized(action=f"container:get_one:{key}")
     limit = _limit(q.get("limit"), state.settings.max_limit)
     sort_dir = q.get("sort_dir", "asc")
     if sort_dir not in ("asc", "desc"):
@@ -92,8 +103,8 @@ def list_containers(request: Request) -> JSONResponse:
         state.db, LIST_COLUMNS, project_id=project, filters=filters, limit=limit,
         marker=q.get("marker"), sort_key=sort_key, sort_dir=sort_dir))
     # A stale task failed on the way comes back as the updated container.
-    items = [container_view(r, is_admin=ctx.is_admin) if isinstance(r, Container)
-             else listed_view(r, is_admin=ctx.is_admin) for r in rows]
+    items = [container_view(r, shown=shown) if isinstance(r, Container)
+             else listed_view(r, shown=shown) for r in rows]
     next_url = None
     if rows and len(rows) == limit:
         carry = {k: q[k] for k in q if k not in ("limit", "marker", "sort_key", "sort_dir")}
@@ -115,8 +126,8 @@ def _limit(value: str | None, max_limit: int) -> int:
 
 
 def _all_projects_flag(ctx: RequestContext, value: str | None) -> None:
-    if value is not None and lenient_bool("all_projects", value) and not ctx.is_admin:
-        raise exc.PolicyNotAuthorized(action="container:get_one_all_projects")
+    if value is not None and lenient_bool("all_projects", value):
+        policy.authorize(ctx, "container:get_one_all_projects")
 
 
 @router.get("/{ident}")
@@ -125,9 +136,10 @@ async def show(ident: str, request: Request) -> JSONResponse:
     _all_projects_flag(ctx, request.query_params.get("all_projects"))
     stored = compute_api.show_on_loop(state, ctx, ident)
     if stored is not None:
-        return JSONResponse(shown_view(stored, is_admin=ctx.is_admin, request=request))
+        policy.authorize(ctx, "container:get_one", stored)
+        return JSONResponse(shown_view(stored, shown=shown_keys(ctx), request=request))
     row = await _threaded(compute_api.show, state, ctx, ident)
-    return JSONResponse(container_view(row, is_admin=ctx.is_admin, request=request))
+    return JSONResponse(container_view(row, shown=shown_keys(ctx), request=request))
 
 
 @router.delete("/{ident}", status_code=204)
@@ -143,8 +155,8 @@ async def delete(ident: str, request: Request, ctx: RequestContext = Ctx,
     if stop and not version.at_least("1.12"):
         raise exc.InvalidParamInVersion(param="stop", req_version=str(version),
                                         min_version="1.12")
-    if _flag(params, "all_projects") and not ctx.is_admin:
-        raise exc.PolicyNotAuthorized(action="container:delete_all_projects")
+    if _flag(params, "all_projects"):
+        policy.authorize(ctx, "container:delete_all_projects")
     await _threaded(compute_api.delete, state, ctx, ident, force, stop)
     return Response(status_code=204)
 

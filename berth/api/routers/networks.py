@@ -47,7 +47,7 @@ async def network_attach(ident: str, request: Request, ctx: RequestContext = Ctx
     require_version(version_of(request), "POST /v1/containers/{id}/network_attach", "1.8",
                     None)
     params = await merged(request)
-    row = await _threaded(containers_ops.get, state, ctx, ident)
+    row = await _threaded(containers_ops.get, state, ctx, ident, "container:network_attach")
     await _threaded(ops.attach, state, ctx, row, params)
     return JSONResponse(None, status_code=200)
 
@@ -58,7 +58,7 @@ async def network_detach(ident: str, request: Request, ctx: RequestContext = Ctx
     require_version(version_of(request), "POST /v1/containers/{id}/network_detach", "1.6",
                     None)
     params = await merged(request)
-    row = await _threaded(containers_ops.get, state, ctx, ident)
+    row = await _threaded(containers_ops.get, state, ctx, ident, "container:network_detach")
     await _threaded(ops.detach, state, ctx, row, params)
     return Response(status_code=202)
 
@@ -68,4 +68,6 @@ def network_list(ident: str, request: Request, ctx: RequestContext = Ctx,
                  state: ApiState = State) -> dict[str, Any]:
     version = version_of(request)
     require_version(version, "GET /v1/containers/{id}/network_list", "1.13", None)
-    return ops.network_list(containers_ops.get(state, ctx, ident), version)
+    # Zun checks no rule of its own here: the container's show rule guards it.
+    return ops.network_list(containers_ops.get(state, ctx, ident, "container:get_one"),
+                            version)

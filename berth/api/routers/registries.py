@@ -17,6 +17,7 @@ from berth.api.schemas import resources as schemas
 from berth.api.state import ApiState
 from berth.common.context import RequestContext
 from berth.db import registries as db_registries
+from berth.policies import enforcer as policy
 
 router = APIRouter(prefix="/v1/registries")
 
@@ -36,6 +37,7 @@ async def create(request: Request, ctx: RequestContext = Ctx, state: ApiState = 
 @router.get("/", include_in_schema=False)
 def list_registries(request: Request, ctx: RequestContext = Ctx, state: ApiState = State
                     ) -> dict[str, Any]:
+    policy.authorize(ctx, "registry:get_all")
     q = request.query_params
     all_projects = listing_scope(ctx, q, db_registries.FILTERS,
                                  "registry:get_all_all_projects")
@@ -52,7 +54,7 @@ def list_registries(request: Request, ctx: RequestContext = Ctx, state: ApiState
 @router.get("/{ident}")
 def show(ident: str, request: Request, ctx: RequestContext = Ctx, state: ApiState = State
          ) -> dict[str, Any]:
-    return {"registry": ops.view(ops.get(state, ctx, ident), request)}
+    return {"registry": ops.view(ops.get(state, ctx, ident, "registry:get_one"), request)}
 
 
 @router.patch("/{ident}")

@@ -169,7 +169,7 @@ class ParsedCapsule:
     mounts: list[list[dict[str, Any]]] = field(default_factory=list)
 
 
-def parse_template(body: object, limits: CreateLimits, is_admin: bool) -> ParsedCapsule:
+def parse_template(body: object, limits: CreateLimits, pull_allowed: bool) -> ParsedCapsule:
     outer = create_schema(limits).check_shape(body)
     raw = outer["template"]
     if isinstance(raw, str):
@@ -181,9 +181,9 @@ def parse_template(body: object, limits: CreateLimits, is_admin: bool) -> Parsed
     policy = RESTART_POLICIES[spec.get("restartPolicy") or template.get("restartPolicy")
                               or "Always"]
     inits = [_member_values(item, f"spec.initContainers[{i}]", capsule_name, limits,
-                            is_admin, init=True)
+                            pull_allowed, init=True)
              for i, item in enumerate(spec.get("initContainers") or [])]
-    members = [_member_values(item, f"spec.containers[{i}]", capsule_name, limits, is_admin,
+    members = [_member_values(item, f"spec.containers[{i}]", capsule_name, limits, pull_allowed,
                               policy=policy)
                for i, item in enumerate(spec["containers"])]
     cpu = sum(m["cpu"] for m in members)
@@ -278,7 +278,7 @@ def _check_names(spec: dict[str, Any]) -> None:
 
 
 def _member_values(item: dict[str, Any], where: str, capsule_name: str,
-                   limits: CreateLimits, is_admin: bool, *, init: bool = False,
+                   limits: CreateLimits, pull_allowed: bool, *, init: bool = False,
                    policy: str = "no") -> dict[str, Any]:
     """A member's row values (container_type 3 for an init container, else 2)."""
     requests = (item.get("resources") or {}).get("requests") or {}
@@ -299,7 +299,7 @@ def _member_values(item: dict[str, Any], where: str, capsule_name: str,
         "restart_policy": {"Name": "no" if init else policy, "MaximumRetryCount": "0"},
         "exposed_ports": {f"{p['containerPort']}/{(p.get('protocol') or 'TCP').lower()}": {}
                           for p in item.get("ports") or []} or None,
-        "image_pull_policy": _pull_policy(item.get("imagePullPolicy"), is_admin),
+        "image_pull_policy": _pull_policy(item.get("imagePullPolicy"), pull_allowed),
         "labels": {},
         "security_groups": [],
     }
@@ -310,10 +310,11 @@ def _member_values(item: dict[str, Any], where: str, capsule_name: str,
     return values
 
 
-def _pull_policy(value: str | None, is_admin: bool) -> str | None:
-    """Lower-cased; a non-admin's is dropped (Zun's policy). None: the node's
-    ``[DEFAULT]image_pull_policy``, as for a container that names none."""
-    if value is None or not is_admin:
+def _pull_policy(value: str | None, pull_allowed: bool) -> str | None:
+    """Lower-cased; dropped unless the caller passes container:create:image_pull_policy
+    (Zun's behaviour). None: the node's ``[DEFAULT]image_pull_policy``, as for a
+    container that names none."""
+    if value is None or not pull_allowed:
         return None
     return value.lower()
 

@@ -21,6 +21,7 @@ import binascii
 import ipaddress
 import random
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -346,20 +347,21 @@ def _mounts(value: list[dict[str, Any]] | None) -> list[dict[str, object]]:
     return mounts
 
 
-def _check_policies(body: dict[str, object], is_admin: bool) -> None:
-    if body.get("privileged") is not None:
-        # Zun's default policy for this rule denies everybody, admins included.
-        raise PolicyNotAuthorized(action="container:create:privileged")
-    if is_admin:
-        return
-    for key, action in (("runtime", "container:create:runtime"),
-                        ("image_pull_policy", "container:create:image_pull_policy"),
-                        ("host", "container:create:requested_destination")):
-        if body.get(key) is not None:
-            raise PolicyNotAuthorized(action=action)
+#: Body fields that need a rule of their own (admin by default): any non-null value,
+#: even ``privileged: false``, is checked.
+_GUARDED_FIELDS = (("privileged", "container:create:privileged"),
+                   ("runtime", "container:create:runtime"),
+                   ("image_pull_policy", "container:create:image_pull_policy"),
+                   ("host", "container:create:requested_destination"))
 
 
-def validate_create(body: object, version: APIVersion, is_admin: bool,
+def _check_policies(body: dict[str, object], allows: Callable[[str], bool]) -> None:
+    for key, rule in _GUARDED_FIELDS:
+        if body.get(key) is not None and not allows(rule):
+            raise PolicyNotAuthorized(action=rule)
+
+
+def validate_create(body: object, version: APIVersion, allows: Callable[[str], bool],
                     limits: CreateLimits) -> dict[str, object]:
     """Check a container create body against its declaration, and normalise it.
 
@@ -368,7 +370,8 @@ def validate_create(body: object, version: APIVersion, is_admin: bool,
     image_pull_policy, image_driver, restart_policy, interactive, tty, auto_remove,
     auto_heal, runtime, hostname, security_groups, healthcheck, exposed_ports,
     privileged``) with defaults applied, plus ``_hints``, ``_nets``, ``_mounts``,
-    ``_availability_zone``, ``_registry`` and ``_requested_host``.
+    ``_availability_zone``, ``_registry`` and ``_requested_host``. ``allows(rule)``
+    answers whether the caller passes a policy rule (fields guarded by their own).
     """
     latest = create_schema(limits)
     data = latest.check_shape(body)
@@ -425,7 +428,7 @@ def validate_create(body: object, version: APIVersion, is_admin: bool,
         "_registry": data.get("registry"),
         "_requested_host": data.get("host"),
     }
-    _check_policies(data, is_admin)
+    _check_policies(data, allows)
     return result
 
 

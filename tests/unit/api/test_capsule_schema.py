@@ -25,7 +25,7 @@ def test_sums_defaults_and_the_largest_init_request() -> None:
         [{"image": "busybox", "resources": {"requests": {"cpu": 0.5, "memory": 64}}},
          {"image": "busybox"}],
         initContainers=[{"image": "busybox", "resources": {"requests": {"cpu": 4}}}])},
-        LIMITS, is_admin=False)
+        LIMITS, pull_allowed=False)
     assert parsed.capsule["cpu"] == 4.0                 # raised to the init request
     assert parsed.capsule["memory"] == "576"            # 64 + the default 512
     assert [m["container_type"] for m in parsed.members] == [3, 2, 2]
@@ -39,14 +39,14 @@ def test_restart_policy_command_args_ports_and_pull_policy() -> None:
             "imagePullPolicy": "IfNotPresent", "stdin": True, "tty": True,
             "env": {"A": "b"}, "workDir": "/srv"}
     admin = parse_template({"template": tpl([item], restartPolicy="OnFailure")}, LIMITS,
-                           is_admin=True)
+                           pull_allowed=True)
     (web,) = admin.members
     assert web["command"] == ["sh", "-c", "true"]
     assert web["exposed_ports"] == {"53/udp": {}, "80/tcp": {}}
     assert web["image_pull_policy"] == "ifnotpresent"
     assert web["restart_policy"] == {"Name": "on-failure", "MaximumRetryCount": "0"}
     assert (web["interactive"], web["tty"], web["workdir"]) == (True, True, "/srv")
-    user = parse_template({"template": tpl([item])}, LIMITS, is_admin=False)
+    user = parse_template({"template": tpl([item])}, LIMITS, pull_allowed=False)
     assert user.members[0]["image_pull_policy"] is None       # dropped, as Zun
     assert user.capsule["restart_policy"]["Name"] == "always"
 

@@ -4,7 +4,7 @@ database: the list and show answers must never disagree."""
 
 from __future__ import annotations
 
-from berth.api.views import LIST_COLUMNS, container_view, listed_view
+from berth.api.views import ADMIN_KEYS, LIST_COLUMNS, container_view, listed_view
 from berth.db import containers, registries
 from berth.db.engine import Database
 
@@ -26,11 +26,11 @@ def test_listed_rows_render_as_shown_rows(db: Database) -> None:
     assert [r.uuid for r in rows] == [plain.uuid, full.uuid]
     for row in rows:
         for is_admin in (True, False):
-            assert listed_view(row, is_admin=is_admin) == \
-                container_view(shown[row.uuid], is_admin=is_admin)
-    assert listed_view(rows[1], is_admin=False)["registry_id"] == reg.uuid
-    assert listed_view(rows[0], is_admin=False)["labels"] == {}
-    assert "host" not in listed_view(rows[0], is_admin=False)
+            assert listed_view(row, shown=ADMIN_KEYS if is_admin else ()) == \
+                container_view(shown[row.uuid], shown=ADMIN_KEYS if is_admin else ())
+    assert listed_view(rows[1], shown=())["registry_id"] == reg.uuid
+    assert listed_view(rows[0], shown=())["labels"] == {}
+    assert "host" not in listed_view(rows[0], shown=())
 
 
 def test_rows_read_on_the_loop_render_as_shown_rows(db: Database) -> None:
@@ -57,5 +57,5 @@ def test_rows_read_on_the_loop_render_as_shown_rows(db: Database) -> None:
         row = containers.get_columns_on_loop(db, ident, SHOW_COLUMNS)
         assert row.container_id == "abc"
         for is_admin in (True, False):
-            assert shown_view(row, is_admin=is_admin, request=request) == \
-                container_view(stored, is_admin=is_admin, request=request)
+            assert shown_view(row, shown=ADMIN_KEYS if is_admin else (), request=request) == \
+                container_view(stored, shown=ADMIN_KEYS if is_admin else (), request=request)

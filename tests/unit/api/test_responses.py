@@ -51,7 +51,7 @@ def test_a_view_reads_attributes_that_are_not_in_the_instance_dict() -> None:
 
     row = Lazy(uuid="u1", registry_id=None, environment=None, labels=None, ports=None,
                addresses=None, security_groups=None, created_at=None, updated_at=None)
-    view = container_view(row, is_admin=False)  # type: ignore[arg-type]
+    view = container_view(row, shown=())  # type: ignore[arg-type]
     assert view["name"] == "from-property"
     assert view["uuid"] == "u1"
     assert view["environment"] == {} and view["ports"] == []

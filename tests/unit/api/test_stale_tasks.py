@@ -119,7 +119,7 @@ def test_show_of_a_down_host_serves_the_stored_row_without_rpc(state: ApiState) 
 def test_list_fails_stale_rows_read_as_list_columns(state: ApiState) -> None:
     """The list reads plain rows (containers.list_columns), not containers: a stale
     one comes back as the updated container, the others as they were read."""
-    from berth.api.views import LIST_COLUMNS, container_view, listed_view
+    from berth.api.views import ADMIN_KEYS, LIST_COLUMNS, container_view, listed_view
     from berth.db.models import Container
 
     fresh = busy(state, UP, TaskState.CONTAINER_STOPPING)
@@ -129,8 +129,8 @@ def test_list_fails_stale_rows_read_as_list_columns(state: ApiState) -> None:
     out = stale_tasks.expire_stale(state, rows)
     assert [r.uuid for r in out] == [fresh.uuid, stale.uuid]
     assert not isinstance(out[0], Container) and isinstance(out[1], Container)
-    views = [container_view(r, is_admin=True) if isinstance(r, Container)
-             else listed_view(r, is_admin=True) for r in out]
+    views = [container_view(r, shown=ADMIN_KEYS) if isinstance(r, Container)
+             else listed_view(r, shown=ADMIN_KEYS) for r in out]
     assert [(v["status"], v["task_state"]) for v in views] == [
         (Status.RUNNING, TaskState.CONTAINER_STOPPING), (Status.ERROR, None)]
 

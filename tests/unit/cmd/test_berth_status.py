@@ -143,9 +143,9 @@ def test_a_value_an_option_refuses_fails_every_check_that_reads_it_but_no_other(
 
 @pytest.mark.parametrize(("settings", "code", "phrase"), [
     ("[api]\nhost_ip = 0.0.0.0\n", 1, "without authentication"),
-    ("[api]\nauth_strategy = keystone\n", 2, "keystone is not supported"),
+    ("[api]\nauth_strategy = keystone\n", 2, "names no service user"),
     ("[docker]\napi_url = tcp://192.0.2.1:2375\n", 2, "plain TCP"),
-], ids=["noauth-exposed", "keystone", "docker-plain-tcp"])
+], ids=["noauth-exposed", "keystone-without-service-user", "docker-plain-tcp"])
 def test_unsafe_or_refused_settings(
         settings: str, code: int, phrase: str, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -204,3 +204,14 @@ def test_openstack_placement_without_credentials_fails(
     exit_code, checks = _check(tmp_path, settings, monkeypatch, capsys)
     assert (exit_code, checks["Placement"][0]) == (2, 2)
     assert "auth_type" in checks["Placement"][1]
+
+
+def test_keystone_with_a_service_user_is_not_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    settings = ("[api]\nauth_strategy = keystone\n[keystone_authtoken]\nauth_type = password\n"
+                "auth_url = http://127.0.0.1:5001/v3\nusername = berth\n")
+    _, checks = _check(tmp_path, _database(migrated_url(tmp_path)) + settings, monkeypatch,
+                       capsys)
+    result, details = checks["Unsafe or refused settings"]
+    assert result == 0, details

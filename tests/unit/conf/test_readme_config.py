@@ -1,5 +1,7 @@
-"""The README's example configurations load: every key is one of berth's options and
-every value is valid for it (a comment after a value would be read as part of it)."""
+"""The README's example configurations load: every key is one of berth's options (or of
+the libraries berth configures: keystonemiddleware with its password plugin, and
+oslo.policy) and every value is valid for it (a comment after a value would be read as
+part of it)."""
 
 from __future__ import annotations
 
@@ -14,22 +16,35 @@ import berth.conf
 ROOT = Path(__file__).resolve().parents[3]
 
 
+def _options(block: str) -> cfg.ConfigOpts:
+    from keystoneauth1 import loading
+    from keystonemiddleware import auth_token
+    from oslo_policy import opts as policy_opts
+
+    conf = cfg.ConfigOpts()
+    berth.conf.register_opts(conf)
+    for group, opts in auth_token.list_opts() + policy_opts.list_opts():
+        conf.register_opts(opts, group=group)
+    if "[keystone_authtoken]" in block:   # the service user's auth_url is required
+        conf.register_opts(loading.get_auth_plugin_conf_options("password"),
+                           group="keystone_authtoken")
+    if "[cinder_client]" in block:     # the cinder driver registers keystoneauth's at start
+        from berth.conf import cinder_client
+        cinder_client.register_auth_opts(conf)
+        conf.register_opts(loading.get_auth_plugin_conf_options("password"),
+                           group="cinder_client")
+    return conf
+
+
 BLOCKS = re.findall(r"```ini\n(.*?)```", (ROOT / "README.md").read_text(), re.DOTALL)
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
 def test_the_readme_examples_are_valid_berth_confs(tmp_path: Path, block: str) -> None:
+    assert len(BLOCKS) >= 3     # the main one, Keystone's, Cinder's
     conf_file = tmp_path / "berth.conf"
     conf_file.write_text(block)
-    conf = cfg.ConfigOpts()
-    berth.conf.register_opts(conf)
-    if "[cinder_client]" in block:     # the driver registers keystoneauth's at start
-        from keystoneauth1 import loading
-
-        from berth.conf import cinder_client
-        cinder_client.register_auth_opts(conf)
-        conf.register_opts(loading.get_auth_plugin_conf_options("password"),
-                           group="cinder_client")
+    conf = _options(block)
     conf(args=["--config-file", str(conf_file)], default_config_files=[])
     group = "DEFAULT"
     for line in block.splitlines():

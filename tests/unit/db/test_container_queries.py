@@ -349,7 +349,7 @@ def test_create_returns_the_row_as_stored_and_writes_its_action_with_it(db: Data
     """create: the returned row carries its id and every column's default, as a read
     of it shows; the records ``along`` gives are written in the same transaction, so
     a failing one leaves no container row behind."""
-    from berth.api.views import container_view
+    from berth.api.views import ADMIN_KEYS, container_view
     from berth.common.context import RequestContext
     from berth.db import actions
 
@@ -360,7 +360,7 @@ def test_create_returns_the_row_as_stored_and_writes_its_action_with_it(db: Data
     assert row.id == stored.id and row.id is not None
     assert row.cpu_policy == "shared" and row.interactive is False and row.container_type == 0
     assert row.created_at == stored.created_at
-    assert container_view(row, is_admin=True) == container_view(stored, is_admin=True)
+    assert container_view(row, shown=ADMIN_KEYS) == container_view(stored, shown=ADMIN_KEYS)
     assert [a.action for a in actions.list_actions(db, row.uuid)] == ["create"]
 
     def broken(uuid: str) -> list[Any]:
