@@ -60,9 +60,13 @@ class LocalVolumeDriver(VolumeDriver):
             target = self.mount_dir(ref.uuid)
             if mounts.is_mounted(target):
                 return Attached(target)
-            image = self._ensure_backing_file(ref)
+            image, new = self._ensure_backing_file(ref)
             os.makedirs(target, exist_ok=True)
-            if mounts.mount_or_format(image, target, self.fstype, ("loop",)):
+            if new:       # nothing to probe: a file made just now holds no filesystem
+                mounts.make_filesystem(image, self.fstype)
+                mounts.mount(image, target, self.fstype, ("loop",))
+                LOG.info("volume %s: made its %s filesystem", ref.uuid, self.fstype)
+            elif mounts.mount_or_format(image, target, self.fstype, ("loop",)):
                 LOG.info("volume %s: made its %s filesystem", ref.uuid, self.fstype)
             LOG.info("volume %s (%d GiB) mounted at %s", ref.uuid, self._size(ref), target)
             return Attached(target)
@@ -109,10 +113,11 @@ class LocalVolumeDriver(VolumeDriver):
     def _size(self, ref: VolumeRef) -> int:
         return ref.size_gib or self.default_size_gib
 
-    def _ensure_backing_file(self, ref: VolumeRef) -> str:
+    def _ensure_backing_file(self, ref: VolumeRef) -> tuple[str, bool]:
+        """The volume's backing file, and whether it was made now."""
         path = self.backing_file(ref.uuid)
         if os.path.exists(path):
-            return path
+            return path, False
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         partial = f"{path}.new"
         with open(partial, "wb") as f:
@@ -120,7 +125,7 @@ class LocalVolumeDriver(VolumeDriver):
         os.replace(partial, path)
         LOG.info("volume %s: created its %d GiB backing file %s", ref.uuid,
                  self._size(ref), path)
-        return path
+        return path, True
 
     def _write_file(self, ref: VolumeRef) -> str:
         directory = self.mount_dir(ref.uuid)

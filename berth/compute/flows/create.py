@@ -11,6 +11,10 @@ way::
                                        ┆ create (undo: remove the allocation); joined
                                        ┆ before the create when already answered,
                                        ┆ else right after it
+                                       ┆ wait for and attach the volumes (seed steps
+                                       ┆ 1-2), beside the pull, joined before the
+                                       ┆ create (undo: made ones removed, the rest
+                                       ┆ detached: berth.compute.volumes)
     ──► inspect → Created, task cleared                        (create only)
     ──► [run] docker start, begun beside the write that hands the task to
         container_starting (and the one that ends the create event); the start's
@@ -125,13 +129,18 @@ def _create(deps: AgentDeps, row: Container, run: bool = False,
                 undo.callback(deps.tracker.publish_usage)
                 allocation = _allocate_overlapped(deps, row)
                 undo.callback(_release_when_answered, deps, uuid, allocation)
-                binds: tuple[str, ...] = ()
+                # The volumes are attached beside the pull (a mkfs and a mount take
+                # tens of milliseconds); joined before docker create, which binds them.
+                attaching: cf.Future[tuple[str, ...]] | None = None
                 if volumes_for is not None:
                     undo.callback(release_volumes, deps, volumes_for, uuid)
-                    binds = attach_volumes(deps, volumes_for, uuid)
+                    attaching = common.overlapped(deps, attach_volumes, deps, volumes_for,
+                                                  uuid)
+                    undo.callback(common.settle, attaching)
                 try:
                     with create_phase("pull"):
                         image = pull_image(deps, row)
+                    binds = attaching.result() if attaching is not None else ()
                     if allocation is not None and allocation.done():
                         _allocated(deps, row, allocation)     # refused: no docker create
                     with create_phase("create"):
