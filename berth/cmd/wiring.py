@@ -174,7 +174,7 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
     from berth.api.state import ApiSettings, ApiState
     from berth.db import nodes
     from berth.rpc.client import ComputeAPI
-    from berth.scheduler import filters
+    from berth.scheduler import filters, weighers
     from berth.scheduler.filter_scheduler import FilterScheduler
     from berth.scheduler.host_state import load_host_states
 
@@ -206,7 +206,10 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
     reservations = node_reservations(conf)
     scheduler = FilterScheduler(
         lambda: load_host_states(db, reservations, down_time, conf.default_availability_zone),
-        filters.by_name(list(conf.scheduler.enabled_filters), conf.default_schedule_zone))
+        filters.by_name(list(conf.scheduler.enabled_filters), conf.default_schedule_zone),
+        weighers.by_name(list(conf.scheduler.enabled_weighers), {
+            "RAMWeigher": conf.scheduler.ram_weight_multiplier,
+            "CPUWeigher": conf.scheduler.cpu_weight_multiplier}))
     up_hosts = nodes.UpHosts(db, down_time)
     compute = ComputeAPI(transport, up_hosts, call_timeout=conf.compute.rpc_call_timeout)
     return ApiState(db=db, compute=compute, scheduler=scheduler, settings=settings,

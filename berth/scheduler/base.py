@@ -36,6 +36,9 @@ class HostState:
     cores: int = 0
     #: Whole VCPUs its containers hold in Placement (each at least one).
     vcpus_used: int = 0
+    #: Its compute_node row's primary key ("": not known), which the API locks while
+    #: it places a container there (``berth.scheduler.node_claim``).
+    node_uuid: str = ""
 
     @property
     def free_cpu(self) -> float:
@@ -55,6 +58,8 @@ class Selection:
     host: str
     nodename: str | None = None
     limits: dict[str, object] = field(default_factory=dict)
+    #: The node as the scheduler saw it when it chose it (None: not known).
+    state: HostState | None = field(default=None, compare=False)
 
 
 class Filter(Protocol):
@@ -65,7 +70,19 @@ class Filter(Protocol):
         the user's error)."""
 
 
+class Weigher(Protocol):
+    name: str
+    #: Scales this weigher's 0..1 score; negative turns "more is better" around.
+    multiplier: float
+
+    def score(self, host: HostState, spec: RequestSpec) -> float:
+        """How good ``host`` is for the container, on the weigher's own scale (more is
+        better); the scheduler rescales it over the candidates."""
+
+
 class Scheduler(Protocol):
-    def select_destination(self, spec: RequestSpec) -> Selection:
-        """The node to place the container on; NoValidHost (saying why each node was
+    def select_destination(self, spec: RequestSpec, exclude: frozenset[str] = frozenset()
+                           ) -> Selection:
+        """The node to place the container on, never one of ``exclude`` (nodes the
+        caller found full since it last asked); NoValidHost (saying why each node was
         refused) when none fits."""

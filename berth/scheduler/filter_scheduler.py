@@ -1,6 +1,7 @@
 """The filter scheduler: every node that passes every enabled filter is a candidate;
-the one with the most free memory wins (then the most free cpu, then the name), so
-containers spread over the nodes."""
+the enabled weighers rank the candidates (``berth.scheduler.weighers``: by default
+the node with the most free memory and cpu wins, so that containers spread over the
+nodes; negative multipliers pack them instead)."""
 
 from __future__ import annotations
 
@@ -8,18 +9,21 @@ import logging
 from collections.abc import Callable, Sequence
 
 from berth.common import exceptions as exc
-from berth.scheduler.base import Filter, HostState, RequestSpec, Selection
+from berth.scheduler import weighers as weighing
+from berth.scheduler.base import Filter, HostState, RequestSpec, Selection, Weigher
 
 LOG = logging.getLogger(__name__)
 
 
 class FilterScheduler:
-    def __init__(self, hosts: Callable[[], Sequence[HostState]], filters: Sequence[Filter]
-                 ) -> None:
+    def __init__(self, hosts: Callable[[], Sequence[HostState]], filters: Sequence[Filter],
+                 weighers: Sequence[Weigher] = ()) -> None:
         self._hosts = hosts
         self._filters = list(filters)
+        self._weighers = list(weighers)
 
-    def select_destination(self, spec: RequestSpec) -> Selection:
+    def select_destination(self, spec: RequestSpec, exclude: frozenset[str] = frozenset()
+                           ) -> Selection:
         hosts = list(self._hosts())
         if spec.requested_host:
             hosts = [h for h in hosts if h.hostname == spec.requested_host]
@@ -32,6 +36,9 @@ class FilterScheduler:
         refused: list[str] = []
         candidates: list[HostState] = []
         for host in hosts:
+            if host.hostname in exclude:
+                refused.append(f"{host.hostname} (filled by other requests meanwhile)")
+                continue
             why = next((f"{f.name}: {r}" for f in self._filters
                         if (r := f.passes(host, spec)) is not None), None)
             if why is None:
@@ -42,5 +49,9 @@ class FilterScheduler:
             detail = "; ".join(refused)
             LOG.info("no node fits cpu=%g memory=%d MiB: %s", spec.cpu, spec.memory_mib, detail)
             raise exc.NoValidHost(f"There are not enough hosts available. {detail}")
-        best = max(candidates, key=lambda h: (h.free_memory_mib, h.free_cpu, h.hostname))
-        return Selection(host=best.hostname)
+        ranked = weighing.weigh(candidates, spec, self._weighers)
+        best = ranked[0][1]
+        if len(ranked) > 1:
+            LOG.debug("weighed %s; chose %s", ", ".join(f"{h.hostname}={w:.3f}"
+                                                        for w, h in ranked), best.hostname)
+        return Selection(host=best.hostname, state=best)

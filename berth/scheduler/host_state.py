@@ -6,8 +6,9 @@ that containers being created already count)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-from sqlalchemy import select
+from sqlalchemy import Connection, bindparam, select
 from sqlalchemy.orm import Session
 
 from berth.common.units import memory_mib
@@ -29,7 +30,7 @@ _SERVICES = (select(ZunService.host, ZunService.availability_zone, ZunService.di
                     ZunService.disabled_reason, ZunService.forced_down,
                     ZunService.last_seen_up, ZunService.updated_at, ZunService.created_at)
              .where(ZunService.binary == nodes.COMPUTE_BINARY).order_by(ZunService.id))
-_NODES = (select(ComputeNode.hostname, ComputeNode.cpus, ComputeNode.mem_total,
+_NODES = (select(ComputeNode.uuid, ComputeNode.hostname, ComputeNode.cpus, ComputeNode.mem_total,
                  ComputeNode.runtimes, ComputeNode.rp_uuid).order_by(ComputeNode.uuid))
 # What each node reported to the embedded Placement: its own reservations and ratios
 # (an agent's [compute] options, which the API's need not repeat). Empty with
@@ -42,10 +43,16 @@ _INVENTORIES = (
     .where(ProviderInventory.resource_class.in_((VCPU, MEMORY_MB))))
 
 
-def _usage_by_host(s: Session) -> dict[str, tuple[float, int, int]]:
-    """{host: (cpu, memory MiB, whole VCPUs as Placement counts them)}."""
+_USAGE_ON_HOST = _USAGE.where(Container.host == bindparam("host"))
+
+
+def _usage_by_host(s: Session | Connection, only: str | None = None
+                   ) -> dict[str, tuple[float, int, int]]:
+    """{host: (cpu, memory MiB, whole VCPUs as Placement counts them)}, of every host
+    or of the host ``only``."""
     usage: dict[str, tuple[float, int, int]] = {}
-    for host, cpu, memory in s.execute(_USAGE):
+    rows = s.execute(_USAGE) if only is None else s.execute(_USAGE_ON_HOST, {"host": only})
+    for host, cpu, memory in rows:
         if host is None:        # excluded by the query; for the type checker
             continue
         c, m, v = usage.get(host, (0.0, 0, 0))
@@ -84,5 +91,13 @@ def load_host_states(db: Database, api_options: NodeReservations, down_time: int
             service_disabled=bool(svc and svc.disabled),
             disabled_reason=svc.disabled_reason if svc else None,
             cores=vcpu.largest_unit if vcpu else 0, vcpus_used=vcpus_used,
+            node_uuid=node.uuid,
         ))
     return out
+
+
+def usage_now(conn: Connection, host: HostState) -> HostState:
+    """``host`` with its usage read again, on ``conn`` (inside the caller's
+    transaction): the capacity as it was, the containers placed there as they are."""
+    cpu, memory, vcpus = _usage_by_host(conn, host.hostname).get(host.hostname, (0.0, 0, 0))
+    return replace(host, cpu_used=cpu, memory_used_mib=memory, vcpus_used=vcpus)

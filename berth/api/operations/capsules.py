@@ -17,6 +17,7 @@ from fastapi import Request
 
 from berth.api.links import links
 from berth.api.microversions import APIVersion
+from berth.api.operations import placing
 from berth.api.operations import quotas as quotas_api
 from berth.api.operations.containers import cast_create
 from berth.api.schemas.capsule import parse_template
@@ -51,8 +52,16 @@ def create(state: ApiState, ctx: RequestContext, body: Any) -> Container:
                     status=Status.CREATING.value) for m in parsed.members]
     spec = RequestSpec(cpu=float(capsule["cpu"]), memory_mib=int(capsule["memory"]),
                        availability_zone=parsed.availability_zone)
+
+    def insert(host: str, guard: placing.Guard) -> Container:
+        return capsules.create(state.db, dict(values, host=host),
+                               [dict(m, host=host) for m in members],
+                               along=lambda uuid: [actions.new_action(ctx, uuid, "create")],
+                               guard=guard)
+
     try:
         selection = state.scheduler.select_destination(spec)
+        selection, row = placing.insert_placed(state, spec, selection, quota, insert)
     except exc.NoValidHost as err:
         row = capsules.create(state.db, dict(values, status=Status.ERROR.value,
                                              status_reason=err.msg), members,
@@ -61,10 +70,6 @@ def create(state: ApiState, ctx: RequestContext, body: Any) -> Container:
                               guard=quota)
         LOG.warning("capsule %s not scheduled: %s", row.uuid, err.msg)
         return row
-    row = capsules.create(state.db, dict(values, host=selection.host),
-                          [dict(m, host=selection.host) for m in members],
-                          along=lambda uuid: [actions.new_action(ctx, uuid, "create")],
-                          guard=quota)
     with container_context(row.uuid):
         row = cast_create(state, ctx, row, selection.host, selection.limits, [], run=False)
         LOG.info("capsule %s (%d members) accepted on host %s", row.name,

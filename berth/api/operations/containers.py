@@ -12,9 +12,9 @@ from sqlalchemy import Row
 
 from berth.api.microversions import APIVersion
 from berth.api.operations import networks as networks_api
+from berth.api.operations import placing, stale_tasks
 from berth.api.operations import quotas as quotas_api
 from berth.api.operations import registries as registries_api
-from berth.api.operations import stale_tasks
 from berth.api.schemas.container import validate_create
 from berth.api.state import ApiState
 from berth.api.views import SHOW_COLUMNS
@@ -56,6 +56,13 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
                        hints=extras.get("hints") or {})
     values: dict[str, Any] = dict(fields, project_id=ctx.project_id, user_id=ctx.user_id,
                                   status=Status.CREATING.value)
+
+    def insert(host: str, guard: placing.Guard) -> Container:
+        # The row and its create action in one transaction.
+        return containers.create(state.db, dict(values, host=host),
+                                 along=lambda uuid: [actions.new_action(ctx, uuid, "create")],
+                                 guard=guard)
+
     try:
         selection = state.scheduler.select_destination(spec)
         if state.settings.enable_image_validation:
@@ -64,6 +71,7 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
             _check_image(state, ctx, selection.host, image.ref, fields.get("image_driver"),
                          registry={"id": registry.id, "uuid": registry.uuid}
                          if registry else None)
+        selection, row = placing.insert_placed(state, spec, selection, quota, insert)
     except exc.NoValidHost as err:
         # Zun's contract: still a 202, with the row in Error saying why.
         row = containers.create(state.db, dict(values, status=Status.ERROR.value,
@@ -73,10 +81,6 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
                                 guard=quota)
         LOG.warning("container %s not scheduled: %s", row.uuid, err.msg)
         return row
-    # The row and its create action in one transaction.
-    row = containers.create(state.db, dict(values, host=selection.host),
-                            along=lambda uuid: [actions.new_action(ctx, uuid, "create")],
-                            guard=quota)
     with container_context(row.uuid):
         row = cast_create(state, ctx, row, selection.host, selection.limits,
                           requested_networks, run)

@@ -12,7 +12,7 @@ from berth.db import containers, nodes
 from berth.db.engine import Database
 from berth.db.models import ZunService, utcnow
 from berth.placement.requests import NodeReservations
-from berth.scheduler import filters
+from berth.scheduler import filters, weighers
 from berth.scheduler.base import HostState, RequestSpec
 from berth.scheduler.filter_scheduler import FilterScheduler
 from berth.scheduler.filters.availability_zone_filter import AvailabilityZoneFilter
@@ -39,8 +39,11 @@ def spec(cpu: float = 1.0, memory: int = 512, **kw: object) -> RequestSpec:
     return RequestSpec(cpu=cpu, memory_mib=memory, **kw)  # type: ignore[arg-type]
 
 
+SPREAD = weighers.by_name(["RAMWeigher", "CPUWeigher"], {})
+
+
 def scheduler(hosts: Sequence[HostState]) -> FilterScheduler:
-    return FilterScheduler(lambda: hosts, ALL_FILTERS)
+    return FilterScheduler(lambda: hosts, ALL_FILTERS, SPREAD)
 
 
 # -- the scheduler ---------------------------------------------------------------------------
@@ -49,13 +52,26 @@ def test_single_node_with_room_is_chosen() -> None:
     assert scheduler([host("n1")]).select_destination(spec()).host == "n1"
 
 
-def test_the_node_with_most_free_memory_wins_then_cpu_then_name() -> None:
+def test_by_default_the_node_with_most_free_memory_and_cpu_wins_then_the_name() -> None:
     hosts = [host("a", mem_used=3000), host("b", mem_used=1000), host("c", mem_used=2000)]
     assert scheduler(hosts).select_destination(spec()).host == "b"
     tied = [host("a", cpu_used=2.0), host("b", cpu_used=1.0)]
     assert scheduler(tied).select_destination(spec()).host == "b"
-    same = [host("a"), host("b")]
-    assert scheduler(same).select_destination(spec()).host == "b"
+    same = [host("b"), host("a")]
+    assert scheduler(same).select_destination(spec()).host == "a"
+
+
+def test_excluded_nodes_are_passed_over_and_named_in_the_refusal() -> None:
+    hosts = [host("a"), host("b", mem_used=1000)]
+    assert scheduler(hosts).select_destination(spec(), exclude=frozenset({"a"})).host == "b"
+    with pytest.raises(exc.NoValidHost) as info:
+        scheduler(hosts).select_destination(spec(), exclude=frozenset({"a", "b"}))
+    assert "a (filled by other requests meanwhile)" in info.value.msg
+
+
+def test_the_selection_carries_the_node_as_the_scheduler_saw_it() -> None:
+    chosen = host("a", mem_used=10)
+    assert scheduler([chosen]).select_destination(spec()).state == chosen
 
 
 def test_no_registered_node_says_to_start_an_agent() -> None:

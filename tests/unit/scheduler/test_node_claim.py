@@ -1,0 +1,74 @@
+"""The API's placement check on a real (SQLite) database: a row is written onto the
+chosen node only if the container still fits there, counting the rows written since
+the scheduler read the nodes; otherwise the scheduler chooses again without it. The
+same race between two processes on PostgreSQL and MariaDB is in
+tests/integration/fleet/test_api_workers.py."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from berth.api.operations import placing
+from berth.common import exceptions as exc
+from berth.db import containers, nodes
+from berth.db.engine import Database
+from berth.placement.requests import NodeReservations
+from berth.scheduler import filters, weighers
+from berth.scheduler.base import RequestSpec
+from berth.scheduler.filter_scheduler import FilterScheduler
+from berth.scheduler.host_state import load_host_states
+
+NO_RESERVATION = NodeReservations(reserved_memory_mb=0, ram_allocation_ratio=1.0)
+SPEC = RequestSpec(cpu=0.5, memory_mib=1536)
+
+
+def no_quota(conn: Any) -> None:
+    return None
+
+
+@pytest.fixture
+def stale(db: Database) -> Any:
+    """A scheduler that reads the nodes once (as every API process did before the
+    others wrote): n1 offers 2048 MiB, n2 1600 MiB."""
+    for name, memory in (("n1", 2048), ("n2", 1600)):
+        nodes.upsert_compute_node(db, name, {"cpus": 4, "mem_total": memory})
+        nodes.report_service_up(db, name, nodes.COMPUTE_BINARY, None)
+    snapshot = load_host_states(db, NO_RESERVATION, 60, "nova")
+    sched = FilterScheduler(lambda: snapshot, filters.by_name(["ResourceFilter"]),
+                            weighers.by_name(["RAMWeigher"], {}))
+    return SimpleNamespace(scheduler=sched)
+
+
+def place(db: Database, state: Any) -> str:
+    def insert(host: str, guard: placing.Guard) -> Any:
+        return containers.create(db, {"host": host, "status": "Creating", "cpu": 0.5,
+                                      "memory": "1536"}, guard=guard)
+
+    selection, row = placing.insert_placed(state, SPEC, state.scheduler.select_destination(SPEC),
+                                           no_quota, insert)
+    assert row.host == selection.host
+    return selection.host
+
+
+def test_a_node_filled_since_the_scheduler_read_it_is_passed_over(db: Database,
+                                                                  stale: Any) -> None:
+    assert place(db, stale) == "n1"
+    # The snapshot still shows n1 empty and chooses it again; the insert sees it full.
+    assert stale.scheduler.select_destination(SPEC).host == "n1"
+    assert place(db, stale) == "n2"
+    with pytest.raises(exc.NoValidHost, match="filled by other requests"):
+        place(db, stale)
+    assert [c.memory for c in containers.list_by_host(db, "n1")] == ["1536"]
+    assert [c.memory for c in containers.list_by_host(db, "n2")] == ["1536"]
+
+
+def test_a_refused_insert_writes_nothing(db: Database, stale: Any) -> None:
+    place(db, stale)
+    place(db, stale)
+    before = containers.usage_on_host(db, "n1"), containers.usage_on_host(db, "n2")
+    with pytest.raises(exc.NoValidHost):
+        place(db, stale)
+    assert (containers.usage_on_host(db, "n1"), containers.usage_on_host(db, "n2")) == before
