@@ -21,8 +21,8 @@ from collections.abc import Sequence
 
 import uvicorn
 
+from berth.api import evacuation, workers
 from berth.api import server as api_server
-from berth.api import workers
 from berth.api.app import create_app
 from berth.cmd import helptext, wiring
 from berth.common import log
@@ -77,9 +77,15 @@ def _serve(address: str, sock: socket.socket | None) -> int:
              CONF.api.port, db.url.split("@")[-1], CONF.compute.topic)
     server = uvicorn.Server(api_server.config(app, address, CONF.api.port,
                                               CONF.api.header_timeout))
+    evacuator = None
+    if CONF.compute.evacuate_on_host_down:
+        evacuator = evacuation.Evacuator(state, float(CONF.periodic_interval_max))
+        evacuator.start()
     try:
         server.run(sockets=[sock] if sock is not None else None)
     finally:
+        if evacuator is not None:
+            evacuator.stop()
         transport.cleanup()
         db.dispose()
     return 0 if server.started else 1

@@ -164,6 +164,19 @@ def service_is_up(service: ZunService | Any, down_time: int,
     return (now - last).total_seconds() <= down_time
 
 
+_SERVICE_LIVENESS = select(ZunService.forced_down, ZunService.last_seen_up,
+                          ZunService.updated_at, ZunService.created_at).where(
+    ZunService.host == bindparam("host"), ZunService.binary == COMPUTE_BINARY)
+
+
+def compute_service_is_up(conn: Connection, host: str, down_time: int) -> bool:
+    """Whether ``host``'s compute service is up, read on ``conn`` (inside the caller's
+    transaction, so that a decision about a down node is written only if the node's
+    last heartbeat is still the one it was made on). No service row: down."""
+    row = conn.execute(_SERVICE_LIVENESS, {"host": host}).first()
+    return row is not None and service_is_up(row, down_time)
+
+
 def up_compute_hosts(db: Database, down_time: int) -> set[str]:
     return {s.host for s in list_services(db, COMPUTE_BINARY) if service_is_up(s, down_time)}
 
