@@ -131,7 +131,7 @@ def evacuate(state: ApiState, row: Container, last_seen: dt.datetime | None) -> 
     "failed" (the new node could not be told: the row is in Error saying so)."""
     dead = str(row.host)
     spec = RequestSpec(cpu=float(row.cpu or 0.0), memory_mib=memory_mib(row.memory),
-                       runtime=row.runtime)
+                       runtime=row.runtime, disk_gb=int(row.disk or 0))
     full: set[str] = set()
     while True:
         try:

@@ -11,8 +11,11 @@ OPTS = [
     cfg.ListOpt("enabled_filters",
                 default=["AvailabilityZoneFilter", "ComputeFilter", "RuntimeFilter",
                          "ResourceFilter"],
-                help="Filters a node must pass. berth adds ResourceFilter (free cpu and "
-                     "memory) because the embedded default runs without Placement."),
+                help="Filters a node must pass. berth adds ResourceFilter (free cpu, "
+                     "memory and disk, counted as Placement counts them) because the "
+                     "embedded default runs without Placement. Also available: "
+                     "LabelFilter (scheduler hints label:<name>=<value> must match the "
+                     "node's Docker daemon labels)."),
     cfg.ListOpt("enabled_weighers", default=["RAMWeigher", "CPUWeigher"],
                 help="Weighers that rank the nodes that passed the filters (Zun has "
                      "none; they follow Nova's). Each scores every node, the scores are "

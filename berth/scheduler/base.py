@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -13,6 +14,8 @@ class RequestSpec:
     cpu: float
     memory_mib: int
     runtime: str | None = None
+    #: DISK_GB it asks of Placement (0: none).
+    disk_gb: int = 0
     availability_zone: str | None = None
     requested_host: str | None = None
     hints: dict[str, object] = field(default_factory=dict)
@@ -39,6 +42,16 @@ class HostState:
     #: Its compute_node row's primary key ("": not known), which the API locks while
     #: it places a container there (``berth.scheduler.node_claim``).
     node_uuid: str = ""
+    #: The most memory one container may take (Placement's MEMORY_MB max_unit, the
+    #: node's memory, whatever the ratio); 0: not known.
+    memory_max_unit: int = 0
+    #: DISK_GB capacity (after ratio and reservation), what its containers hold, and
+    #: the most one may take; capacity 0: the node offers no disk to Placement.
+    disk_gb: float = 0.0
+    disk_used_gb: int = 0
+    disk_max_unit: int = 0
+    #: The Docker daemon's labels of the node (LabelFilter).
+    labels: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def free_cpu(self) -> float:

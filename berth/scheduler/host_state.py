@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import NamedTuple
 
 from sqlalchemy import Connection, bindparam, select
 from sqlalchemy.orm import Session
@@ -17,13 +18,13 @@ from berth.db.containers import NOT_HOLDING
 from berth.db.engine import Database
 from berth.db.models import ComputeNode, Container, ZunService
 from berth.db.placement_models import ProviderInventory, ResourceProvider
-from berth.placement.base import MEMORY_MB, VCPU, Inventory
+from berth.placement.base import DISK_GB, MEMORY_MB, VCPU, Inventory
 from berth.placement.requests import NodeReservations, node_inventories, vcpus_of
 from berth.scheduler.base import HostState
 
 # Every create schedules: the three reads are built once, and read plain columns
 # (building them and the ORM objects of every node and service cost more than the SQL).
-_USAGE = (select(Container.host, Container.cpu, Container.memory)
+_USAGE = (select(Container.host, Container.cpu, Container.memory, Container.disk)
           .where(Container.host.is_not(None), Container.status.not_in(NOT_HOLDING),
                  Container.container_type.in_((0, 1))))
 _SERVICES = (select(ZunService.host, ZunService.availability_zone, ZunService.disabled,
@@ -31,7 +32,8 @@ _SERVICES = (select(ZunService.host, ZunService.availability_zone, ZunService.di
                     ZunService.last_seen_up, ZunService.updated_at, ZunService.created_at)
              .where(ZunService.binary == nodes.COMPUTE_BINARY).order_by(ZunService.id))
 _NODES = (select(ComputeNode.uuid, ComputeNode.hostname, ComputeNode.cpus, ComputeNode.mem_total,
-                 ComputeNode.runtimes, ComputeNode.rp_uuid).order_by(ComputeNode.uuid))
+                 ComputeNode.disk_total, ComputeNode.runtimes, ComputeNode.labels,
+                 ComputeNode.rp_uuid).order_by(ComputeNode.uuid))
 # What each node reported to the embedded Placement: its own reservations and ratios
 # (an agent's [compute] options, which the API's need not repeat). Empty with
 # [placement]driver = openstack: then the API's own options stand in for them.
@@ -40,23 +42,30 @@ _INVENTORIES = (
            ProviderInventory.reserved, ProviderInventory.min_unit, ProviderInventory.max_unit,
            ProviderInventory.step_size, ProviderInventory.allocation_ratio)
     .join(ProviderInventory, ProviderInventory.resource_provider_id == ResourceProvider.id)
-    .where(ProviderInventory.resource_class.in_((VCPU, MEMORY_MB))))
+    .where(ProviderInventory.resource_class.in_((VCPU, MEMORY_MB, DISK_GB))))
 
 
 _USAGE_ON_HOST = _USAGE.where(Container.host == bindparam("host"))
 
 
-def _usage_by_host(s: Session | Connection, only: str | None = None
-                   ) -> dict[str, tuple[float, int, int]]:
-    """{host: (cpu, memory MiB, whole VCPUs as Placement counts them)}, of every host
-    or of the host ``only``."""
-    usage: dict[str, tuple[float, int, int]] = {}
+class _Usage(NamedTuple):
+    cpu: float = 0.0
+    memory_mib: int = 0
+    vcpus: int = 0          # whole VCPUs, as Placement counts them
+    disk_gb: int = 0
+
+
+def _usage_by_host(s: Session | Connection, only: str | None = None) -> dict[str, _Usage]:
+    """What the containers placed on each host hold, of every host or of the host
+    ``only``."""
+    usage: dict[str, _Usage] = {}
     rows = s.execute(_USAGE) if only is None else s.execute(_USAGE_ON_HOST, {"host": only})
-    for host, cpu, memory in rows:
+    for host, cpu, memory, disk in rows:
         if host is None:        # excluded by the query; for the type checker
             continue
-        c, m, v = usage.get(host, (0.0, 0, 0))
-        usage[host] = (c + (cpu or 0.0), m + memory_mib(memory), v + vcpus_of(cpu))
+        u = usage.get(host, _Usage())
+        usage[host] = _Usage(u.cpu + (cpu or 0.0), u.memory_mib + memory_mib(memory),
+                             u.vcpus + vcpus_of(cpu), u.disk_gb + int(disk or 0))
     return usage
 
 
@@ -76,22 +85,27 @@ def load_host_states(db: Database, api_options: NodeReservations, down_time: int
     out = []
     for node in compute_nodes:
         svc = services.get(node.hostname)
-        cpu_used, mem_used, vcpus_used = usage.get(node.hostname, (0.0, 0, 0))
-        assumed = node_inventories(node.cpus or 0, node.mem_total or 0, 0, api_options)
-        vcpu = reported.get((node.rp_uuid, VCPU)) or assumed.get(VCPU)
-        memory = reported.get((node.rp_uuid, MEMORY_MB)) or assumed.get(MEMORY_MB)
+        used = usage.get(node.hostname, _Usage())
+        assumed = node_inventories(node.cpus or 0, node.mem_total or 0,
+                                   node.disk_total or 0, api_options)
+        vcpu, memory, disk = (reported.get((node.rp_uuid, rc)) or assumed.get(rc)
+                              for rc in (VCPU, MEMORY_MB, DISK_GB))
         out.append(HostState(
             hostname=node.hostname,
             cpus=vcpu.capacity if vcpu else 0.0,
             memory_mib=int(memory.capacity) if memory else 0,
-            cpu_used=cpu_used, memory_used_mib=mem_used,
+            cpu_used=used.cpu, memory_used_mib=used.memory_mib,
             runtimes=tuple(node.runtimes or ("runc",)),
             availability_zone=(svc.availability_zone if svc else None) or default_zone,
             service_up=svc is not None and nodes.service_is_up(svc, down_time),
             service_disabled=bool(svc and svc.disabled),
             disabled_reason=svc.disabled_reason if svc else None,
-            cores=vcpu.largest_unit if vcpu else 0, vcpus_used=vcpus_used,
+            cores=vcpu.largest_unit if vcpu else 0, vcpus_used=used.vcpus,
             node_uuid=node.uuid,
+            memory_max_unit=memory.largest_unit if memory else 0,
+            disk_gb=disk.capacity if disk else 0.0, disk_used_gb=used.disk_gb,
+            disk_max_unit=disk.largest_unit if disk else 0,
+            labels={str(k): str(v) for k, v in (node.labels or {}).items()},
         ))
     return out
 
@@ -99,5 +113,6 @@ def load_host_states(db: Database, api_options: NodeReservations, down_time: int
 def usage_now(conn: Connection, host: HostState) -> HostState:
     """``host`` with its usage read again, on ``conn`` (inside the caller's
     transaction): the capacity as it was, the containers placed there as they are."""
-    cpu, memory, vcpus = _usage_by_host(conn, host.hostname).get(host.hostname, (0.0, 0, 0))
-    return replace(host, cpu_used=cpu, memory_used_mib=memory, vcpus_used=vcpus)
+    used = _usage_by_host(conn, host.hostname).get(host.hostname, _Usage())
+    return replace(host, cpu_used=used.cpu, memory_used_mib=used.memory_mib,
+                   vcpus_used=used.vcpus, disk_used_gb=used.disk_gb)

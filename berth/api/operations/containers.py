@@ -50,7 +50,7 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
     if requested_networks:
         fields["cni_metadata"] = networks_api.metadata_of(requested_networks)
     spec = RequestSpec(cpu=float(fields["cpu"]), memory_mib=int(fields["memory"]),
-                       runtime=fields.get("runtime"),
+                       runtime=fields.get("runtime"), disk_gb=int(fields.get("disk") or 0),
                        availability_zone=extras.get("availability_zone"),
                        requested_host=extras.get("requested_host"),
                        hints=extras.get("hints") or {})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
@@ -17,6 +18,7 @@ from berth.scheduler.base import HostState, RequestSpec
 from berth.scheduler.filter_scheduler import FilterScheduler
 from berth.scheduler.filters.availability_zone_filter import AvailabilityZoneFilter
 from berth.scheduler.filters.compute_filter import ComputeFilter
+from berth.scheduler.filters.label_filter import LabelFilter
 from berth.scheduler.filters.resource_filter import ResourceFilter
 from berth.scheduler.filters.runtime_filter import RuntimeFilter
 from berth.scheduler.host_state import load_host_states
@@ -139,6 +141,35 @@ def test_resource_filter_counts_whole_vcpus_as_placement_does() -> None:
     assert f.passes(host("n", cpus=32.0, cores=2), spec(cpu=2.0)) is None
 
 
+def test_resource_filter_refuses_memory_larger_than_placements_largest_allocation() -> None:
+    """At ram ratio 1.5 a 4096 MiB node offers 6144 MiB, but Placement allocates at
+    most 4096 MiB to one consumer (max_unit = total)."""
+    roomy = replace(host("n", memory=6144), memory_max_unit=4096)
+    assert ResourceFilter().passes(roomy, spec(cpu=0.1, memory=4096)) is None
+    assert ResourceFilter().passes(roomy, spec(cpu=0.1, memory=5000)) == \
+        "memory 5000 MiB is more than the node's 4096 MiB (Placement's largest allocation)"
+
+
+def test_resource_filter_checks_disk_only_when_asked_and_as_placement_does() -> None:
+    f = ResourceFilter()
+    no_disk = host("n")
+    assert f.passes(no_disk, spec()) is None
+    assert f.passes(no_disk, spec(disk_gb=1)) == \
+        "disk 1 GiB asked, the node offers no disk to Placement"
+    disk = replace(host("n"), disk_gb=20.0, disk_used_gb=15, disk_max_unit=20)
+    assert f.passes(disk, spec(disk_gb=5)) is None
+    assert f.passes(disk, spec(disk_gb=6)) == "disk 6 GiB > free 5 GiB"
+
+
+def test_label_filter_matches_every_label_hint_with_the_daemons_labels() -> None:
+    f = LabelFilter()
+    ssd = replace(host("n"), labels={"disk": "ssd", "zone": "a"})
+    assert f.passes(ssd, spec()) is None
+    assert f.passes(ssd, spec(hints={"label:disk": "ssd", "other": "x"})) is None
+    assert f.passes(ssd, spec(hints={"label:disk": "hdd", "label:gpu": "yes"})) == \
+        "has no daemon label disk=hdd, gpu=yes"
+
+
 def test_a_node_full_in_placement_is_passed_over_for_one_with_whole_vcpus_free() -> None:
     hosts = [host("roomy-but-full", cpus=2.0, cores=2, memory=8192, cpu_used=0.2,
                   vcpus_used=2),
@@ -198,6 +229,18 @@ def test_host_states_apply_ratios_and_count_live_usage(db: Database) -> None:
     assert state.availability_zone == "z1"
     assert state.service_up and not state.service_disabled
     assert state.runtimes == ("runc",)
+    assert state.memory_max_unit == 2560 and state.disk_gb == 0.0
+
+
+def test_host_states_read_disk_labels_and_the_disk_containers_hold(db: Database) -> None:
+    nodes.upsert_compute_node(db, "n1", {"cpus": 2, "mem_total": 2048, "disk_total": 50,
+                                         "labels": {"disk": "ssd"}})
+    nodes.report_service_up(db, "n1", nodes.COMPUTE_BINARY, None)
+    containers.create(db, {"host": "n1", "status": "Running", "cpu": 1.0, "memory": "64",
+                           "disk": 10})
+    [state] = load_host_states(db, NodeReservations(), 60, "nova")
+    assert (state.disk_gb, state.disk_used_gb, state.disk_max_unit) == (50.0, 10, 50)
+    assert state.labels == {"disk": "ssd"}
 
 
 def test_host_states_take_each_nodes_reported_inventory_over_the_apis_ratios(
