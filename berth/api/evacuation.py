@@ -186,10 +186,15 @@ def _move(state: ApiState, ctx: RequestContext, row: Container, selection: Selec
         action.message = reason[:255]
         s.add(action)
 
+    values: dict[str, object] = {
+        "host": selection.host, "status": Status.REBUILDING.value, "container_id": None,
+        "status_reason": reason, "updated_at": utcnow()}
+    meta = row.cni_metadata
+    if isinstance(meta, dict) and meta.get("pid"):
+        # The plug was into a process of the dead node: the new node plugs afresh.
+        values["cni_metadata"] = dict(meta, pid=0)
     moved, _ = db_containers.update_with(
-        state.db, row.uuid,
-        {"host": selection.host, "status": Status.REBUILDING.value, "container_id": None,
-         "status_reason": reason, "updated_at": utcnow()},
+        state.db, row.uuid, values,
         record, expected_task_state=None, expected_status=row.status,
         expected_container_id=row.container_id, guard=guard)
     return moved

@@ -104,6 +104,14 @@ def test_rebuildable_containers_move_to_a_healthy_node_with_a_recorded_reason(
     assert evacuation.evacuate_down_hosts(state).moved == 0
 
 
+def test_the_new_node_plugs_the_container_afresh(fleet: Database) -> None:
+    nets = [{"network": "n-1", "ifname": "eth0", "fixed_ip": None}]
+    row = on_dead(fleet, Status.RUNNING.value, cni_metadata={"networks": nets, "pid": 4242})
+    evacuation.evacuate_down_hosts(api_state(fleet))
+    assert containers.get_by_uuid(fleet, row.uuid).cni_metadata == {"networks": nets,
+                                                                     "pid": 0}
+
+
 def test_two_api_processes_reading_the_same_rows_move_each_container_once(
         fleet: Database) -> None:
     first, second = api_state(fleet), api_state(fleet)
