@@ -4,7 +4,8 @@ its own network namespace (``node_engines``), two ``berth-api`` processes with
 
 * creates land on the node the scheduler chose (spread: two on each), and their
   Docker containers exist in that node's engine and no other;
-* an action reaches the container's own node (a stop shows in that engine);
+* an action and a call reach the container's own node (a stop shows in that engine;
+  docker top answers from it);
 * a node whose agent dies has its containers evacuated, each exactly once (one
   ``evacuate`` action, though two API processes check), recreated and running on the
   other nodes; when the agent comes back, its recovery removes its stale copies and
@@ -108,6 +109,11 @@ def test_creates_land_on_the_chosen_node_and_actions_reach_it(fleet: Fleet) -> N
             there = fleet.engine_containers(host)
             assert set(there) == {u for u, h in hosts.items() if h == host}
             assert all(c.status == "running" for c in there.values())
+        # A call (docker top) answers from the container's own engine: no other holds it.
+        for uuid in hosts:
+            top = http.get(f"/v1/containers/{uuid}/top")
+            assert top.status_code == 200, top.text
+            assert any("sleep" in " ".join(p) for p in top.json()["Processes"]), top.json()
 
         victim = made[0]["uuid"]
         assert http.post(f"/v1/containers/{victim}/stop").status_code == 202
