@@ -64,7 +64,7 @@ from berth.db import containers as db_containers
 from berth.db.containers import CONTAINER
 from berth.db.models import Container, utcnow
 from berth.scheduler.base import RequestSpec, Selection
-from berth.scheduler.node_claim import NodeFilledMeanwhile, still_fits
+from berth.scheduler.node_claim import NodeFilledMeanwhile
 
 LOG = logging.getLogger(__name__)
 
@@ -174,7 +174,7 @@ def _move(state: ApiState, ctx: RequestContext, row: Container, selection: Selec
           spec: RequestSpec, reason: str) -> Container:
     dead = str(row.host)
     down_time = state.settings.service_down_time
-    node_check = still_fits(selection, spec)
+    node_check = state.scheduler.room_check(selection, spec)
 
     def guard(conn: Connection) -> None:
         if nodes.compute_service_is_up(conn, dead, down_time):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from sqlalchemy import Connection
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,3 +101,9 @@ class Scheduler(Protocol):
         """The node to place the container on, never one of ``exclude`` (nodes the
         caller found full since it last asked); NoValidHost (saying why each node was
         refused) when none fits."""
+
+    def room_check(self, selection: Selection, spec: RequestSpec
+                   ) -> Callable[[Connection], None]:
+        """The check to run in the transaction that writes the placement: refuses it
+        (``node_claim.NodeFilledMeanwhile``) when the container no longer fits on the
+        chosen node."""

@@ -8,9 +8,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
+from sqlalchemy import Connection
+
 from berth.common import exceptions as exc
+from berth.scheduler import node_claim
 from berth.scheduler import weighers as weighing
 from berth.scheduler.base import Filter, HostState, RequestSpec, Selection, Weigher
+from berth.scheduler.filters.resource_filter import ResourceFilter
 
 LOG = logging.getLogger(__name__)
 
@@ -21,6 +25,16 @@ class FilterScheduler:
         self._hosts = hosts
         self._filters = list(filters)
         self._weighers = list(weighers)
+        self._counts_room = any(isinstance(f, ResourceFilter) for f in self._filters)
+
+    def room_check(self, selection: Selection, spec: RequestSpec
+                   ) -> Callable[[Connection], None]:
+        """ResourceFilter's check again, on the node's usage read under its lock
+        (``node_claim``); nothing when ResourceFilter is not enabled (then the agent's
+        claim and Placement alone refuse a node without room)."""
+        if not self._counts_room:
+            return lambda conn: None
+        return node_claim.still_fits(selection, spec)
 
     def select_destination(self, spec: RequestSpec, exclude: frozenset[str] = frozenset()
                            ) -> Selection:

@@ -12,7 +12,9 @@ that node::
     API process 1   BEGIN ─► quota lock ─► lock node ─► usage, fits? ─► INSERT ─► COMMIT
     API process 2            BEGIN ─► quota lock ─► lock node └ waits ┘ ─► usage, fits? ...
 
-The lock is held for one short transaction; an agent's write of the node's usage
+The check is the scheduler's ResourceFilter; with that filter disabled there is no
+check (``FilterScheduler.room_check``), and only the agent's claim and Placement
+refuse a node without room. The lock is held for one short transaction; an agent's write of the node's usage
 waits for it as well, and nothing else is locked after it, so locks are always taken
 in one order (project, then node).
 """

@@ -13,7 +13,7 @@ from sqlalchemy import Connection
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
 from berth.scheduler.base import RequestSpec, Selection
-from berth.scheduler.node_claim import NodeFilledMeanwhile, still_fits
+from berth.scheduler.node_claim import NodeFilledMeanwhile
 
 LOG = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ def insert_placed(state: ApiState, spec: RequestSpec, selection: Selection, quot
     node that fitted was filled by other requests before the row could be written."""
     full: set[str] = set()
     while True:
-        node_check = still_fits(selection, spec)
+        node_check = state.scheduler.room_check(selection, spec)
 
         def guard(conn: Connection, node_check: Guard = node_check) -> None:
             quota(conn)

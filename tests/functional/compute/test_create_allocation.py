@@ -88,8 +88,11 @@ def test_failed_pull_leaves_no_allocation_and_delete_releases_it(node):  # type:
 def test_allocation_that_does_not_fit_is_resources_unavailable(berth_factory, docker_client):  # type: ignore[no-untyped-def]
     """The local claim does not count disk; Placement does. A node reporting 2 GiB of
     disk refuses a 50 GiB container: Error ResourcesUnavailable, host cleared,
-    nothing allocated, no Docker container."""
-    proc = berth_factory("[compute]\nreserve_disk_for_image = 0.99\n").start()
+    nothing allocated, no Docker container. (The scheduler's ResourceFilter, which
+    refuses it before any agent sees it, is off here so that the agent's refusal is
+    what is tested; tests/unit/scheduler covers the filter.)"""
+    proc = berth_factory("[compute]\nreserve_disk_for_image = 0.99\n[scheduler]\n"
+                         "enabled_filters = ComputeFilter\n").start()
     zun = proc.client()
     with database_of(proc) as db:
         rp = nodes.get_compute_node(db, proc.host).rp_uuid

@@ -72,3 +72,13 @@ def test_a_refused_insert_writes_nothing(db: Database, stale: Any) -> None:
     with pytest.raises(exc.NoValidHost):
         place(db, stale)
     assert (containers.usage_on_host(db, "n1"), containers.usage_on_host(db, "n2")) == before
+
+
+def test_without_resource_filter_there_is_no_room_check(db: Database, stale: Any) -> None:
+    """The operator turned ResourceFilter off: the API counts no room, and the agent's
+    claim and Placement are what refuse (the check would otherwise call a node that
+    never had room "filled meanwhile")."""
+    snapshot = stale.scheduler.select_destination(SPEC).state
+    blind = FilterScheduler(lambda: [snapshot], filters.by_name(["ComputeFilter"]), [])
+    state = SimpleNamespace(scheduler=blind)
+    assert [place(db, state) for _ in range(3)] == ["n1", "n1", "n1"]
