@@ -17,6 +17,7 @@ and exits 1, so that the service manager sees the failure instead of a restart l
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import signal
@@ -68,12 +69,14 @@ class Supervisor:
                 signal.signal(sig, handler)
 
     def _start(self, index: int) -> None:
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:                               # the worker
             status = 1
             try:
                 for sig in (signal.SIGTERM, signal.SIGINT):
                     signal.signal(sig, signal.SIG_DFL)
+                _stop_with_parent(parent)
                 status = self._serve(index)
             except BaseException:   # the worker's last word, whatever it is
                 LOG.exception("berth-api worker %d failed", index)
@@ -122,3 +125,19 @@ class Supervisor:
             if not self._stopping:
                 self._start(index)
         return 1 if failed else 0
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _stop_with_parent(parent: int) -> None:
+    """Have the kernel send this worker SIGTERM when the supervisor dies, even by
+    SIGKILL (Linux's PR_SET_PDEATHSIG), so that no worker goes on holding the port
+    alone; exit at once if the supervisor is already gone."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        return              # not Linux: the service manager stops the workers
+    if os.getppid() != parent:
+        os._exit(0)

@@ -78,6 +78,17 @@ def test_workers_run_a_dead_one_is_replaced_and_sigterm_stops_all(tmp_path: Path
             parent.kill()
 
 
+def test_workers_stop_when_the_supervisor_is_killed(tmp_path: Path) -> None:
+    parent = _start(tmp_path, 2)
+    try:
+        wait_for(lambda: len(_pids(tmp_path)) == 2, 30, what="two workers")
+    finally:
+        parent.kill()
+        parent.wait(30)
+    wait_for(lambda: not any(_alive(pid) for pid in _pids(tmp_path)), 30,
+             what="the orphaned workers to stop")
+
+
 def test_workers_that_keep_dying_stop_the_service_with_status_1(tmp_path: Path) -> None:
     (tmp_path / "die").touch()
     parent = _start(tmp_path, 2)
