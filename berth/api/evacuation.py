@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, select
 from sqlalchemy.orm import Session
 
+from berth.api.operations import placing
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
@@ -63,8 +64,7 @@ from berth.db import actions, nodes
 from berth.db import containers as db_containers
 from berth.db.containers import CONTAINER
 from berth.db.models import Container, utcnow
-from berth.scheduler.base import RequestSpec, Selection
-from berth.scheduler.node_claim import NodeFilledMeanwhile
+from berth.scheduler.base import RequestSpec
 
 LOG = logging.getLogger(__name__)
 
@@ -132,25 +132,28 @@ def evacuate(state: ApiState, row: Container, last_seen: dt.datetime | None) -> 
     dead = str(row.host)
     spec = RequestSpec(cpu=float(row.cpu or 0.0), memory_mib=memory_mib(row.memory),
                        runtime=row.runtime, disk_gb=int(row.disk or 0))
-    full: set[str] = set()
-    while True:
-        try:
-            selection = state.scheduler.select_destination(spec, exclude=frozenset(full))
-        except exc.NoValidHost as err:
-            LOG.warning("cannot evacuate from down host %s yet: %s", dead, err.msg)
-            return "unplaced"
-        ctx = RequestContext.admin()
-        reason = _reason(dead, last_seen, selection.host)
-        try:
-            moved = _move(state, ctx, row, selection, spec, reason)
-        except NodeFilledMeanwhile as err:
-            full.add(err.host)
-            continue
-        except (exc.TaskInProgress, exc.ContainerNotFound, _StillUp):
-            LOG.info("not evacuated: it changed, was moved by another API process, or "
-                     "host %s came back", dead)
-            return "taken"
-        break
+    ctx = RequestContext.admin()
+    down_time = state.settings.service_down_time
+
+    def still_down(conn: Connection) -> None:
+        if nodes.compute_service_is_up(conn, dead, down_time):
+            raise _StillUp(dead)
+
+    def move(host: str, guard: placing.Guard) -> tuple[Container, str]:
+        reason = _reason(dead, last_seen, host)
+        return _move(state, ctx, row, host, reason, guard), reason
+
+    try:
+        selection = state.scheduler.select_destination(spec)
+        selection, (moved, reason) = placing.insert_placed(state, spec, selection,
+                                                           still_down, move)
+    except exc.NoValidHost as err:
+        LOG.warning("cannot evacuate from down host %s yet: %s", dead, err.msg)
+        return "unplaced"
+    except (exc.TaskInProgress, exc.ContainerNotFound, _StillUp):
+        LOG.info("not evacuated: it changed, was moved by another API process, or host "
+                 "%s came back", dead)
+        return "taken"
     LOG.warning("evacuating: %s", reason)
     try:
         state.compute.cast(ctx, moved, "container_rebuild", run=row.status == Status.RUNNING)
@@ -170,33 +173,26 @@ class _StillUp(Exception):
     """The node's heartbeat came back before the move was written."""
 
 
-def _move(state: ApiState, ctx: RequestContext, row: Container, selection: Selection,
-          spec: RequestSpec, reason: str) -> Container:
-    dead = str(row.host)
-    down_time = state.settings.service_down_time
-    node_check = state.scheduler.room_check(selection, spec)
-
-    def guard(conn: Connection) -> None:
-        if nodes.compute_service_is_up(conn, dead, down_time):
-            raise _StillUp(dead)
-        node_check(conn)
+def _move(state: ApiState, ctx: RequestContext, row: Container, host: str, reason: str,
+          guard: placing.Guard) -> Container:
+    """The swap of the module docstring: ``row``, as read, onto ``host``, with its
+    action; ``guard`` (the node still down, the new node's room) runs first."""
+    values: dict[str, object] = {
+        "host": host, "status": Status.REBUILDING.value, "container_id": None,
+        "status_reason": reason, "updated_at": utcnow()}
+    meta = row.cni_metadata
+    if isinstance(meta, dict) and meta.get("pid"):
+        # The plug was into a process of the dead node: the new node plugs afresh.
+        values["cni_metadata"] = dict(meta, pid=0)
 
     def record(s: Session) -> None:
         action = actions.new_action(ctx, row.uuid, ACTION)
         action.message = reason[:255]
         s.add(action)
 
-    values: dict[str, object] = {
-        "host": selection.host, "status": Status.REBUILDING.value, "container_id": None,
-        "status_reason": reason, "updated_at": utcnow()}
-    meta = row.cni_metadata
-    if isinstance(meta, dict) and meta.get("pid"):
-        # The plug was into a process of the dead node: the new node plugs afresh.
-        values["cni_metadata"] = dict(meta, pid=0)
     moved, _ = db_containers.update_with(
-        state.db, row.uuid, values,
-        record, expected_task_state=None, expected_status=row.status,
-        expected_container_id=row.container_id, guard=guard)
+        state.db, row.uuid, values, record, expected_task_state=None,
+        expected_status=row.status, expected_container_id=row.container_id, guard=guard)
     return moved
 
 

@@ -75,6 +75,8 @@ class Selection:
     limits: dict[str, object] = field(default_factory=dict)
     #: The node as the scheduler saw it when it chose it (None: not known).
     state: HostState | None = field(default=None, compare=False)
+    #: The other nodes that passed the filters, as the scheduler saw them.
+    alternatives: tuple[HostState, ...] = field(default=(), compare=False)
 
 
 class Filter(Protocol):
@@ -102,8 +104,10 @@ class Scheduler(Protocol):
         caller found full since it last asked); NoValidHost (saying why each node was
         refused) when none fits."""
 
-    def room_check(self, selection: Selection, spec: RequestSpec
+    def room_check(self, selection: Selection, spec: RequestSpec, *, best: bool = True
                    ) -> Callable[[Connection], None]:
         """The check to run in the transaction that writes the placement: refuses it
-        (``node_claim.NodeFilledMeanwhile``) when the container no longer fits on the
-        chosen node."""
+        when the container no longer fits on the chosen node
+        (``node_claim.NodeFilledMeanwhile``), or, with ``best``, when what was placed
+        there meanwhile makes another candidate the better choice
+        (``node_claim.NodeNoLongerBest``)."""

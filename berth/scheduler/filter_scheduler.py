@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from sqlalchemy import Connection
 
 from berth.common import exceptions as exc
-from berth.scheduler import node_claim
+from berth.scheduler import host_state, node_claim
 from berth.scheduler import weighers as weighing
 from berth.scheduler.base import Filter, HostState, RequestSpec, Selection, Weigher
 from berth.scheduler.filters.resource_filter import ResourceFilter
@@ -27,14 +27,39 @@ class FilterScheduler:
         self._weighers = list(weighers)
         self._counts_room = any(isinstance(f, ResourceFilter) for f in self._filters)
 
-    def room_check(self, selection: Selection, spec: RequestSpec
+    def room_check(self, selection: Selection, spec: RequestSpec, *, best: bool = True
                    ) -> Callable[[Connection], None]:
         """ResourceFilter's check again, on the node's usage read under its lock
         (``node_claim``); nothing when ResourceFilter is not enabled (then the agent's
-        claim and Placement alone refuse a node without room)."""
-        if not self._counts_room:
+        claim and Placement alone refuse a node without room). With ``best`` and
+        weighers, also NodeNoLongerBest when the node, as it is now, weighs less than
+        one of the other candidates as the scheduler saw them."""
+        chosen = selection.state
+        if not self._counts_room or chosen is None or not chosen.node_uuid:
             return lambda conn: None
-        return node_claim.still_fits(selection, spec)
+        others = selection.alternatives if best and self._weighers else ()
+
+        def check(conn: Connection) -> None:
+            now = node_claim.fresh_fit(conn, chosen, spec)
+            if not others:
+                return
+            # Against the others as they were read first (they have only filled up
+            # since, in the common case: if the node still wins, it wins now), then,
+            # only if it lost, against the others as they are.
+            better = self._better_than(now, others, spec)
+            if better is not None:
+                better = self._better_than(now, host_state.usages_now(conn, others), spec)
+            if better is not None:
+                raise node_claim.NodeNoLongerBest(chosen.hostname, better)
+
+        return check
+
+    def _better_than(self, chosen: HostState, others: Sequence[HostState],
+                     spec: RequestSpec) -> str | None:
+        """The host of ``others`` that outweighs ``chosen``, or None."""
+        ranked = weighing.weigh([chosen, *others], spec, self._weighers)
+        weight = next(w for w, h in ranked if h is chosen)
+        return ranked[0][1].hostname if ranked[0][0] > weight + 1e-9 else None
 
     def select_destination(self, spec: RequestSpec, exclude: frozenset[str] = frozenset()
                            ) -> Selection:
@@ -68,4 +93,5 @@ class FilterScheduler:
         if len(ranked) > 1:
             LOG.debug("weighed %s; chose %s", ", ".join(f"{h.hostname}={w:.3f}"
                                                         for w, h in ranked), best.hostname)
-        return Selection(host=best.hostname, state=best)
+        return Selection(host=best.hostname, state=best,
+                         alternatives=tuple(h for _, h in ranked[1:]))

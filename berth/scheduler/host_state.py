@@ -5,12 +5,11 @@ that containers being created already count)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, bindparam, select
-from sqlalchemy.orm import Session
 
 from berth.common.units import memory_mib
 from berth.db import nodes
@@ -45,7 +44,7 @@ _INVENTORIES = (
     .where(ProviderInventory.resource_class.in_((VCPU, MEMORY_MB, DISK_GB))))
 
 
-_USAGE_ON_HOST = _USAGE.where(Container.host == bindparam("host"))
+_USAGE_ON_HOSTS = _USAGE.where(Container.host.in_(bindparam("hosts", expanding=True)))
 
 
 class _Usage(NamedTuple):
@@ -55,11 +54,9 @@ class _Usage(NamedTuple):
     disk_gb: int = 0
 
 
-def _usage_by_host(s: Session | Connection, only: str | None = None) -> dict[str, _Usage]:
-    """What the containers placed on each host hold, of every host or of the host
-    ``only``."""
+def _usage_by_host(rows: Iterable[Any]) -> dict[str, _Usage]:
+    """What the containers placed on each host hold, from rows of ``_USAGE``."""
     usage: dict[str, _Usage] = {}
-    rows = s.execute(_USAGE) if only is None else s.execute(_USAGE_ON_HOST, {"host": only})
     for host, cpu, memory, disk in rows:
         if host is None:        # excluded by the query; for the type checker
             continue
@@ -76,7 +73,7 @@ def load_host_states(db: Database, api_options: NodeReservations, down_time: int
     # One read for the four.
     with db.reader() as s:
         services = {svc.host: svc for svc in s.execute(_SERVICES)}
-        usage = _usage_by_host(s)
+        usage = _usage_by_host(s.execute(_USAGE))
         compute_nodes = list(s.execute(_NODES))
         reported = {(r.uuid, r.resource_class): Inventory.of_row(r)
                     for r in s.execute(_INVENTORIES)}
@@ -110,9 +107,23 @@ def load_host_states(db: Database, api_options: NodeReservations, down_time: int
     return out
 
 
+_USAGE_ON_HOSTS = _USAGE.where(Container.host.in_(bindparam("hosts", expanding=True)))
+
+
+def usages_now(conn: Connection, hosts: Sequence[HostState]) -> list[HostState]:
+    """``hosts`` with their usage read again, on ``conn`` (inside the caller's
+    transaction), in one query: the capacity as it was, the containers placed there as
+    they are."""
+    used = _usage_by_host(conn.execute(_USAGE_ON_HOSTS,
+                                       {"hosts": [h.hostname for h in hosts]}))
+    out = []
+    for h in hosts:
+        u = used.get(h.hostname, _Usage())
+        out.append(replace(h, cpu_used=u.cpu, memory_used_mib=u.memory_mib,
+                           vcpus_used=u.vcpus, disk_used_gb=u.disk_gb))
+    return out
+
+
 def usage_now(conn: Connection, host: HostState) -> HostState:
-    """``host`` with its usage read again, on ``conn`` (inside the caller's
-    transaction): the capacity as it was, the containers placed there as they are."""
-    used = _usage_by_host(conn, host.hostname).get(host.hostname, _Usage())
-    return replace(host, cpu_used=used.cpu, memory_used_mib=used.memory_mib,
-                   vcpus_used=used.vcpus, disk_used_gb=used.disk_gb)
+    """``usages_now`` of one host."""
+    return usages_now(conn, [host])[0]

@@ -12,6 +12,12 @@ that node::
     API process 1   BEGIN ─► quota lock ─► lock node ─► usage, fits? ─► INSERT ─► COMMIT
     API process 2            BEGIN ─► quota lock ─► lock node └ waits ┘ ─► usage, fits? ...
 
+Concurrent requests read the same usage and all choose the same node, which would
+pile a burst onto it. So the filter scheduler also asks, under the lock, whether the
+node with its usage read again is still the best of the candidates it chose from
+(``NodeNoLongerBest`` when it is not): the requests queued on one node's lock go,
+one after the other, to the node that is emptiest now (``FilterScheduler.room_check``).
+
 The check is the scheduler's ResourceFilter; with that filter disabled there is no
 check (``FilterScheduler.room_check``), and only the agent's claim and Placement
 refuse a node without room. The lock is held for one short transaction; an agent's write of the node's usage
@@ -27,7 +33,7 @@ from collections.abc import Callable
 from sqlalchemy import Connection
 
 from berth.db import nodes
-from berth.scheduler.base import RequestSpec, Selection
+from berth.scheduler.base import HostState, RequestSpec, Selection
 from berth.scheduler.filters.resource_filter import ResourceFilter
 from berth.scheduler.host_state import usage_now
 
@@ -46,6 +52,28 @@ class NodeFilledMeanwhile(Exception):
         self.why = why
 
 
+class NodeNoLongerBest(Exception):
+    """The chosen node still fits, but what other requests placed there since the
+    scheduler's read makes another candidate the better choice now (spread)."""
+
+    def __init__(self, host: str, better: str) -> None:
+        super().__init__(f"node {host} is no longer the best choice ({better} is)")
+        self.host = host
+        self.better = better
+
+
+def fresh_fit(conn: Connection, host: HostState, spec: RequestSpec) -> HostState:
+    """Lock ``host``'s compute_node row for the rest of ``conn``'s transaction and read
+    its usage again; the node as it is now. NodeFilledMeanwhile when the container
+    no longer fits there."""
+    nodes.lock_compute_node(conn, host.node_uuid)
+    now = usage_now(conn, host)
+    why = _FITS.passes(now, spec)
+    if why is not None:
+        raise NodeFilledMeanwhile(host.hostname, why)
+    return now
+
+
 def still_fits(selection: Selection, spec: RequestSpec) -> Callable[[Connection], None]:
     """The check to run in the insert's transaction (after any other lock it takes):
     NodeFilledMeanwhile when the container no longer fits on the chosen node. A
@@ -53,11 +81,7 @@ def still_fits(selection: Selection, spec: RequestSpec) -> Callable[[Connection]
     host = selection.state
 
     def check(conn: Connection) -> None:
-        if host is None or not host.node_uuid:
-            return
-        nodes.lock_compute_node(conn, host.node_uuid)
-        why = _FITS.passes(usage_now(conn, host), spec)
-        if why is not None:
-            raise NodeFilledMeanwhile(host.hostname, why)
+        if host is not None and host.node_uuid:
+            fresh_fit(conn, host, spec)
 
     return check

@@ -1,6 +1,9 @@
-"""Writing a new container's row onto the node the scheduler chose, atomically with
-the check that the node still has room (``berth.scheduler.node_claim``); when other
-requests filled it meanwhile, the scheduler chooses again without it."""
+"""Writing the row that places a container on the node the scheduler chose,
+atomically with the check that the node still has room and is still the best
+choice (``berth.scheduler.node_claim``). When other requests filled the node
+meanwhile, the scheduler chooses again without it; when they only made another node
+the better choice, it chooses again from what the nodes hold now (a few times at
+most; then the node that still fits is taken)."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from sqlalchemy import Connection
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
 from berth.scheduler.base import RequestSpec, Selection
-from berth.scheduler.node_claim import NodeFilledMeanwhile
+from berth.scheduler.node_claim import NodeFilledMeanwhile, NodeNoLongerBest
 
 LOG = logging.getLogger(__name__)
 
@@ -22,20 +25,25 @@ Guard = Callable[[Connection], object]
 
 #: Nodes found filled meanwhile before the request fails as unscheduled.
 MAX_RESCHEDULES = 8
+#: Choices found no longer the best before the next one that fits is taken as it is.
+MAX_REWEIGHS = 4
 
 
-def insert_placed(state: ApiState, spec: RequestSpec, selection: Selection, quota: Guard,
+def insert_placed(state: ApiState, spec: RequestSpec, selection: Selection, first: Guard,
                   insert: Callable[[str, Guard], T]) -> tuple[Selection, T]:
     """``insert(host, guard)`` the row placed on ``selection``'s node; ``guard`` (the
-    project's ``quota`` check, then the node's) must run in the insert's transaction.
-    Returns the node finally used and what ``insert`` returned. NoValidHost when every
-    node that fitted was filled by other requests before the row could be written."""
+    caller's ``first`` check, such as the project's quota, then the node's) must run
+    in the insert's transaction. Returns the node finally used and what ``insert``
+    returned. NoValidHost when every node that fitted was filled by other requests
+    before the row could be written."""
     full: set[str] = set()
+    reweighs = 0
     while True:
-        node_check = state.scheduler.room_check(selection, spec)
+        node_check = state.scheduler.room_check(selection, spec,
+                                                best=reweighs < MAX_REWEIGHS)
 
         def guard(conn: Connection, node_check: Guard = node_check) -> None:
-            quota(conn)
+            first(conn)
             node_check(conn)
 
         try:
@@ -47,4 +55,7 @@ def insert_placed(state: ApiState, spec: RequestSpec, selection: Selection, quot
                 raise exc.NoValidHost(
                     f"There are not enough hosts available: {len(full)} nodes were "
                     f"filled by other requests while this one was placed.") from err
-            selection = state.scheduler.select_destination(spec, exclude=frozenset(full))
+        except NodeNoLongerBest as err:
+            reweighs += 1
+            LOG.debug("%s; scheduling again", err)
+        selection = state.scheduler.select_destination(spec, exclude=frozenset(full))

@@ -82,3 +82,44 @@ def test_without_resource_filter_there_is_no_room_check(db: Database, stale: Any
     blind = FilterScheduler(lambda: [snapshot], filters.by_name(["ComputeFilter"]), [])
     state = SimpleNamespace(scheduler=blind)
     assert [place(db, state) for _ in range(3)] == ["n1", "n1", "n1"]
+
+
+def fresh_scheduler(db: Database, multiplier: float = 1.0) -> Any:
+    sched = FilterScheduler(lambda: load_host_states(db, NO_RESERVATION, 60, "nova"),
+                            filters.by_name(["ResourceFilter"]),
+                            weighers.by_name(["RAMWeigher"], {"RAMWeigher": multiplier}))
+    return SimpleNamespace(scheduler=sched)
+
+
+def place_on(db: Database, state: Any, selection: Any, spec: RequestSpec) -> str:
+    def insert(host: str, guard: placing.Guard) -> Any:
+        return containers.create(db, {"host": host, "status": "Creating", "cpu": spec.cpu,
+                                      "memory": str(spec.memory_mib)}, guard=guard)
+
+    return placing.insert_placed(state, spec, selection, no_quota, insert)[0].host
+
+
+def test_a_choice_that_others_made_worse_is_made_again_from_the_nodes_as_they_are(
+        db: Database) -> None:
+    """Two requests read two empty nodes and both choose n1 (a concurrent burst); the
+    second, under n1's lock, sees n1 hold the first and goes to n2 instead of
+    piling onto n1."""
+    for name in ("n1", "n2"):
+        nodes.upsert_compute_node(db, name, {"cpus": 4, "mem_total": 4096})
+        nodes.report_service_up(db, name, nodes.COMPUTE_BINARY, None)
+    state = fresh_scheduler(db)
+    small = RequestSpec(cpu=0.1, memory_mib=256)
+    first, second = (state.scheduler.select_destination(small) for _ in range(2))
+    assert first.host == second.host == "n1"
+    assert place_on(db, state, first, small) == "n1"
+    assert place_on(db, state, second, small) == "n2"
+
+
+def test_packing_keeps_its_choice_when_others_filled_the_node(db: Database) -> None:
+    for name in ("n1", "n2"):
+        nodes.upsert_compute_node(db, name, {"cpus": 4, "mem_total": 4096})
+        nodes.report_service_up(db, name, nodes.COMPUTE_BINARY, None)
+    state = fresh_scheduler(db, multiplier=-1.0)
+    small = RequestSpec(cpu=0.1, memory_mib=256)
+    first, second = (state.scheduler.select_destination(small) for _ in range(2))
+    assert place_on(db, state, first, small) == place_on(db, state, second, small) == "n1"
