@@ -20,9 +20,12 @@ one after the other, to the node that is emptiest now (``FilterScheduler.room_ch
 
 The check is the scheduler's ResourceFilter; with that filter disabled there is no
 check (``FilterScheduler.room_check``), and only the agent's claim and Placement
-refuse a node without room. The lock is held for one short transaction; an agent's write of the node's usage
-waits for it as well, and nothing else is locked after it, so locks are always taken
-in one order (project, then node).
+refuse a node without room.
+
+The lock is held for one short transaction, which an agent's write of the node's
+usage (a statement of its own) waits for too. Locks are taken in one order: the
+project's quota row, then the node, then the container's row (the insert, or an
+evacuation's update); no transaction takes them the other way round.
 """
 
 from __future__ import annotations
