@@ -33,7 +33,8 @@ class FilterScheduler:
         (``node_claim``); nothing when ResourceFilter is not enabled (then the agent's
         claim and Placement alone refuse a node without room). With ``best`` and
         weighers, also NodeNoLongerBest when the node, as it is now, weighs less than
-        one of the other candidates as the scheduler saw them."""
+        another candidate as it is now (what concurrent requests placed since the
+        scheduler's read; a tie keeps the choice)."""
         chosen = selection.state
         if not self._counts_room or chosen is None or not chosen.node_uuid:
             return lambda conn: None
