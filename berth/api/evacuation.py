@@ -24,7 +24,8 @@ Split-brain rules (who owns a container, and what each side does):
 2. A node is evacuated only while its service is down, re-checked inside the swap;
    a heartbeat that lands first cancels the move. A node marked forced_down by the
    operator (os-services force-down) counts as down at once: that is the fencing an
-   operator gives berth.
+   operator gives berth. Forcing down a node whose agent still runs moves its
+   containers all the same; that agent removes its copies at its next state sync.
 3. A node only ever acts on rows that name it. When it comes back (start-up
    recovery and every state sync), a Docker container labelled for it whose row now
    names another node and another Docker container is a stale copy: it is removed
