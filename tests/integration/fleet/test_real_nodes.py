@@ -14,6 +14,7 @@ its own network namespace (``node_engines``), two ``berth-api`` processes with
 
 from __future__ import annotations
 
+import json
 import signal
 from collections import Counter
 from collections.abc import Iterator
@@ -88,10 +89,15 @@ def _remove_berth_containers(url: str) -> None:
         client.close()
 
 
-def _settled(http: Any, uuid: str, want: str) -> dict[str, Any] | None:
+def _settled(http: Any, uuid: str, want: str, not_on: str | None = None
+             ) -> dict[str, Any] | None:
+    """The container once it is ``want`` with no task (and on a host other than
+    ``not_on``), else None."""
     c = http.get(f"/v1/containers/{uuid}").json()
     if c["status"] == "Error":
         raise AssertionError(f"container {uuid} went to Error: {c['status_reason']}")
+    if not_on is not None and c["host"] == not_on:
+        return None
     return c if c["status"] == want and not c["task_state"] else None
 
 
@@ -113,7 +119,8 @@ def test_creates_land_on_the_chosen_node_and_actions_reach_it(fleet: Fleet) -> N
         for uuid in hosts:
             top = http.get(f"/v1/containers/{uuid}/top")
             assert top.status_code == 200, top.text
-            assert any("sleep" in " ".join(p) for p in top.json()["Processes"]), top.json()
+            assert any("sh -c trap" in " ".join(p) for p in top.json()["Processes"]), \
+                json.dumps(top.json())
 
         victim = made[0]["uuid"]
         assert http.post(f"/v1/containers/{victim}/stop").status_code == 202
@@ -143,8 +150,8 @@ def test_a_dead_nodes_containers_are_evacuated_once_and_its_copies_removed_on_re
             want = "Running" if before["status"] == "Running" else "Stopped"
             if want == "Stopped":
                 want = "Created"                       # rebuilt, not started
-            moved[uuid] = wait_for(lambda u=uuid, w=want: _settled(http, u, w), 120,
-                                   interval=0.5, what=f"{uuid} evacuated")
+            moved[uuid] = wait_for(lambda u=uuid, w=want: _settled(http, u, w, not_on=dead),
+                                   120, interval=0.5, what=f"{uuid} evacuated")
         for uuid, row in moved.items():
             assert row["host"] not in (dead, None), row         # type: ignore[index]
             new = fleet.engine_containers(row["host"])[uuid]     # type: ignore[index]
