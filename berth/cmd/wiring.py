@@ -30,6 +30,7 @@ from berth.rpc.base import Transport
 if TYPE_CHECKING:  # API-only parts are imported where they are built: berth-compute
     from berth.api.state import ApiState  # never loads the API (see build_api_state)
     from berth.metrics.http import HealthServer
+    from berth.scheduler.placement_inventories import ReportedInventories
 
 LOG = logging.getLogger(__name__)
 
@@ -204,8 +205,10 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
                                conf.network.local_subnet_prefix,
                                conf.network.local_masquerade))
     reservations = node_reservations(conf)
+    elsewhere = reported_inventories(conf, db)
     scheduler = FilterScheduler(
-        lambda: load_host_states(db, reservations, down_time, conf.default_availability_zone),
+        lambda: load_host_states(db, reservations, down_time, conf.default_availability_zone,
+                                 elsewhere),
         filters.by_name(list(conf.scheduler.enabled_filters), conf.default_schedule_zone),
         weighers.by_name(list(conf.scheduler.enabled_weighers), {
             "RAMWeigher": conf.scheduler.ram_weight_multiplier,
@@ -215,6 +218,24 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
     return ApiState(db=db, compute=compute, scheduler=scheduler, settings=settings,
                     up_hosts=up_hosts,
                     readiness=Readiness({"database": db.ping, "rpc": transport.check}))
+
+
+def reported_inventories(conf: cfg.ConfigOpts, db: Database) -> ReportedInventories | None:
+    """With OpenStack Placement the nodes' inventories are there, not in the database:
+    the scheduler asks for them (``ReportedInventories``). None with the embedded
+    Placement, or when the API has no credentials for Placement (then the API's own
+    [compute] options stand in for every node's, as they did)."""
+    if conf.placement.driver != "openstack":
+        return None
+    from berth.placement.base import PlacementError
+    from berth.scheduler.placement_inventories import ReportedInventories
+
+    try:
+        return ReportedInventories(build_placement(conf, db))
+    except PlacementError as err:
+        LOG.warning("the scheduler cannot read the nodes' inventories from Placement (%s); "
+                    "it assumes the API's [compute] options for every node", err.msg)
+        return None
 
 
 def build_health_server(conf: cfg.ConfigOpts, agent: ComputeAgent) -> HealthServer | None:

@@ -5,7 +5,7 @@ that containers being created already count)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -67,9 +67,13 @@ def _usage_by_host(rows: Iterable[Any]) -> dict[str, _Usage]:
 
 
 def load_host_states(db: Database, api_options: NodeReservations, down_time: int,
-                     default_zone: str) -> Sequence[HostState]:
+                     default_zone: str,
+                     reported_elsewhere: Callable[[str], Mapping[str, Inventory]] | None
+                     = None) -> Sequence[HostState]:
     """``api_options``: the API's own ``[compute]`` reservations and ratios, which
-    stand in for a node that reported no inventory (OpenStack Placement)."""
+    stand in for a node that reported no inventory. ``reported_elsewhere(rp_uuid)``:
+    the inventory a node reported to OpenStack Placement (``placement_inventories``),
+    asked for a node whose inventory is not in the database."""
     # One read for the four.
     with db.reader() as s:
         services = {svc.host: svc for svc in s.execute(_SERVICES)}
@@ -85,6 +89,10 @@ def load_host_states(db: Database, api_options: NodeReservations, down_time: int
         used = usage.get(node.hostname, _Usage())
         assumed = node_inventories(node.cpus or 0, node.mem_total or 0,
                                    node.disk_total or 0, api_options)
+        if reported_elsewhere is not None and node.rp_uuid and not any(
+                (node.rp_uuid, rc) in reported for rc in (VCPU, MEMORY_MB)):
+            for rc, inv in reported_elsewhere(node.rp_uuid).items():
+                reported[(node.rp_uuid, rc)] = inv
         vcpu, memory, disk = (reported.get((node.rp_uuid, rc)) or assumed.get(rc)
                               for rc in (VCPU, MEMORY_MB, DISK_GB))
         out.append(HostState(
