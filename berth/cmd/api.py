@@ -6,16 +6,22 @@ berth-api does not migrate the database (several API processes may start at once
 refuses to start on a schema that is not at its head revision. berth-api needs no
 Docker engine: everything that touches containers goes to the agent of the
 container's host, over ``[compute]topic`` (the same topic as its agents).
+
+``[api]workers`` processes serve one port (``berth.api.workers``); each is a whole
+API with the scheduler, and they share nothing but the database and the broker.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import sys
 from collections.abc import Sequence
 
 import uvicorn
 
+from berth.api import evacuation, workers
 from berth.api import server as api_server
 from berth.api.app import create_app
 from berth.cmd import helptext, wiring
@@ -38,21 +44,49 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem:
         LOG.error("berth-api cannot start: %s", problem)
         return 2
+    address = wiring.api_listen_address(CONF)
+    wiring.warn_if_exposed(CONF, address)
+    count = worker_count(CONF.api.workers)
+    if count == 1:
+        return _serve(address, None)
+    try:
+        sock = workers.listen(address, CONF.api.port)
+    except OSError as err:
+        LOG.error("berth-api cannot listen on %s:%s: %s", address, CONF.api.port, err)
+        return 1
+    LOG.info("berth-api: %d worker processes on http://%s:%s/v1", count, address,
+             CONF.api.port)
+    return workers.Supervisor(count, lambda index: _serve(address, sock)).run()
+
+
+def worker_count(configured: int | None) -> int:
+    """``[api]workers``, or one per CPU when unset (Zun's default)."""
+    return configured if configured else max(os.cpu_count() or 1, 1)
+
+
+def _serve(address: str, sock: socket.socket | None) -> int:
+    """Serve the API in this process until stopped; on ``sock`` when given (a worker),
+    else on a socket of uvicorn's own. The engine, transport and application are
+    built here, after any fork."""
     db = wiring.build_database(CONF, upgrade=False)
     transport = wiring.build_transport(CONF)
     state = wiring.build_api_state(CONF, db, transport)
     app = create_app(state, noauth=CONF.api.auth_strategy == "noauth",
                      public_endpoint=CONF.api.public_endpoint,
                      keystone=wiring.build_keystone_auth(CONF))
-    address = wiring.api_listen_address(CONF)
-    wiring.warn_if_exposed(CONF, address)
     LOG.info("berth-api: API on http://%s:%s/v1 (database %s, RPC topic %s)", address,
              CONF.api.port, db.url.split("@")[-1], CONF.compute.topic)
     server = uvicorn.Server(api_server.config(app, address, CONF.api.port,
                                               CONF.api.header_timeout))
+    evacuator = None
+    if CONF.compute.evacuate_on_host_down:
+        evacuator = evacuation.Evacuator(state, float(CONF.periodic_interval_max))
+        evacuator.start()
     try:
-        server.run()
+        server.run(sockets=[sock] if sock is not None else None)
     finally:
+        if evacuator is not None:
+            evacuator.stop()
         transport.cleanup()
         db.dispose()
     return 0 if server.started else 1

@@ -54,7 +54,8 @@ DB_VERSION = (f"Prints the database's migration revision, or 'empty'. {_DATABASE
 
 API = ("berth-api: runs berth's REST API (Zun's API v1) and its scheduler, without a "
        "compute agent. It reaches the agents over RabbitMQ ([DEFAULT]transport_url, "
-       f"required; topic [compute]topic) and needs no Docker engine. {_LISTEN_API} "
+       f"required; topic [compute]topic) and needs no Docker engine. It serves with "
+       f"[api]workers processes (default: one per CPU). {_LISTEN_API} "
        f"{_DATABASE} It must be at the migration head: run `berth db upgrade` first.")
 
 COMPUTE = ("berth-compute: runs the compute agent of this node ([DEFAULT]host): it "

@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # API-only parts are imported where they are built: berth-com
     from berth.api.authtoken import IdentityCache, TokenValidator  # never loads the API
     from berth.api.state import ApiState  # (see build_api_state)
     from berth.metrics.http import HealthServer
+    from berth.scheduler.placement_inventories import ReportedInventories
 
 LOG = logging.getLogger(__name__)
 
@@ -185,7 +186,7 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
     from berth.api.state import ApiSettings, ApiState
     from berth.db import nodes
     from berth.rpc.client import ComputeAPI
-    from berth.scheduler import filters
+    from berth.scheduler import filters, weighers
     from berth.scheduler.filter_scheduler import FilterScheduler
     from berth.scheduler.host_state import load_host_states
 
@@ -218,14 +219,37 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
         local_volume_default_size=conf.volume.local_volume_default_size,
         volume_delete_timeout=conf.volume.timeout_wait_volume_deleted)
     reservations = node_reservations(conf)
+    elsewhere = reported_inventories(conf, db)
     scheduler = FilterScheduler(
-        lambda: load_host_states(db, reservations, down_time, conf.default_availability_zone),
-        filters.by_name(list(conf.scheduler.enabled_filters), conf.default_schedule_zone))
+        lambda: load_host_states(db, reservations, down_time, conf.default_availability_zone,
+                                 elsewhere),
+        filters.by_name(list(conf.scheduler.enabled_filters), conf.default_schedule_zone),
+        weighers.by_name(list(conf.scheduler.enabled_weighers), {
+            "RAMWeigher": conf.scheduler.ram_weight_multiplier,
+            "CPUWeigher": conf.scheduler.cpu_weight_multiplier}))
     up_hosts = nodes.UpHosts(db, down_time)
     compute = ComputeAPI(transport, up_hosts, call_timeout=conf.compute.rpc_call_timeout)
     return ApiState(db=db, compute=compute, scheduler=scheduler, settings=settings,
                     up_hosts=up_hosts, volume_drivers=build_drivers(conf),
                     readiness=Readiness({"database": db.ping, "rpc": transport.check}))
+
+
+def reported_inventories(conf: cfg.ConfigOpts, db: Database) -> ReportedInventories | None:
+    """With OpenStack Placement the nodes' inventories are there, not in the database:
+    the scheduler asks for them (``ReportedInventories``). None with the embedded
+    Placement, or when the API has no credentials for Placement (then the API's own
+    [compute] options stand in for every node's, as they did)."""
+    if conf.placement.driver != "openstack":
+        return None
+    from berth.placement.base import PlacementError
+    from berth.scheduler.placement_inventories import ReportedInventories
+
+    try:
+        return ReportedInventories(build_placement(conf, db))
+    except PlacementError as err:
+        LOG.warning("the scheduler cannot read the nodes' inventories from Placement (%s); "
+                    "it assumes the API's [compute] options for every node", err.msg)
+        return None
 
 
 def build_health_server(conf: cfg.ConfigOpts, agent: ComputeAgent) -> HealthServer | None:

@@ -37,9 +37,12 @@ OPTS = [
     cfg.FloatOpt("body_timeout", default=BODY_TIMEOUT, min=0.1,
                  help="Seconds a client may take to send a request's body once its "
                       "headers are in; a slower one gets a 400."),
-    cfg.IntOpt("workers", default=1,
-               help="Number of berth-api worker processes. Not used yet: berth-api runs "
-                    "one process; start more behind a load balancer to scale out."),
+    cfg.IntOpt("workers", min=1, sample_default="the number of CPUs",
+               help="Number of berth-api worker processes serving the API's port (one "
+                    "per CPU when unset, as Zun). Each is a whole API with the "
+                    "scheduler; they share only the database and the broker, so "
+                    "quotas and a node's room hold across them. /metrics answers for "
+                    "the worker that took the request. berth serve always runs one."),
     cfg.StrOpt("public_endpoint",
                help="Public base URL of the API (e.g. https://cloud.example/container); "
                     "links are built from the request when unset."),

@@ -59,6 +59,16 @@ OPTS = [
                help="berth-compute only: the address metrics_port listens on. Set this "
                     "node's address (or 0.0.0.0) for a Prometheus on another machine; "
                     "the endpoints need no authentication."),
+    cfg.BoolOpt("evacuate_on_host_down", default=False,
+                help="berth-api only: when a node's compute service is down (no heartbeat "
+                     "for service_down_time seconds, or forced down), recreate its "
+                     "Created, Running and Stopped containers on healthy nodes chosen by "
+                     "the scheduler, once each whatever the number of API processes, "
+                     "each recorded as an 'evacuate' action with its reason. The node, "
+                     "when it comes back, removes its stale copies. Turn it on only if a "
+                     "node that stops heartbeating is really gone or fenced: a node cut "
+                     "from the database but not from its users keeps running its copies "
+                     "until it reaches the database again."),
     cfg.IntOpt("rpc_call_timeout", default=60,
                help="Seconds the API waits for a synchronous answer from an agent."),
     cfg.IntOpt("task_state_timeout", default=600,

@@ -11,8 +11,25 @@ OPTS = [
     cfg.ListOpt("enabled_filters",
                 default=["AvailabilityZoneFilter", "ComputeFilter", "RuntimeFilter",
                          "ResourceFilter"],
-                help="Filters a node must pass. berth adds ResourceFilter (free cpu and "
-                     "memory) because the embedded default runs without Placement."),
+                help="Filters a node must pass. berth adds ResourceFilter (free cpu, "
+                     "memory and disk, counted as Placement counts them) because the "
+                     "embedded default runs without Placement. Also available: "
+                     "LabelFilter (scheduler hints label:<name>=<value> must match the "
+                     "node's Docker daemon labels)."),
+    cfg.ListOpt("enabled_weighers", default=["RAMWeigher", "CPUWeigher"],
+                help="Weighers that rank the nodes that passed the filters (Zun has "
+                     "none; they follow Nova's). Each scores every node, the scores are "
+                     "divided by the largest of them, multiplied by the weigher's "
+                     "multiplier and summed; the highest sum wins. RAMWeigher: free "
+                     "memory; CPUWeigher: free cpu. Empty: the first node by name."),
+    cfg.FloatOpt("ram_weight_multiplier", default=1.0,
+                 help="Multiplier of RAMWeigher. Positive spreads containers over the "
+                      "nodes (the node with the most free memory wins, so that a burst "
+                      "is not piled on one node); negative packs them (the node with the "
+                      "least free memory that still fits wins); 0 ignores memory."),
+    cfg.FloatOpt("cpu_weight_multiplier", default=1.0,
+                 help="Multiplier of CPUWeigher: as ram_weight_multiplier, for free cpu. "
+                      "Set both negative to pack."),
     cfg.IntOpt("max_placement_results", default=1000, deprecated_for_removal=True,
                deprecated_reason="berth's scheduler does not ask Placement for candidates",
                help="Zun's limit on Placement's allocation candidates; berth does not "

@@ -270,11 +270,15 @@ def update_(db: Database, uuid: str, values: Mapping[str, Any], *,
 
 def update_with(db: Database, uuid: str, values: Mapping[str, Any],
                 along: Callable[[Session], T], *, expected_task_state: Any = ANY,
-                expected_status: Any = ANY, expected_container_id: Any = ANY
+                expected_status: Any = ANY, expected_container_id: Any = ANY,
+                guard: Callable[[Connection], object] | None = None
                 ) -> tuple[Container, T]:
     """``update_``, and ``along(session)`` in the same transaction once the update has
-    succeeded (a flow's first write: its task and its action event in one commit)."""
+    succeeded (a flow's first write: its task and its action event in one commit).
+    ``guard`` as ``update_``'s."""
     with db.writer() as s:
+        if guard is not None:
+            guard(s.connection())
         row = _update_in(s, uuid, values, expected_task_state, expected_status, ANY,
                          expected_container_id)
         return row, along(s)

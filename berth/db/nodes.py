@@ -10,7 +10,7 @@ import uuid as uuidlib
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Select, bindparam, select, update
+from sqlalchemy import Connection, Select, bindparam, select, update
 
 from berth.common import exceptions as exc
 from berth.db.engine import Database
@@ -45,6 +45,20 @@ def update_compute_node_usage(db: Database, hostname: str, values: Mapping[str, 
 def _usage_update(keys: tuple[str, ...]) -> Any:
     return update(ComputeNode).where(ComputeNode.hostname == bindparam("h")).values(
         {key: bindparam(f"v_{key}") for key in ("updated_at",) + keys})
+
+
+_LOCK_NODE = select(ComputeNode.uuid).where(
+    ComputeNode.uuid == bindparam("uuid")).with_for_update()
+
+
+def lock_compute_node(conn: Connection, node_uuid: str) -> None:
+    """Hold ``node_uuid``'s compute_node row (by its primary key, so that MariaDB locks
+    that row alone) until ``conn``'s transaction ends: every API process placing a
+    container on the node waits here, so the usage it reads next includes what the
+    one before it placed. On SQLite a write transaction already excludes every other
+    writer: nothing to do."""
+    if conn.dialect.name != "sqlite":
+        conn.execute(_LOCK_NODE, {"uuid": node_uuid}).first()
 
 
 def get_compute_node(db: Database, ident: str) -> ComputeNode:
@@ -148,6 +162,19 @@ def service_is_up(service: ZunService | Any, down_time: int,
         return False
     now = now or utcnow()
     return (now - last).total_seconds() <= down_time
+
+
+_SERVICE_LIVENESS = select(ZunService.forced_down, ZunService.last_seen_up,
+                          ZunService.updated_at, ZunService.created_at).where(
+    ZunService.host == bindparam("host"), ZunService.binary == COMPUTE_BINARY)
+
+
+def compute_service_is_up(conn: Connection, host: str, down_time: int) -> bool:
+    """Whether ``host``'s compute service is up, read on ``conn`` (inside the caller's
+    transaction, so that a decision about a down node is written only if the node's
+    last heartbeat is still the one it was made on). No service row: down."""
+    row = conn.execute(_SERVICE_LIVENESS, {"host": host}).first()
+    return row is not None and service_is_up(row, down_time)
 
 
 def up_compute_hosts(db: Database, down_time: int) -> set[str]:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from sqlalchemy import Connection
 
 
 @dataclass(frozen=True, slots=True)
@@ -13,6 +16,8 @@ class RequestSpec:
     cpu: float
     memory_mib: int
     runtime: str | None = None
+    #: DISK_GB it asks of Placement (0: none).
+    disk_gb: int = 0
     availability_zone: str | None = None
     requested_host: str | None = None
     hints: dict[str, object] = field(default_factory=dict)
@@ -36,6 +41,21 @@ class HostState:
     cores: int = 0
     #: Whole VCPUs its containers hold in Placement (each at least one).
     vcpus_used: int = 0
+    #: Its compute_node row's primary key ("": not known), which the API locks while
+    #: it places a container there (``berth.scheduler.node_claim``).
+    node_uuid: str = ""
+    #: The most memory one container may take (Placement's MEMORY_MB max_unit, the
+    #: node's memory, whatever the ratio); 0: not known.
+    memory_max_unit: int = 0
+    #: DISK_GB capacity (after ratio and reservation), what its containers hold, and
+    #: the most one may take; capacity 0: the node offers no disk to Placement.
+    disk_gb: float = 0.0
+    disk_used_gb: int = 0
+    disk_max_unit: int = 0
+    #: Whether the node's engine can limit a container's root filesystem (a ``disk``).
+    disk_quota_supported: bool = False
+    #: The Docker daemon's labels of the node (LabelFilter).
+    labels: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def free_cpu(self) -> float:
@@ -55,6 +75,10 @@ class Selection:
     host: str
     nodename: str | None = None
     limits: dict[str, object] = field(default_factory=dict)
+    #: The node as the scheduler saw it when it chose it (None: not known).
+    state: HostState | None = field(default=None, compare=False)
+    #: The other nodes that passed the filters, as the scheduler saw them.
+    alternatives: tuple[HostState, ...] = field(default=(), compare=False)
 
 
 class Filter(Protocol):
@@ -65,7 +89,27 @@ class Filter(Protocol):
         the user's error)."""
 
 
+class Weigher(Protocol):
+    name: str
+    #: Scales this weigher's 0..1 score; negative turns "more is better" around.
+    multiplier: float
+
+    def score(self, host: HostState, spec: RequestSpec) -> float:
+        """How good ``host`` is for the container, on the weigher's own scale (more is
+        better); the scheduler rescales it over the candidates."""
+
+
 class Scheduler(Protocol):
-    def select_destination(self, spec: RequestSpec) -> Selection:
-        """The node to place the container on; NoValidHost (saying why each node was
+    def select_destination(self, spec: RequestSpec, exclude: frozenset[str] = frozenset()
+                           ) -> Selection:
+        """The node to place the container on, never one of ``exclude`` (nodes the
+        caller found full since it last asked); NoValidHost (saying why each node was
         refused) when none fits."""
+
+    def room_check(self, selection: Selection, spec: RequestSpec, *, best: bool = True
+                   ) -> Callable[[Connection], None]:
+        """The check to run in the transaction that writes the placement: refuses it
+        when the container no longer fits on the chosen node
+        (``node_claim.NodeFilledMeanwhile``), or, with ``best``, when what was placed
+        there meanwhile makes another candidate the better choice
+        (``node_claim.NodeNoLongerBest``)."""

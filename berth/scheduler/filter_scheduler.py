@@ -1,25 +1,69 @@
 """The filter scheduler: every node that passes every enabled filter is a candidate;
-the one with the most free memory wins (then the most free cpu, then the name), so
-containers spread over the nodes."""
+the enabled weighers rank the candidates (``berth.scheduler.weighers``: by default
+the node with the most free memory and cpu wins, so that containers spread over the
+nodes; negative multipliers pack them instead)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
 
+from sqlalchemy import Connection
+
 from berth.common import exceptions as exc
-from berth.scheduler.base import Filter, HostState, RequestSpec, Selection
+from berth.scheduler import host_state, node_claim
+from berth.scheduler import weighers as weighing
+from berth.scheduler.base import Filter, HostState, RequestSpec, Selection, Weigher
+from berth.scheduler.filters.resource_filter import ResourceFilter
 
 LOG = logging.getLogger(__name__)
 
 
 class FilterScheduler:
-    def __init__(self, hosts: Callable[[], Sequence[HostState]], filters: Sequence[Filter]
-                 ) -> None:
+    def __init__(self, hosts: Callable[[], Sequence[HostState]], filters: Sequence[Filter],
+                 weighers: Sequence[Weigher] = ()) -> None:
         self._hosts = hosts
         self._filters = list(filters)
+        self._weighers = list(weighers)
+        self._counts_room = any(isinstance(f, ResourceFilter) for f in self._filters)
 
-    def select_destination(self, spec: RequestSpec) -> Selection:
+    def room_check(self, selection: Selection, spec: RequestSpec, *, best: bool = True
+                   ) -> Callable[[Connection], None]:
+        """ResourceFilter's check again, on the node's usage read under its lock
+        (``node_claim``); nothing when ResourceFilter is not enabled (then the agent's
+        claim and Placement alone refuse a node without room). With ``best`` and
+        weighers, also NodeNoLongerBest when the node, as it is now, weighs less than
+        another candidate as it is now (what concurrent requests placed since the
+        scheduler's read; a tie keeps the choice)."""
+        chosen = selection.state
+        if not self._counts_room or chosen is None or not chosen.node_uuid:
+            return lambda conn: None
+        others = selection.alternatives if best and self._weighers else ()
+
+        def check(conn: Connection) -> None:
+            now = node_claim.fresh_fit(conn, chosen, spec)
+            if not others:
+                return
+            # Against the others as they were read first (they have only filled up
+            # since, in the common case: if the node still wins, it wins now), then,
+            # only if it lost, against the others as they are.
+            better = self._better_than(now, others, spec)
+            if better is not None:
+                better = self._better_than(now, host_state.usages_now(conn, others), spec)
+            if better is not None:
+                raise node_claim.NodeNoLongerBest(chosen.hostname, better)
+
+        return check
+
+    def _better_than(self, chosen: HostState, others: Sequence[HostState],
+                     spec: RequestSpec) -> str | None:
+        """The host of ``others`` that outweighs ``chosen``, or None."""
+        ranked = weighing.weigh([chosen, *others], spec, self._weighers)
+        weight = next(w for w, h in ranked if h is chosen)
+        return ranked[0][1].hostname if ranked[0][0] > weight + 1e-9 else None
+
+    def select_destination(self, spec: RequestSpec, exclude: frozenset[str] = frozenset()
+                           ) -> Selection:
         hosts = list(self._hosts())
         if spec.requested_host:
             hosts = [h for h in hosts if h.hostname == spec.requested_host]
@@ -32,6 +76,9 @@ class FilterScheduler:
         refused: list[str] = []
         candidates: list[HostState] = []
         for host in hosts:
+            if host.hostname in exclude:
+                refused.append(f"{host.hostname} (filled by other requests meanwhile)")
+                continue
             why = next((f"{f.name}: {r}" for f in self._filters
                         if (r := f.passes(host, spec)) is not None), None)
             if why is None:
@@ -42,5 +89,10 @@ class FilterScheduler:
             detail = "; ".join(refused)
             LOG.info("no node fits cpu=%g memory=%d MiB: %s", spec.cpu, spec.memory_mib, detail)
             raise exc.NoValidHost(f"There are not enough hosts available. {detail}")
-        best = max(candidates, key=lambda h: (h.free_memory_mib, h.free_cpu, h.hostname))
-        return Selection(host=best.hostname)
+        ranked = weighing.weigh(candidates, spec, self._weighers)
+        best = ranked[0][1]
+        if len(ranked) > 1:
+            LOG.debug("weighed %s; chose %s", ", ".join(f"{h.hostname}={w:.3f}"
+                                                        for w, h in ranked), best.hostname)
+        return Selection(host=best.hostname, state=best,
+                         alternatives=tuple(h for _, h in ranked[1:]))

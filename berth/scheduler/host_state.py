@@ -5,10 +5,11 @@ that containers being created already count)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, NamedTuple
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection, bindparam, select
 
 from berth.common.units import memory_mib
 from berth.db import nodes
@@ -16,21 +17,23 @@ from berth.db.containers import NOT_HOLDING
 from berth.db.engine import Database
 from berth.db.models import ComputeNode, Container, ZunService
 from berth.db.placement_models import ProviderInventory, ResourceProvider
-from berth.placement.base import MEMORY_MB, VCPU, Inventory
+from berth.placement.base import DISK_GB, MEMORY_MB, VCPU, Inventory
 from berth.placement.requests import NodeReservations, node_inventories, vcpus_of
 from berth.scheduler.base import HostState
 
 # Every create schedules: the three reads are built once, and read plain columns
 # (building them and the ORM objects of every node and service cost more than the SQL).
-_USAGE = (select(Container.host, Container.cpu, Container.memory)
+_USAGE = (select(Container.host, Container.cpu, Container.memory, Container.disk)
           .where(Container.host.is_not(None), Container.status.not_in(NOT_HOLDING),
                  Container.container_type.in_((0, 1))))
 _SERVICES = (select(ZunService.host, ZunService.availability_zone, ZunService.disabled,
                     ZunService.disabled_reason, ZunService.forced_down,
                     ZunService.last_seen_up, ZunService.updated_at, ZunService.created_at)
              .where(ZunService.binary == nodes.COMPUTE_BINARY).order_by(ZunService.id))
-_NODES = (select(ComputeNode.hostname, ComputeNode.cpus, ComputeNode.mem_total,
-                 ComputeNode.runtimes, ComputeNode.rp_uuid).order_by(ComputeNode.uuid))
+_NODES = (select(ComputeNode.uuid, ComputeNode.hostname, ComputeNode.cpus, ComputeNode.mem_total,
+                 ComputeNode.disk_total, ComputeNode.runtimes, ComputeNode.labels,
+                 ComputeNode.rp_uuid, ComputeNode.disk_quota_supported)
+          .order_by(ComputeNode.uuid))
 # What each node reported to the embedded Placement: its own reservations and ratios
 # (an agent's [compute] options, which the API's need not repeat). Empty with
 # [placement]driver = openstack: then the API's own options stand in for them.
@@ -39,28 +42,43 @@ _INVENTORIES = (
            ProviderInventory.reserved, ProviderInventory.min_unit, ProviderInventory.max_unit,
            ProviderInventory.step_size, ProviderInventory.allocation_ratio)
     .join(ProviderInventory, ProviderInventory.resource_provider_id == ResourceProvider.id)
-    .where(ProviderInventory.resource_class.in_((VCPU, MEMORY_MB))))
+    .where(ProviderInventory.resource_class.in_((VCPU, MEMORY_MB, DISK_GB))))
 
 
-def _usage_by_host(s: Session) -> dict[str, tuple[float, int, int]]:
-    """{host: (cpu, memory MiB, whole VCPUs as Placement counts them)}."""
-    usage: dict[str, tuple[float, int, int]] = {}
-    for host, cpu, memory in s.execute(_USAGE):
+_USAGE_ON_HOSTS = _USAGE.where(Container.host.in_(bindparam("hosts", expanding=True)))
+
+
+class _Usage(NamedTuple):
+    cpu: float = 0.0
+    memory_mib: int = 0
+    vcpus: int = 0          # whole VCPUs, as Placement counts them
+    disk_gb: int = 0
+
+
+def _usage_by_host(rows: Iterable[Any]) -> dict[str, _Usage]:
+    """What the containers placed on each host hold, from rows of ``_USAGE``."""
+    usage: dict[str, _Usage] = {}
+    for host, cpu, memory, disk in rows:
         if host is None:        # excluded by the query; for the type checker
             continue
-        c, m, v = usage.get(host, (0.0, 0, 0))
-        usage[host] = (c + (cpu or 0.0), m + memory_mib(memory), v + vcpus_of(cpu))
+        u = usage.get(host, _Usage())
+        usage[host] = _Usage(u.cpu + (cpu or 0.0), u.memory_mib + memory_mib(memory),
+                             u.vcpus + vcpus_of(cpu), u.disk_gb + int(disk or 0))
     return usage
 
 
 def load_host_states(db: Database, api_options: NodeReservations, down_time: int,
-                     default_zone: str) -> Sequence[HostState]:
+                     default_zone: str,
+                     reported_elsewhere: Callable[[str], Mapping[str, Inventory]] | None
+                     = None) -> Sequence[HostState]:
     """``api_options``: the API's own ``[compute]`` reservations and ratios, which
-    stand in for a node that reported no inventory (OpenStack Placement)."""
+    stand in for a node that reported no inventory. ``reported_elsewhere(rp_uuid)``:
+    the inventory a node reported to OpenStack Placement (``placement_inventories``),
+    asked for a node whose inventory is not in the database."""
     # One read for the four.
     with db.reader() as s:
         services = {svc.host: svc for svc in s.execute(_SERVICES)}
-        usage = _usage_by_host(s)
+        usage = _usage_by_host(s.execute(_USAGE))
         compute_nodes = list(s.execute(_NODES))
         reported = {(r.uuid, r.resource_class): Inventory.of_row(r)
                     for r in s.execute(_INVENTORIES)}
@@ -69,20 +87,53 @@ def load_host_states(db: Database, api_options: NodeReservations, down_time: int
     out = []
     for node in compute_nodes:
         svc = services.get(node.hostname)
-        cpu_used, mem_used, vcpus_used = usage.get(node.hostname, (0.0, 0, 0))
-        assumed = node_inventories(node.cpus or 0, node.mem_total or 0, 0, api_options)
-        vcpu = reported.get((node.rp_uuid, VCPU)) or assumed.get(VCPU)
-        memory = reported.get((node.rp_uuid, MEMORY_MB)) or assumed.get(MEMORY_MB)
+        used = usage.get(node.hostname, _Usage())
+        assumed = node_inventories(node.cpus or 0, node.mem_total or 0,
+                                   node.disk_total or 0, api_options)
+        if reported_elsewhere is not None and node.rp_uuid and not any(
+                (node.rp_uuid, rc) in reported for rc in (VCPU, MEMORY_MB)):
+            for rc, inv in reported_elsewhere(node.rp_uuid).items():
+                reported[(node.rp_uuid, rc)] = inv
+        vcpu, memory, disk = (reported.get((node.rp_uuid, rc)) or assumed.get(rc)
+                              for rc in (VCPU, MEMORY_MB, DISK_GB))
         out.append(HostState(
             hostname=node.hostname,
             cpus=vcpu.capacity if vcpu else 0.0,
             memory_mib=int(memory.capacity) if memory else 0,
-            cpu_used=cpu_used, memory_used_mib=mem_used,
+            cpu_used=used.cpu, memory_used_mib=used.memory_mib,
             runtimes=tuple(node.runtimes or ("runc",)),
             availability_zone=(svc.availability_zone if svc else None) or default_zone,
             service_up=svc is not None and nodes.service_is_up(svc, down_time),
             service_disabled=bool(svc and svc.disabled),
             disabled_reason=svc.disabled_reason if svc else None,
-            cores=vcpu.largest_unit if vcpu else 0, vcpus_used=vcpus_used,
+            cores=vcpu.largest_unit if vcpu else 0, vcpus_used=used.vcpus,
+            node_uuid=node.uuid,
+            memory_max_unit=memory.largest_unit if memory else 0,
+            disk_gb=disk.capacity if disk else 0.0, disk_used_gb=used.disk_gb,
+            disk_max_unit=disk.largest_unit if disk else 0,
+            disk_quota_supported=bool(node.disk_quota_supported),
+            labels={str(k): str(v) for k, v in (node.labels or {}).items()},
         ))
     return out
+
+
+_USAGE_ON_HOSTS = _USAGE.where(Container.host.in_(bindparam("hosts", expanding=True)))
+
+
+def usages_now(conn: Connection, hosts: Sequence[HostState]) -> list[HostState]:
+    """``hosts`` with their usage read again, on ``conn`` (inside the caller's
+    transaction), in one query: the capacity as it was, the containers placed there as
+    they are."""
+    used = _usage_by_host(conn.execute(_USAGE_ON_HOSTS,
+                                       {"hosts": [h.hostname for h in hosts]}))
+    out = []
+    for h in hosts:
+        u = used.get(h.hostname, _Usage())
+        out.append(replace(h, cpu_used=u.cpu, memory_used_mib=u.memory_mib,
+                           vcpus_used=u.vcpus, disk_used_gb=u.disk_gb))
+    return out
+
+
+def usage_now(conn: Connection, host: HostState) -> HostState:
+    """``usages_now`` of one host."""
+    return usages_now(conn, [host])[0]

@@ -239,15 +239,17 @@ class Deployment:
         for host in self.agents:
             self.wait_service(host, "up", timeout)
 
-    def start_another_api(self, name: str, timeout: float = 120, extra_conf: str = ""
-                          ) -> tuple[ServiceProcess, str]:
+    def start_another_api(self, name: str, timeout: float = 120, workers: int = 1,
+                          extra_conf: str = "") -> tuple[ServiceProcess, str]:
         """Start a ``berth-api`` process called ``name`` on the same database and topic
-        (several API workers, as a fleet runs them); returns it and its base URL. It is
-        stopped with the deployment. ``extra_conf`` is appended to its config file."""
+        (several API processes, as a fleet runs them) with ``workers`` worker processes
+        (``[api]workers``; one unless asked, whatever the machine's CPUs); returns it
+        and its base URL. ``extra_conf`` is appended to its config file. It is stopped
+        with the deployment."""
         port = free_port()
         conf = self.conf(name, f"host = it-{self.tag}-{name}\n[api]\nport = {port}\n"
-                               f"host_ip = 127.0.0.1\n[docker]\napi_url = {NO_DOCKER}",
-                         extra_conf)
+                               f"host_ip = 127.0.0.1\nworkers = {workers}\n"
+                               f"[docker]\napi_url = {NO_DOCKER}", extra_conf)
         url = f"http://127.0.0.1:{port}"
         api = ServiceProcess(f"berth-api {name}", [bin_path("berth-api"), "--config-file",
                                                    str(conf)], self.root / f"{name}.log",

@@ -20,6 +20,7 @@ from sqlalchemy.exc import IntegrityError
 
 from berth.api.links import links
 from berth.api.microversions import APIVersion
+from berth.api.operations import placing
 from berth.api.operations import quotas as quotas_api
 from berth.api.operations import volumes as volumes_api
 from berth.api.operations.containers import cast_create
@@ -84,8 +85,20 @@ def _schedule_and_cast(state: ApiState, ctx: RequestContext, parsed: ParsedCapsu
                        availability_zone=parsed.availability_zone,
                        requested_host=mounts.host)
     member_uuids = [str(m["uuid"]) for m in members]
+
+    def insert(host: str, guard: placing.Guard) -> Container:
+        # The capsule, its members, its create action, its volumes and their mappings
+        # in one transaction.
+        return capsules.create(state.db, dict(values, host=host),
+                               [dict(m, host=host) for m in members],
+                               along=lambda uuid: itertools.chain(
+                                   [actions.new_action(ctx, uuid, "create")],
+                                   mounts.rows(ctx, member_uuids)),
+                               guard=guard)
+
     try:
         selection = state.scheduler.select_destination(spec)
+        selection, row = placing.insert_placed(state, spec, selection, quota, insert)
     except exc.NoValidHost as err:
         mounts.undo(state, ctx)
         row = capsules.create(state.db, dict(values, status=Status.ERROR.value,
@@ -95,12 +108,6 @@ def _schedule_and_cast(state: ApiState, ctx: RequestContext, parsed: ParsedCapsu
                               guard=quota)
         LOG.warning("capsule %s not scheduled: %s", row.uuid, err.msg)
         return row
-    row = capsules.create(state.db, dict(values, host=selection.host),
-                          [dict(m, host=selection.host) for m in members],
-                          along=lambda uuid: itertools.chain(
-                              [actions.new_action(ctx, uuid, "create")],
-                              mounts.rows(ctx, member_uuids)),
-                          guard=quota)
     with container_context(row.uuid):
         row = cast_create(state, ctx, row, selection.host, selection.limits, [], run=False,
                           requested_volumes=mounts.wire(member_uuids))

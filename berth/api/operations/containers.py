@@ -14,9 +14,9 @@ from sqlalchemy.exc import IntegrityError
 
 from berth.api.microversions import APIVersion
 from berth.api.operations import networks as networks_api
+from berth.api.operations import placing, stale_tasks
 from berth.api.operations import quotas as quotas_api
 from berth.api.operations import registries as registries_api
-from berth.api.operations import stale_tasks
 from berth.api.operations import volumes as volumes_api
 from berth.api.schemas.container import validate_create
 from berth.api.state import ApiState
@@ -86,11 +86,20 @@ def _schedule_and_cast(state: ApiState, ctx: RequestContext, values: dict[str, A
                        quota: Any, image_ref: str, requested_networks: list[Any],
                        run: bool) -> Container:
     spec = RequestSpec(cpu=float(values["cpu"]), memory_mib=int(values["memory"]),
-                       runtime=values.get("runtime"),
+                       runtime=values.get("runtime"), disk_gb=int(values.get("disk") or 0),
                        availability_zone=extras.get("availability_zone"),
                        requested_host=_requested_host(extras.get("requested_host"),
                                                       mounts.host),
                        hints=extras.get("hints") or {})
+
+    def insert(host: str, guard: placing.Guard) -> Container:
+        # The row, its create action, its volumes and their mappings in one transaction.
+        return containers.create(state.db, dict(values, host=host),
+                                 along=lambda uuid: itertools.chain(
+                                     [actions.new_action(ctx, uuid, "create")],
+                                     mounts.rows(ctx, [uuid])),
+                                 guard=guard)
+
     try:
         selection = state.scheduler.select_destination(spec)
         if state.settings.enable_image_validation:
@@ -100,6 +109,7 @@ def _schedule_and_cast(state: ApiState, ctx: RequestContext, values: dict[str, A
                          registry={"id": values["registry_id"],
                                    "uuid": values["registry_uuid"]}
                          if values.get("registry_id") else None)
+        selection, row = placing.insert_placed(state, spec, selection, quota, insert)
     except exc.NoValidHost as err:
         # Zun's contract: still a 202, with the row in Error saying why. The mounts'
         # volumes are not kept: nothing will use them.
@@ -111,12 +121,6 @@ def _schedule_and_cast(state: ApiState, ctx: RequestContext, values: dict[str, A
                                 guard=quota)
         LOG.warning("container %s not scheduled: %s", row.uuid, err.msg)
         return row
-    # The row, its create action, its volumes and their mappings in one transaction.
-    row = containers.create(state.db, dict(values, host=selection.host),
-                            along=lambda uuid: itertools.chain(
-                                [actions.new_action(ctx, uuid, "create")],
-                                mounts.rows(ctx, [uuid])),
-                            guard=quota)
     with container_context(row.uuid):
         row = cast_create(state, ctx, row, selection.host, selection.limits,
                           requested_networks, run,

@@ -321,8 +321,10 @@ def remove_unreachable(deps: AgentDeps, engine: Iterable[rt.RuntimeContainer]) -
     """Remove this host's Docker containers that no row can ever reach: the row is gone
     (a delete removed the row but not the container), or the row is a failed create
     (Error, no ``container_id``) placed here or nowhere: a create that was undone, or
-    one whose Docker container the API had to forget (``api/operations/stale_tasks``).
-    Containers whose row is placed on another host are the state sync's business."""
+    one whose Docker container the API had to forget (``api/operations/stale_tasks``),
+    or the row was evacuated to another node while this one was down
+    (``evacuated_copy``: a stale copy, never started again). Other containers whose
+    row is placed on another host are the state sync's business."""
     removed = 0
     for seen in engine:
         if not seen.uuid:
@@ -330,11 +332,16 @@ def remove_unreachable(deps: AgentDeps, engine: Iterable[rt.RuntimeContainer]) -
         with container_context(seen.uuid):
             try:
                 row = containers.find_by_uuid(deps.db, seen.uuid)
-                if row is not None and not create_undone(row, deps.host):
+                if row is not None and evacuated_copy(row, seen.id, deps.host):
+                    why = (f"it is a stale copy: the container was moved to host {row.host} "
+                           f"while this node was down (evacuation)")
+                elif row is not None and not create_undone(row, deps.host):
                     continue
+                else:
+                    why = ("its row is gone" if row is None
+                           else "its row is a failed create that does not refer to it")
                 LOG.warning("removing Docker container %s (%s): %s", seen.id[:12], seen.name,
-                            "its row is gone" if row is None
-                            else "its row is a failed create that does not refer to it")
+                            why)
                 deps.runtime.delete(seen.id, force=True)
                 removed += 1
             except Exception:  # a loop boundary: log this one, go on with the next
@@ -361,6 +368,13 @@ def release_failed_allocations(deps: AgentDeps) -> int:
                 LOG.error("could not release the Placement allocation of this failed "
                           "create (%s); the next start-up tries again", err.msg)
     return released
+
+
+def evacuated_copy(row: Container, container_id: str, host: str) -> bool:
+    """Docker container ``container_id``, labelled for ``host``, is a stale copy of
+    ``row``: the row names another node and does not refer to it (the API's evacuation
+    moved it while ``host`` was down; berth.api.evacuation, rule 3)."""
+    return row.host is not None and row.host != host and row.container_id != container_id
 
 
 def create_undone(row: Container, host: str) -> bool:

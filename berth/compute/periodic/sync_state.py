@@ -21,11 +21,17 @@ delete goes on when the engine does not answer, and drops the row; a create whos
 ``docker create`` timed out fails, and the engine may make the container later; either
 container would otherwise run, unaccounted, until the agent's next start-up recovery.
 
+A Docker container labelled for this host whose row names another host and another
+Docker container is a stale copy: the API evacuated the row while this node was down
+(``berth.api.evacuation``). It is removed too; the row is not touched.
+
 A local container (labelled ``berth.container.uuid``) whose row names another host
-is taken over: the host is rewritten to this one, then the row is synced as above.
-This is for a node that was renamed; so that two live agents sharing one engine do
-not take each other's containers, a row whose host is up (heartbeat within
-``service_down_time``) is not taken over.
+and refers to this very Docker container is taken over: the host is rewritten to
+this one, then the row is synced as above. This is for a node that was renamed; so
+that two live agents sharing one engine do not take each other's containers, a row
+whose host is up (heartbeat within ``service_down_time``) is not taken over, and
+neither is a row that refers to another Docker container (an evacuated one: taking
+it back would fight the node it was moved to).
 """
 
 from __future__ import annotations
@@ -118,10 +124,13 @@ def sync_container_state(deps: AgentDeps, service_down_time: int = 180) -> SyncR
     candidates = takeover_candidates({r.uuid for r in rows}, listed)
     found = containers.find_by_uuids(deps.db, candidates) if candidates else []
     report.rows_read += len(found)
-    rows += _take_over(deps, found, service_down_time, report)
+    rows += _take_over(deps, found, set(by_id), service_down_time, report)
     # A failed create's row reaches no Docker container: one the engine made after
-    # the create gave up on it (a time-out) is an orphan, as at start-up recovery.
-    reachable = {r.uuid for r in found if not recovery.create_undone(r, deps.host)}
+    # the create gave up on it (a time-out) is an orphan, as at start-up recovery;
+    # so does a row evacuated elsewhere, from this node's stale copy.
+    local_id = {c.uuid: c.id for c in listed if c.uuid}
+    reachable = {r.uuid for r in found if not recovery.create_undone(r, deps.host)
+                 and not recovery.evacuated_copy(r, local_id.get(r.uuid, ""), deps.host)}
     report.orphans_removed = recovery.remove_unreachable(
         deps, orphans(deps.host, listed, candidates, reachable))
     for row in rows:
@@ -162,10 +171,11 @@ def _sync_row(deps: AgentDeps, row: Container, by_id: dict[str, rt.RuntimeContai
     return reconcile.apply_seen(deps, row, full)
 
 
-def _take_over(deps: AgentDeps, found: list[Container], service_down_time: int,
-               report: SyncReport) -> list[Container]:
+def _take_over(deps: AgentDeps, found: list[Container], local_ids: set[str],
+               service_down_time: int, report: SyncReport) -> list[Container]:
     """Rewrite ``host`` on rows of local containers (``found``) recorded on a host
-    that is down; return them (as written)."""
+    that is down and referring to a Docker container of this engine (``local_ids``);
+    return them (as written)."""
     if not found:
         return []
     up = nodes.up_compute_hosts(deps.db, service_down_time) - {deps.host}
@@ -174,6 +184,8 @@ def _take_over(deps: AgentDeps, found: list[Container], service_down_time: int,
         if row.host is None or row.host == deps.host or row.host in up \
                 or row.status in reconcile.SKIPPED_STATUSES:
             continue     # no host: a failed create, which start-up recovery cleans up
+        if row.container_id not in local_ids:
+            continue     # it moved on to another Docker container: not ours to take
         with container_context(row.uuid):
             try:
                 taken.append(containers.update_(deps.db, row.uuid, {"host": deps.host},

@@ -6,6 +6,7 @@ from __future__ import annotations
 from berth.scheduler.base import Filter
 from berth.scheduler.filters.availability_zone_filter import AvailabilityZoneFilter
 from berth.scheduler.filters.compute_filter import ComputeFilter
+from berth.scheduler.filters.label_filter import LabelFilter
 from berth.scheduler.filters.resource_filter import ResourceFilter
 from berth.scheduler.filters.runtime_filter import RuntimeFilter
 
@@ -14,6 +15,7 @@ ALL: dict[str, type] = {
     "ComputeFilter": ComputeFilter,
     "RuntimeFilter": RuntimeFilter,
     "ResourceFilter": ResourceFilter,
+    "LabelFilter": LabelFilter,
 }
 
 

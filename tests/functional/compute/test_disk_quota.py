@@ -49,9 +49,12 @@ def test_a_disk_placement_refuses_is_resources_unavailable(
         docker_client: docker.DockerClient) -> None:
     """The local claim does not count disk; Placement does. A node reporting half
     of its 8 GiB disk refuses a 5 GiB container: Error ResourcesUnavailable, host cleared,
-    nothing allocated, no Docker container."""
+    nothing allocated, no Docker container. (The scheduler's ResourceFilter, which
+    refuses it before any agent sees it, is off here so that the agent's refusal is
+    what is tested; tests/unit/scheduler covers the filter.)"""
     proc = berth_factory(f"[docker]\napi_url = {quota_engine}\n[network]\ndriver = docker\n"
-                         f"[compute]\nreserve_disk_for_image = 0.5\n").start()
+                         f"[compute]\nreserve_disk_for_image = 0.5\n"
+                         f"[scheduler]\nenabled_filters = ComputeFilter\n").start()
     with database_of(proc) as db, proc.http() as http:
         rp = nodes.get_compute_node(db, proc.host).rp_uuid
         assert EmbeddedPlacement(db).get_inventory(rp)[DISK_GB].total < 5

@@ -15,7 +15,13 @@ from typing import Any
 
 import httpx
 import pytest
+from oslo_config import cfg
+from support.migrated_sqlite import migrated_url
 
+import berth.conf
+from berth.cmd import wiring
+from berth.db import nodes
+from berth.db.engine import Database
 from berth.placement.base import (
     CONFLICT_ATTEMPTS,
     MEMORY_MB,
@@ -29,6 +35,8 @@ from berth.placement.base import (
 )
 from berth.placement.openstack import CONSUMER_TYPE, MICROVERSION, OpenStackPlacement
 from berth.placement.report import report_node
+from berth.placement.requests import NodeReservations
+from berth.scheduler.host_state import load_host_states
 
 pytestmark = pytest.mark.integration
 
@@ -302,3 +310,27 @@ def test_unreachable_placement_is_a_placement_error() -> None:
     driver = OpenStackPlacement.with_token("http://127.0.0.1:9", "admin", timeout=3)
     with pytest.raises(PlacementError, match="Placement is up"):
         driver.usages(str(uuidlib.uuid4()))
+
+
+def test_the_apis_scheduler_reads_each_nodes_inventory_from_placement(
+        driver: OpenStackPlacement, rp: str, tmp_path: Path) -> None:
+    """berth-api wired for [placement]driver = openstack: the node's capacity is what
+    its agent reported to Placement (ratio 2, 1 core reserved), not what the API's own
+    [compute] options (ratio 16) would make of its cores."""
+    conf_file = tmp_path / "api.conf"
+    conf_file.write_text(f"[placement]\ndriver = openstack\nendpoint = {URL}\n"
+                         f"token = admin\n")
+    conf = cfg.ConfigOpts()
+    berth.conf.register_opts(conf)
+    conf(args=["--config-file", str(conf_file)], default_config_files=[])
+    db = Database(migrated_url(tmp_path))
+    try:
+        driver.set_inventory(rp, INV)
+        nodes.upsert_compute_node(db, "os-node", {"cpus": 4, "mem_total": 2048, "rp_uuid": rp})
+        nodes.report_service_up(db, "os-node", nodes.COMPUTE_BINARY, None)
+        elsewhere = wiring.reported_inventories(conf, db)
+        assert elsewhere is not None
+        [state] = load_host_states(db, NodeReservations(), 60, "nova", elsewhere)
+        assert (state.cpus, state.memory_mib, state.cores) == (6.0, 1536, 4)
+    finally:
+        db.dispose()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
@@ -12,11 +13,12 @@ from berth.db import containers, nodes
 from berth.db.engine import Database
 from berth.db.models import ZunService, utcnow
 from berth.placement.requests import NodeReservations
-from berth.scheduler import filters
+from berth.scheduler import filters, weighers
 from berth.scheduler.base import HostState, RequestSpec
 from berth.scheduler.filter_scheduler import FilterScheduler
 from berth.scheduler.filters.availability_zone_filter import AvailabilityZoneFilter
 from berth.scheduler.filters.compute_filter import ComputeFilter
+from berth.scheduler.filters.label_filter import LabelFilter
 from berth.scheduler.filters.resource_filter import ResourceFilter
 from berth.scheduler.filters.runtime_filter import RuntimeFilter
 from berth.scheduler.host_state import load_host_states
@@ -39,8 +41,11 @@ def spec(cpu: float = 1.0, memory: int = 512, **kw: object) -> RequestSpec:
     return RequestSpec(cpu=cpu, memory_mib=memory, **kw)  # type: ignore[arg-type]
 
 
+SPREAD = weighers.by_name(["RAMWeigher", "CPUWeigher"], {})
+
+
 def scheduler(hosts: Sequence[HostState]) -> FilterScheduler:
-    return FilterScheduler(lambda: hosts, ALL_FILTERS)
+    return FilterScheduler(lambda: hosts, ALL_FILTERS, SPREAD)
 
 
 # -- the scheduler ---------------------------------------------------------------------------
@@ -49,13 +54,26 @@ def test_single_node_with_room_is_chosen() -> None:
     assert scheduler([host("n1")]).select_destination(spec()).host == "n1"
 
 
-def test_the_node_with_most_free_memory_wins_then_cpu_then_name() -> None:
+def test_by_default_the_node_with_most_free_memory_and_cpu_wins_then_the_name() -> None:
     hosts = [host("a", mem_used=3000), host("b", mem_used=1000), host("c", mem_used=2000)]
     assert scheduler(hosts).select_destination(spec()).host == "b"
     tied = [host("a", cpu_used=2.0), host("b", cpu_used=1.0)]
     assert scheduler(tied).select_destination(spec()).host == "b"
-    same = [host("a"), host("b")]
-    assert scheduler(same).select_destination(spec()).host == "b"
+    same = [host("b"), host("a")]
+    assert scheduler(same).select_destination(spec()).host == "a"
+
+
+def test_excluded_nodes_are_passed_over_and_named_in_the_refusal() -> None:
+    hosts = [host("a"), host("b", mem_used=1000)]
+    assert scheduler(hosts).select_destination(spec(), exclude=frozenset({"a"})).host == "b"
+    with pytest.raises(exc.NoValidHost) as info:
+        scheduler(hosts).select_destination(spec(), exclude=frozenset({"a", "b"}))
+    assert "a (filled by other requests meanwhile)" in info.value.msg
+
+
+def test_the_selection_carries_the_node_as_the_scheduler_saw_it() -> None:
+    chosen = host("a", mem_used=10)
+    assert scheduler([chosen]).select_destination(spec()).state == chosen
 
 
 def test_no_registered_node_says_to_start_an_agent() -> None:
@@ -123,6 +141,40 @@ def test_resource_filter_counts_whole_vcpus_as_placement_does() -> None:
     assert f.passes(host("n", cpus=32.0, cores=2), spec(cpu=2.0)) is None
 
 
+def test_resource_filter_refuses_memory_larger_than_placements_largest_allocation() -> None:
+    """At ram ratio 1.5 a 4096 MiB node offers 6144 MiB, but Placement allocates at
+    most 4096 MiB to one consumer (max_unit = total)."""
+    roomy = replace(host("n", memory=6144), memory_max_unit=4096)
+    assert ResourceFilter().passes(roomy, spec(cpu=0.1, memory=4096)) is None
+    assert ResourceFilter().passes(roomy, spec(cpu=0.1, memory=5000)) == \
+        "memory 5000 MiB is more than the node's 4096 MiB (Placement's largest allocation)"
+
+
+def test_resource_filter_checks_disk_only_when_asked_and_as_placement_does() -> None:
+    f = ResourceFilter()
+    unable = replace(host("n"), disk_gb=20.0)
+    assert f.passes(unable, spec()) is None
+    assert f.passes(unable, spec(disk_gb=1)) == \
+        "disk 1 GiB asked, the node's engine cannot limit a root filesystem"
+    no_disk = replace(host("n"), disk_quota_supported=True)
+    assert f.passes(no_disk, spec()) is None
+    assert f.passes(no_disk, spec(disk_gb=1)) == \
+        "disk 1 GiB asked, the node offers no disk to Placement"
+    disk = replace(host("n"), disk_gb=20.0, disk_used_gb=15, disk_max_unit=20,
+                   disk_quota_supported=True)
+    assert f.passes(disk, spec(disk_gb=5)) is None
+    assert f.passes(disk, spec(disk_gb=6)) == "disk 6 GiB > free 5 GiB"
+
+
+def test_label_filter_matches_every_label_hint_with_the_daemons_labels() -> None:
+    f = LabelFilter()
+    ssd = replace(host("n"), labels={"disk": "ssd", "zone": "a"})
+    assert f.passes(ssd, spec()) is None
+    assert f.passes(ssd, spec(hints={"label:disk": "ssd", "other": "x"})) is None
+    assert f.passes(ssd, spec(hints={"label:disk": "hdd", "label:gpu": "yes"})) == \
+        "has no daemon label disk=hdd, gpu=yes"
+
+
 def test_a_node_full_in_placement_is_passed_over_for_one_with_whole_vcpus_free() -> None:
     hosts = [host("roomy-but-full", cpus=2.0, cores=2, memory=8192, cpu_used=0.2,
                   vcpus_used=2),
@@ -182,6 +234,18 @@ def test_host_states_apply_ratios_and_count_live_usage(db: Database) -> None:
     assert state.availability_zone == "z1"
     assert state.service_up and not state.service_disabled
     assert state.runtimes == ("runc",)
+    assert state.memory_max_unit == 2560 and state.disk_gb == 0.0
+
+
+def test_host_states_read_disk_labels_and_the_disk_containers_hold(db: Database) -> None:
+    nodes.upsert_compute_node(db, "n1", {"cpus": 2, "mem_total": 2048, "disk_total": 50,
+                                         "labels": {"disk": "ssd"}})
+    nodes.report_service_up(db, "n1", nodes.COMPUTE_BINARY, None)
+    containers.create(db, {"host": "n1", "status": "Running", "cpu": 1.0, "memory": "64",
+                           "disk": 10})
+    [state] = load_host_states(db, NodeReservations(), 60, "nova")
+    assert (state.disk_gb, state.disk_used_gb, state.disk_max_unit) == (50.0, 10, 50)
+    assert state.labels == {"disk": "ssd"}
 
 
 def test_host_states_take_each_nodes_reported_inventory_over_the_apis_ratios(

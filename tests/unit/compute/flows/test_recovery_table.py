@@ -345,6 +345,30 @@ def test_unreachable_containers_of_this_host_are_removed_and_others_kept(
     assert report.orphans_removed == 2
 
 
+def test_a_node_back_from_the_dead_removes_its_copies_of_evacuated_containers(
+        db: Database, deps: AgentDeps, engine: FakeRuntime) -> None:
+    """The API moved these rows to node2 while this node was down (berth.api.evacuation):
+    one already rebuilt there, one not yet (no Docker container). This node's copies are
+    removed before anything could start them again, and the rows are not written. A
+    row taken over by node2 from this very Docker container (a renamed node) is left."""
+    rebuilt = row(db, Status.RUNNING, host="node2", container_id="n2" * 32)
+    pending = row(db, Status.REBUILDING, host="node2", container_id=None)
+    copies = [engine.add(r.uuid, HOST) for r in (rebuilt, pending)]
+    taken = row(db, Status.RUNNING, host="node2")
+    taken_cid = engine.add(taken.uuid, HOST)
+    containers.update_(db, taken.uuid, {"container_id": taken_cid})
+    before = [containers.get_by_uuid(db, r.uuid) for r in (rebuilt, pending)]
+
+    report = recovery.init_containers(deps)
+
+    assert not set(copies) & set(engine.containers)
+    assert taken_cid in engine.containers
+    assert report.orphans_removed == 2
+    assert [containers.get_by_uuid(db, r.uuid).updated_at for r in (rebuilt, pending)] == \
+        [b.updated_at for b in before]
+    assert containers.get_by_uuid(db, pending.uuid).host == "node2"
+
+
 def test_one_failing_row_is_counted_and_the_next_is_recovered(
         db: Database, engine: FakeRuntime) -> None:
     deps = make_deps(db, engine, resume_container_state=True)

@@ -139,6 +139,39 @@ def test_a_local_container_of_a_row_on_a_down_host_is_taken_over(
     assert report.rows_read == 2           # the two rows found by the local containers' uuids
 
 
+def test_a_stale_copy_of_an_evacuated_container_is_removed_and_its_row_left_alone(
+        sync_db: Database, sync_deps: AgentDeps, sync_engine: Engine,
+        sync_row: RowFactory) -> None:
+    """This node was down; the API moved the row to another node, which made a new
+    Docker container. The copy labelled for this node is removed, the row is not
+    taken back, even when the other node is down now too."""
+    evacuated = sync_row(Status.RUNNING, host="rescuer", container_id="new-on-rescuer")
+    sync_engine.containers.clear()
+    stale = sync_engine.add(evacuated.uuid, SYNC_HOST, RunState.RUNNING)
+    before = get(sync_db, evacuated)
+
+    report = sync_container_state(sync_deps)
+
+    assert stale not in {c.id for c in sync_engine.list()}
+    assert report.orphans_removed == 1 and report.rehomed == 0
+    after = get(sync_db, evacuated)
+    assert (after.host, after.container_id, after.status, after.updated_at) == (
+        "rescuer", "new-on-rescuer", Status.RUNNING, before.updated_at)
+
+
+def test_a_row_moved_to_a_new_docker_container_is_not_taken_over(
+        sync_db: Database, sync_deps: AgentDeps, sync_engine: Engine,
+        sync_row: RowFactory) -> None:
+    """A local container labelled for a down host, whose row refers to another Docker
+    container, is not a renamed node's: the row stays where it is."""
+    row = sync_row(Status.RUNNING, host="down-host", container_id="elsewhere")
+    sync_engine.containers.clear()
+    sync_engine.add(row.uuid, "down-host", RunState.RUNNING)
+    report = sync_container_state(sync_deps)
+    assert report.rehomed == 0
+    assert get(sync_db, row).host == "down-host"
+
+
 def test_one_failing_row_does_not_stop_the_run(
         sync_db: Database, sync_deps: AgentDeps, sync_engine: Engine,
         sync_row: RowFactory) -> None:

@@ -1,0 +1,61 @@
+"""Writing the row that places a container on the node the scheduler chose,
+atomically with the check that the node still has room and is still the best
+choice (``berth.scheduler.node_claim``). When other requests filled the node
+meanwhile, the scheduler chooses again without it; when they only made another node
+the better choice, it chooses again from what the nodes hold now (a few times at
+most; then the node that still fits is taken)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+from sqlalchemy import Connection
+
+from berth.api.state import ApiState
+from berth.common import exceptions as exc
+from berth.scheduler.base import RequestSpec, Selection
+from berth.scheduler.node_claim import NodeFilledMeanwhile, NodeNoLongerBest
+
+LOG = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Guard = Callable[[Connection], object]
+
+#: Nodes found filled meanwhile before the request fails as unscheduled.
+MAX_RESCHEDULES = 8
+#: Choices found no longer the best before the next one that fits is taken as it is.
+MAX_REWEIGHS = 4
+
+
+def insert_placed(state: ApiState, spec: RequestSpec, selection: Selection, first: Guard,
+                  insert: Callable[[str, Guard], T]) -> tuple[Selection, T]:
+    """``insert(host, guard)`` the row placed on ``selection``'s node; ``guard`` (the
+    caller's ``first`` check, such as the project's quota, then the node's) must run
+    in the insert's transaction. Returns the node finally used and what ``insert``
+    returned. NoValidHost when every node that fitted was filled by other requests
+    before the row could be written."""
+    full: set[str] = set()
+    reweighs = 0
+    while True:
+        node_check = state.scheduler.room_check(selection, spec,
+                                                best=reweighs < MAX_REWEIGHS)
+
+        def guard(conn: Connection, node_check: Guard = node_check) -> None:
+            first(conn)
+            node_check(conn)
+
+        try:
+            return selection, insert(selection.host, guard)
+        except NodeFilledMeanwhile as err:
+            full.add(err.host)
+            LOG.info("%s; scheduling again without it", err)
+            if len(full) >= MAX_RESCHEDULES:
+                raise exc.NoValidHost(
+                    f"There are not enough hosts available: {len(full)} nodes were "
+                    f"filled by other requests while this one was placed.") from err
+        except NodeNoLongerBest as err:
+            reweighs += 1
+            LOG.debug("%s; scheduling again", err)
+        selection = state.scheduler.select_destination(spec, exclude=frozenset(full))
