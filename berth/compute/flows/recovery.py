@@ -130,6 +130,8 @@ def _engine_containers(deps: AgentDeps) -> list[rt.RuntimeContainer]:
 
 def _recover(deps: AgentDeps, ctx: RequestContext, row: Container,
              engine: list[rt.RuntimeContainer], started_at: dt.datetime | None) -> str:
+    if deps.pods is not None and row.capsule_id is not None:
+        return "untouched"      # a member of a pod: recovered with its capsule
     task = row.task_state
     if row.status == Status.CREATING and task == TaskState.CONTAINER_STARTING \
             and row.container_id:
