@@ -21,6 +21,7 @@ from bench import (
     p8_cni_add,
     p9_capsule_create,
     p10_volume_create,
+    p11_cri_capsule,
 )
 from bench.common import Berth, Result
 
@@ -36,6 +37,7 @@ BENCHMARKS = {
     "P8": p8_cni_add.p8,
     "P9": p9_capsule_create.p9,
     "P10": p10_volume_create.p10,
+    "P11": p11_cri_capsule.p11,
 }
 
 

@@ -11,6 +11,7 @@ import logging
 from dataclasses import dataclass, field
 
 from berth.common.exceptions import RPCError
+from berth.compute.capsules.cri.pods import sweep_orphans
 from berth.compute.capsules.cri.status import relist as relist_cri_capsules
 from berth.compute.claims import ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
@@ -189,6 +190,8 @@ class ComputeAgent:
             # No event stream from the CRI runtime: its capsules are relisted instead.
             self.periodic.add("relist_cri_capsules", self.relist_cri_capsules,
                               CRI_RELIST_SPACING)
+            self.periodic.add("sweep_cri_pods", self.sweep_cri_pods, interval,
+                              run_immediately=False)
         if self.deps.placement is not None:
             self.periodic.add("audit_allocations", self.audit_allocations, interval,
                               run_immediately=False)
@@ -197,6 +200,10 @@ class ComputeAgent:
 
     def relist_cri_capsules(self) -> None:
         relist_cri_capsules(self.deps)
+
+    def sweep_cri_pods(self) -> None:
+        if self.deps.pods is not None:
+            sweep_orphans(self.deps, self.deps.pods)
 
     def stop(self) -> None:
         self.periodic.stop()

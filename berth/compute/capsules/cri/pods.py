@@ -1,12 +1,17 @@
 """Removing a capsule's pod: StopPodSandbox (every member killed at once, the CNI
 network torn down), then RemovePodSandbox (members and sandbox gone), then what the
 node keeps of it (logs, cgroup directories). Create's undo, delete and recovery
-all remove a pod so."""
+all remove a pod so; :func:`sweep_orphans` removes the pods of this host that no
+capsule reaches (at start-up and periodically, as Docker's orphans are)."""
 
 from __future__ import annotations
 
 import logging
 
+from berth.common.log import container_context
+from berth.compute.deps import AgentDeps
+from berth.compute.states import Status
+from berth.db import containers
 from berth.runtime import base as rt
 from berth.runtime.cri.base import PodRuntime
 
@@ -37,3 +42,28 @@ def remove_pods_of(pods: PodRuntime, host: str, uuid: str) -> int:
     for pod in found:
         remove_pod(pods, pod.id, uuid)
     return len(found)
+
+
+def sweep_orphans(deps: AgentDeps, pods: PodRuntime) -> int:
+    """Remove this host's pods that no capsule can ever reach: their row is gone, or
+    their create failed and was undone (Error, no pod recorded) while the runtime
+    still made the pod (a RunPodSandbox that outlived its time-out). A create in
+    progress reaches its pod (its row is Creating). How many were removed."""
+    removed = 0
+    for pod in pods.pods(deps.host):
+        row = containers.find_by_uuid(deps.db, pod.uuid)
+        if row is not None and not (row.status == Status.ERROR and not row.container_id
+                                    and row.host in (None, deps.host)):
+            continue
+        with container_context(pod.uuid):
+            try:
+                remove_pod(pods, pod.id, pod.uuid)
+            except rt.RuntimeDriverError as err:
+                LOG.error("could not remove orphan pod %s: %s; the next sweep retries",
+                          pod.id[:12], err.msg)
+                continue
+            LOG.warning("removed pod %s: %s", pod.id[:12],
+                        "no capsule row has it" if row is None else "its capsule's create "
+                        "failed")
+            removed += 1
+    return removed
