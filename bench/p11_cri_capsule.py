@@ -12,9 +12,10 @@ Needs ``.ci/ci-services.sh start containerd``.
 
 from __future__ import annotations
 
-import os
 import time
 import uuid as uuidlib
+
+from support.containerd import SOCKET
 
 from bench import p9_capsule_create
 from bench.common import COMMAND, IMAGE, Berth, Result, median, ratio, settle
@@ -22,8 +23,6 @@ from berth.runtime import base as rt
 from berth.runtime.cri.base import PodSpec
 from berth.runtime.cri.client import CriRuntime
 
-STATE = os.environ.get("BERTH_CI_STATE", "/var/tmp/berth-ci")
-SOCKET = os.environ.get("BERTH_CONTAINERD_SOCKET", f"{STATE}/containerd/containerd.sock")
 CGROUP_PARENT = "/berth-bench"
 
 

@@ -7,6 +7,7 @@ capsule reaches (at start-up and periodically, as Docker's orphans are)."""
 from __future__ import annotations
 
 import logging
+import time
 
 from berth.common.log import container_context
 from berth.compute.deps import AgentDeps
@@ -18,11 +19,25 @@ from berth.runtime.cri.base import PodRuntime
 LOG = logging.getLogger(__name__)
 
 
-def remove_pod(pods: PodRuntime, pod_id: str, uuid: str) -> None:
+def remove_pod(pods: PodRuntime, pod_id: str, uuid: str, attempts: int = 10,
+               pause: float = 0.5) -> None:
     """Stop and remove the pod ``pod_id`` of capsule ``uuid``; RuntimeDriverError when
-    the runtime fails (a missing pod is no failure)."""
-    pods.stop_pod(pod_id)
-    pods.remove_pod(pod_id, uuid)
+    the runtime fails (a missing pod is no failure). A member still starting (a
+    StartContainer whose caller died: containerd finishes it on its own) makes the
+    removal fail for a moment: stopped and tried again, ``attempts`` times."""
+    for attempt in range(1, attempts + 1):
+        pods.stop_pod(pod_id)
+        try:
+            pods.remove_pod(pod_id, uuid)
+            return
+        except rt.RuntimeUnavailable:
+            raise
+        except rt.RuntimeDriverError as err:
+            if attempt == attempts:
+                raise
+            LOG.info("pod %s of capsule %s not removable yet (%s); trying again",
+                     pod_id[:12], uuid, err.msg)
+            time.sleep(pause)
 
 
 def remove_pod_quietly(pods: PodRuntime, pod_id: str, uuid: str) -> None:

@@ -4,42 +4,22 @@ fail, never skip, when it cannot be had: capsule_driver = cri must be tested."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from support.berth_proc import BerthProcess
+from support.containerd import CGROUP_PARENT, ROOT, SOCKET, answers, pod_runtime
 
-from berth.runtime import base as rt
 from berth.runtime.cri.client import CriRuntime
-
-ROOT = Path(__file__).resolve().parents[5]
-STATE = os.environ.get("BERTH_CI_STATE", "/var/tmp/berth-ci")
-SOCKET = os.environ.get("BERTH_CONTAINERD_SOCKET", f"{STATE}/containerd/containerd.sock")
-CGROUP_PARENT = "/berth-cri-test"
-
-
-def _answers(socket: str) -> str | None:
-    """containerd's version at ``socket``, or None when it does not answer."""
-    if not os.path.exists(socket):
-        return None
-    pods = CriRuntime(socket, 5.0, CGROUP_PARENT, "/nonexistent")
-    try:
-        return pods.version()
-    except rt.RuntimeDriverError:
-        return None
-    finally:
-        pods.close()
 
 
 @pytest.fixture(scope="session")
 def containerd_socket() -> str:
-    if _answers(SOCKET) is None:
+    if answers() is None:
         done = subprocess.run(["bash", str(ROOT / ".ci/ci-services.sh"), "start", "containerd"],
                               capture_output=True, text=True, timeout=600, check=False)
-        if _answers(SOCKET) is None:
+        if answers() is None:
             pytest.fail(f"containerd with the CRI plugin does not answer on {SOCKET}, and "
                         f"ci-services.sh start containerd did not start it (exit "
                         f"{done.returncode}): {done.stderr[-2000:]}")
@@ -62,21 +42,16 @@ def cri_berth(cri_conf: str, docker_url: str) -> Iterator[BerthProcess]:
                                            "disk": -1}).raise_for_status()
     yield proc
     proc.stop()
-    pods = pod_runtime(proc)
+    pods = pod_runtime(proc.dir / "state")
     for pod in pods.pods(proc.host):      # whatever a failed test left
         pods.stop_pod(pod.id)
         pods.remove_pod(pod.id, pod.uuid)
     pods.close()
 
 
-def pod_runtime(proc: BerthProcess) -> CriRuntime:
-    """A client of the same containerd, as the berth ``proc`` sees it."""
-    return CriRuntime(SOCKET, 30.0, CGROUP_PARENT, str(proc.dir / "state" / "cri-logs"))
-
-
 @pytest.fixture
 def pods(cri_berth: BerthProcess) -> Iterator[CriRuntime]:
-    client = pod_runtime(cri_berth)
+    client = pod_runtime(cri_berth.dir / "state")
     yield client
     client.close()
 

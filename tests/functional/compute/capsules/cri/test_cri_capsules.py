@@ -1,10 +1,15 @@
 """Capsules with ``capsule_driver = cri`` on a real containerd (issue 19), end to end
 through ``berth serve``'s API: members sharing localhost after their init
 containers, a failing init container, a member that exits, deletes that leave
-nothing in containerd or on the node, and the start-up refusals of a bad socket."""
+nothing in containerd or on the node, a containerd restart under a running capsule,
+and the start-up refusals of a bad socket."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import time
 import uuid as uuidlib
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +17,7 @@ from typing import Any
 
 import pytest
 from support.berth_proc import TEST_IMAGE, BerthProcess, wait_for
+from support.containerd import ROOT, STATE
 
 from berth.runtime import base as rt
 from berth.runtime.cri.client import CriRuntime
@@ -211,3 +217,27 @@ def test_the_member_rows_name_their_cri_containers(
     finally:
         db.dispose()
     delete(cri_berth, uuid)
+
+
+def test_a_running_capsule_survives_a_containerd_restart(
+        cri_berth: BerthProcess, pods: CriRuntime) -> None:
+    uuid = create(cri_berth, template([member("steady", QUICK_STOP)]))
+    assert settled(cri_berth, uuid)["status"] == "Running"
+    pidfile = Path(STATE) / "containerd.pid"
+    assert pidfile.exists(), f"this containerd was not started by ci-services ({pidfile})"
+    pid = int(pidfile.read_text())
+    os.kill(pid, signal.SIGTERM)
+    wait_for(lambda: not Path(f"/proc/{pid}").exists()
+             or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2], 30,
+             what="containerd to stop")
+    subprocess.run(["bash", str(ROOT / ".ci/ci-services.sh"), "start", "containerd"],
+                   check=True, capture_output=True, timeout=120)
+    (pod,) = wait_for(lambda: [p for p in pods.pods(cri_berth.host) if p.uuid == uuid], 30,
+                      what="the pod listed again")   # type: ignore[misc]
+    assert pod.ready
+    time.sleep(2.5)                                     # two relists at least
+    shown = show(cri_berth, uuid)
+    assert shown is not None and shown["status"] == "Running", shown
+    assert {m["status"] for m in shown["containers"]} == {"Running"}
+    delete(cri_berth, uuid)
+    assert left_in_containerd(pods, cri_berth.host, uuid) == []

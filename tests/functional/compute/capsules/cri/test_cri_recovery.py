@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 from support.berth_proc import TEST_IMAGE, BerthProcess, wait_for
+from support.containerd import pod_runtime
 
 from berth.runtime.cri.base import PodSpec
-from berth.runtime.cri.client import CriRuntime
 
 pytestmark = pytest.mark.functional
 
@@ -34,8 +34,7 @@ def test_a_cri_capsule_create_killed_half_way_ends_in_error_and_orphan_pods_go(
         berth_factory: Callable[..., BerthProcess], cri_conf: str, containerd_socket: str
 ) -> None:
     proc = berth_factory(cri_conf).start()
-    pods = CriRuntime(containerd_socket, 30.0, "/berth-cri-test",
-                      str(proc.dir / "state" / "cri-logs"))
+    pods = pod_runtime(proc.dir / "state", containerd_socket)
     try:
         with proc.http() as http:
             uuid = http.post("/v1/capsules/", json={"template": template()},
