@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 import socket
 import sys
 from collections.abc import Sequence
@@ -164,8 +165,6 @@ def build_pods(conf: cfg.ConfigOpts) -> PodRuntime | None:
     ``[cri]containerd_socket``, which must answer) or docker (None)."""
     if conf.capsule_driver != "cri":
         return None
-    import os
-
     c = conf.cri
     if not os.path.exists(c.containerd_socket):
         raise SystemExit(f"berth: [DEFAULT]capsule_driver = cri, but there is no containerd "

@@ -92,7 +92,7 @@ def _create(deps: AgentDeps, ctx: RequestContext, row: Container,
             binds = deps.volumes.binds_of(ctx, [m.uuid for m in inits + members])
         if deps.pods is None:
             seen = _make_on_docker(deps, row, inits, members, binds, undo, clock)
-        else:
+        else:   # imported here: it imports this module's helpers
             from berth.compute.capsules.cri import create as cri_create
 
             seen = cri_create.make_pod(deps, deps.pods, row, inits, members, binds,
