@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 import uuid as uuidlib
 
-from support.containerd import SOCKET
+from support.containerd import SOCKET, remove_cgroup_parent
 
 from bench import p9_capsule_create
 from bench.common import COMMAND, IMAGE, Berth, Result, median, ratio, settle
@@ -48,6 +48,7 @@ def p11(berth: Berth, runs: int = 10, poll: float = 0.01) -> Result:
     finally:
         pods.close()
         cri_berth.stop()
+        remove_cgroup_parent(CGROUP_PARENT)
     c, r, d = median(times["cri"]), median(times["raw"]), median(times["docker"])
     q = ratio(c, r)
     return Result("P11", f"CRI capsule (2 members) create→Running, median of {runs}", c, r,

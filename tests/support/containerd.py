@@ -32,3 +32,12 @@ def answers(socket: str = SOCKET) -> str | None:
 def pod_runtime(state_dir: Path, socket: str = SOCKET) -> CriRuntime:
     """A client of that containerd, as a berth whose state_path is ``state_dir`` sees it."""
     return CriRuntime(socket, 30.0, CGROUP_PARENT, str(state_dir / "cri-logs"))
+
+
+def remove_cgroup_parent(parent: str = CGROUP_PARENT) -> None:
+    """rmdir the (empty) parent of the tests' pods' cgroups in every hierarchy."""
+    for hierarchy in Path("/sys/fs/cgroup").iterdir():
+        try:
+            (hierarchy / parent.strip("/")).rmdir()
+        except OSError:
+            pass

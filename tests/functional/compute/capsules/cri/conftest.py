@@ -9,7 +9,14 @@ from collections.abc import Iterator
 
 import pytest
 from support.berth_proc import BerthProcess
-from support.containerd import CGROUP_PARENT, ROOT, SOCKET, answers, pod_runtime
+from support.containerd import (
+    CGROUP_PARENT,
+    ROOT,
+    SOCKET,
+    answers,
+    pod_runtime,
+    remove_cgroup_parent,
+)
 
 from berth.runtime.cri.client import CriRuntime
 
@@ -47,6 +54,7 @@ def cri_berth(cri_conf: str, docker_url: str) -> Iterator[BerthProcess]:
         pods.stop_pod(pod.id)
         pods.remove_pod(pod.id, pod.uuid)
     pods.close()
+    remove_cgroup_parent()
 
 
 @pytest.fixture
