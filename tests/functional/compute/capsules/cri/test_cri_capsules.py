@@ -167,14 +167,16 @@ def test_an_image_containerd_lacks_is_error_naming_it_and_nothing_is_pulled(
 def test_a_member_that_exits_non_zero_puts_its_capsule_in_error(
         cri_berth: BerthProcess, pods: CriRuntime) -> None:
     uuid = create(cri_berth, template([member("a", QUICK_STOP),
-                                       member("b", ["sh", "-c", "sleep 1; exit 4"])],
+                                       member("b", ["sh", "-c", "sleep 3; exit 4"])],
                                       restartPolicy="Never"))
+    # Running first (b exits 3 s after its start, well after the create's end)...
     assert settled(cri_berth, uuid)["status"] == "Running"
 
     def failed() -> dict[str, Any] | None:
         shown = show(cri_berth, uuid)
         return shown if shown is not None and shown["status"] == "Error" else None
-    shown = wait_for(failed, 10, 0.1, what="the capsule to follow its member's exit")
+    # ... then Error, from the relist of the members' states.
+    shown = wait_for(failed, 15, 0.1, what="the capsule to follow its member's exit")
     assert isinstance(shown, dict)
     assert "-b" in shown["status_reason"] and "(4)" in shown["status_reason"]
     states = {m["name"].rsplit("-", 1)[-1]: m["status"] for m in shown["containers"]}
