@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from berth.runtime import base as rt
 from berth.runtime.cri.client import CriRuntime
@@ -41,3 +42,15 @@ def remove_cgroup_parent(parent: str = CGROUP_PARENT) -> None:
             (hierarchy / parent.strip("/")).rmdir()
         except OSError:
             pass
+
+
+def left_in_containerd(pods: CriRuntime, host: str, uuid: str) -> list[Any]:
+    """What containerd and the node still hold of capsule ``uuid``: its pods, their
+    members, its cgroup directories and its log directory."""
+    found: list[Any] = [p for p in pods.pods(host) if p.uuid == uuid]
+    for pod in found[:]:
+        found += pods.members(pod.id)
+    found += pods.cgroup_dirs(uuid)
+    if (pods.log_root / uuid).exists():
+        found.append(pods.log_root / uuid)
+    return found

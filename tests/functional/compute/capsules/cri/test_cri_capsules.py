@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from support.berth_proc import TEST_IMAGE, BerthProcess, wait_for
-from support.containerd import ROOT, STATE
+from support.containerd import ROOT, STATE, left_in_containerd
 
 from berth.runtime import base as rt
 from berth.runtime.cri.client import CriRuntime
@@ -91,17 +91,6 @@ def settled_mem_used(berth: BerthProcess) -> int:
         return len(seen) > 1 and seen[-1] == seen[-2]
     wait_for(steady, 20, 0.5, what="the host's usage to settle")
     return seen[-1]
-
-
-def left_in_containerd(pods: CriRuntime, host: str, uuid: str) -> list[Any]:
-    """The capsule's pods, their members, its cgroup dirs and log dir, if any."""
-    found: list[Any] = [p for p in pods.pods(host) if p.uuid == uuid]
-    for pod in found[:]:
-        found += pods.members(pod.id)
-    found += pods.cgroup_dirs(uuid)
-    if (pods.log_root / uuid).exists():
-        found.append(pods.log_root / uuid)
-    return found
 
 
 def test_members_share_localhost_after_their_init_container_and_delete_leaves_nothing(
