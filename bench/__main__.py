@@ -22,6 +22,7 @@ from bench import (
     p9_capsule_create,
     p10_volume_create,
     p11_auth_cost,
+    p12_cri_capsule,
 )
 from bench.common import Berth, Result
 
@@ -38,6 +39,7 @@ BENCHMARKS = {
     "P9": p9_capsule_create.p9,
     "P10": p10_volume_create.p10,
     "P11": p11_auth_cost.p11,
+    "P12": p12_cri_capsule.p12,
 }
 
 

@@ -6,20 +6,22 @@
 source "$(dirname "$0")/lib.sh"
 need_root
 # iproute2 and iptables: tests/functional/network; containernetworking-plugins: bench P8's
-# reference bridge plugin; busybox-static: the capsule sandbox image (berth/sandbox:1);
-# e2fsprogs and mount: local volumes (mkfs.ext4, loop mounts).
+# reference bridge plugin and the CRI pods' network; busybox-static: the capsule sandbox
+# image (berth/sandbox:1); e2fsprogs and mount: local volumes (mkfs.ext4, loop mounts).
 apt_install curl ca-certificates iproute2 iptables containernetworking-plugins busybox-static \
     e2fsprogs mount
 # RabbitMQ and PostgreSQL usually run before the session (shared/infra.md): stop them at
 # exit only when this script starts them (ci-services.sh itself never stops what it did not start).
-STOP=(registry placement keystone)
+STOP=(registry placement keystone containerd)
 for svc in rabbitmq postgres; do
     state=$(bash "$ROOT/.ci/ci-services.sh" status "$svc" 2>/dev/null || true)
     [[ $state == *": up"* ]] || STOP+=("$svc")
 done
 STOP+=(cinder)   # stop runs the list backwards: Cinder first, while its database and vhost are there
 trap 'bash "$ROOT/.ci/ci-services.sh" stop "${STOP[@]}" >/dev/null 2>&1 || true' EXIT
-bash "$ROOT/.ci/ci-services.sh" start docker registry rabbitmq postgres placement keystone cinder
+# containerd (capsule_driver = cri) after docker: its images are imported from there.
+bash "$ROOT/.ci/ci-services.sh" start docker registry rabbitmq postgres placement keystone cinder \
+    containerd
 bash "$ROOT/.ci/make-test-images.sh" --push 127.0.0.1:5000 busybox
 ensure_venv test
 cd "$ROOT"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 import socket
 import sys
 from collections.abc import Sequence
@@ -27,6 +28,8 @@ from berth.placement.requests import NodeReservations
 from berth.quota import QuotaEnforcer
 from berth.quota.enforce import RESOURCES
 from berth.rpc.base import Transport
+from berth.runtime.base import RuntimeDriverError
+from berth.runtime.cri.base import PodRuntime
 from berth.volume.drivers import build_drivers
 
 if TYPE_CHECKING:  # API-only parts are imported where they are built: berth-compute
@@ -127,9 +130,6 @@ def build_networks(conf: cfg.ConfigOpts, db: Database, daemon_url: str | None = 
 
 def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport,
                 networks_url: str | None = None) -> ComputeAgent:
-    if conf.capsule_driver != "docker":
-        raise SystemExit(f"berth: [DEFAULT]capsule_driver = {conf.capsule_driver} is not "
-                         f"supported yet; set it to docker.")
     settings = AgentSettings(
         host=conf.host, default_pull_policy=conf.image_pull_policy.lower(),
         default_registry=conf.docker.default_registry,
@@ -159,7 +159,32 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport,
                         placement=build_placement(conf, db),
                         quota=QuotaEnforcer(quota_defaults(conf)),
                         networks=build_networks(conf, db, networks_url),
-                        volumes=build_volumes(conf, db))
+                        volumes=build_volumes(conf, db), pods=build_pods(conf))
+
+
+def build_pods(conf: cfg.ConfigOpts) -> PodRuntime | None:
+    """``[DEFAULT]capsule_driver``: cri (a pod runtime on containerd's CRI plugin at
+    ``[cri]containerd_socket``, which must answer) or docker (None)."""
+    if conf.capsule_driver != "cri":
+        return None
+    c = conf.cri
+    if not os.path.exists(c.containerd_socket):
+        raise SystemExit(f"berth: [DEFAULT]capsule_driver = cri, but there is no containerd "
+                         f"socket at [cri]containerd_socket = {c.containerd_socket}: start "
+                         f"containerd with its CRI plugin, or set the option to its socket.")
+    try:
+        from berth.runtime.cri.client import CriRuntime
+    except ImportError as err:
+        raise SystemExit(f"berth: [DEFAULT]capsule_driver = cri needs the CRI stubs "
+                         f"({err}): pip install 'berth[cri]'.") from err
+    log_root = c.log_root or os.path.join(conf.state_path, "cri-logs")
+    pods = CriRuntime(c.containerd_socket, c.request_timeout, c.cgroup_parent, log_root)
+    try:
+        LOG.info("capsules run on %s at %s", pods.version(), c.containerd_socket)
+    except RuntimeDriverError as err:
+        pods.close()
+        raise SystemExit(f"berth: [DEFAULT]capsule_driver = cri: {err.msg}") from err
+    return pods
 
 
 def build_volumes(conf: cfg.ConfigOpts, db: Database) -> ContainerVolumes:

@@ -11,6 +11,8 @@ import logging
 from dataclasses import dataclass, field
 
 from berth.common.exceptions import RPCError
+from berth.compute.capsules.cri.pods import sweep_orphans
+from berth.compute.capsules.cri.status import relist as relist_cri_capsules
 from berth.compute.claims import ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.flows.recovery import RecoveryReport, init_containers
@@ -38,8 +40,13 @@ from berth.placement.base import Placement
 from berth.quota import QuotaEnforcer
 from berth.rpc.base import Server, Transport
 from berth.runtime.base import Runtime
+from berth.runtime.cri.base import PodRuntime
 
 LOG = logging.getLogger(__name__)
+
+#: Seconds between two relists of the capsules on a CRI runtime (members' states
+#: within about a second, as Docker's event stream gives them).
+CRI_RELIST_SPACING = 1.0
 
 
 def _engine_is_local(runtime: Runtime) -> bool:
@@ -66,7 +73,8 @@ class ComputeAgent:
                  transport: Transport, placement: Placement | None = None,
                  quota: QuotaEnforcer | None = None,
                  networks: ContainerNetworks | None = None,
-                 volumes: ContainerVolumes | None = None) -> None:
+                 volumes: ContainerVolumes | None = None,
+                 pods: PodRuntime | None = None) -> None:
         self.config = config
         self.db = db
         self.runtime = runtime
@@ -78,7 +86,7 @@ class ComputeAgent:
                               last_inspected=LastInspected(
                                   engine_clock_shared=_engine_is_local(runtime)),
                               workers=self.workers, quota=quota, networks=networks,
-                              volumes=volumes)
+                              volumes=volumes, pods=pods)
         self.manager = ComputeManager(self.deps, self.workers,
                                       live_state=lambda: self.pleg.live())
         self.periodic = PeriodicScheduler()
@@ -178,11 +186,24 @@ class ComputeAgent:
         self.periodic.add("inventory_host", self.inventory, interval, run_immediately=False)
         self.periodic.add("expire_tasks", TaskExpirer(self.deps, self.workers.busy).run,
                           self.expire_tasks_spacing)
+        if self.deps.pods is not None:
+            # No event stream from the CRI runtime: its capsules are relisted instead.
+            self.periodic.add("relist_cri_capsules", self.relist_cri_capsules,
+                              CRI_RELIST_SPACING)
+            self.periodic.add("sweep_cri_pods", self.sweep_cri_pods, interval,
+                              run_immediately=False)
         if self.deps.placement is not None:
             self.periodic.add("audit_allocations", self.audit_allocations, interval,
                               run_immediately=False)
         self.periodic.start()
         LOG.info("compute agent %s is up", self.host)
+
+    def relist_cri_capsules(self) -> None:
+        relist_cri_capsules(self.deps)
+
+    def sweep_cri_pods(self) -> None:
+        if self.deps.pods is not None:
+            sweep_orphans(self.deps, self.deps.pods)
 
     def stop(self) -> None:
         self.periodic.stop()

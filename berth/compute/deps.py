@@ -16,6 +16,7 @@ from berth.db.engine import Database
 from berth.placement.base import Placement
 from berth.quota import QuotaEnforcer
 from berth.runtime.base import Runtime
+from berth.runtime.cri.base import PodRuntime
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +84,9 @@ class AgentDeps:
     #: Attaches and releases containers' volumes (berth.compute.volumes); None: the
     #: agent has no volume drivers (unit tests of flows), and mounts are refused.
     volumes: ContainerVolumes | None = None
+    #: Runs capsules as pods on a CRI runtime ([DEFAULT]capsule_driver = cri,
+    #: berth.compute.capsules.cri); None: capsules run on Docker (the docker driver).
+    pods: PodRuntime | None = None
 
     @property
     def host(self) -> str:

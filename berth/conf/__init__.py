@@ -11,6 +11,7 @@ from berth.conf import (
     cinder_client,
     cni_daemon,
     compute,
+    cri,
     database,
     default,
     docker,
@@ -25,7 +26,7 @@ from berth.conf import (
 CONF = cfg.CONF
 
 _MODULES = (default, api, compute, database, docker, scheduler, websocket_proxy, quota,
-            placement, cni_daemon, network, volume, cinder_client)
+            placement, cni_daemon, network, volume, cinder_client, cri)
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

@@ -72,8 +72,9 @@ OPTS = [
                help="Pull policy of a container that names none (Kubernetes' words)."),
     cfg.StrOpt("capsule_driver", default="docker", choices=["docker", "cri"],
                help="How capsules run: docker (a sandbox container whose network and IPC "
-                    "namespaces the members share) or cri (containerd; not available yet: "
-                    "an agent set to it refuses to start). Zun's default is cri."),
+                    "namespaces the members share) or cri (containerd's CRI plugin at "
+                    "[cri]containerd_socket runs each capsule as a pod). Zun's default "
+                    "is cri."),
     cfg.StrOpt("sandbox_image", default="berth/sandbox:1",
                help="Image of a capsule's sandbox container, which holds the namespaces "
                     "its members share and runs until the capsule is deleted. berth's "

@@ -1,4 +1,6 @@
-"""container_create for a capsule: the docker capsule driver (behaviours.md §8).
+"""container_create for a capsule (behaviours.md §8): the docker capsule driver, and
+the frame the cri driver shares (claim, allocation, volumes, the Error written on
+failure; its engine half is ``capsules.cri.create``).
 
 Steps, each with its undo on one ExitStack, so that every failure path removes every
 Docker container the capsule made and releases its claim and its allocation::
@@ -27,8 +29,8 @@ import dataclasses
 import datetime as dt
 import logging
 import time
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from berth.common import exceptions as exc
@@ -77,56 +79,81 @@ def _create(deps: AgentDeps, ctx: RequestContext, row: Container,
             clock: Callable[[], float]) -> None:
     inits, members = capsules.members_of(deps.db, row.id)
     binds: dict[str, tuple[str, ...]] = {}
-    with common.owned_task(deps, row.uuid, TaskState.CONTAINER_CREATING, held=row) as hold:
-        try:
-            with ExitStack() as undo:
-                _claim(deps, row)
-                if deps.placement is not None:
-                    _allocate(deps, row)
-                    undo.callback(container_flow.release_allocation, deps, row.uuid)
-                if deps.volumes is not None:
-                    undo.callback(_release_volumes, deps, ctx, inits + members)
-                    binds = deps.volumes.binds_of(ctx, [m.uuid for m in inits + members])
-                image = sandbox.ensure_image(deps, deps.settings.sandbox_image,
-                                             deps.settings.sandbox_pull_policy)
-                sandbox_id = deps.runtime.create(_sandbox_spec(deps, row, image, members))
-                undo.callback(_remove_quietly, deps, sandbox_id)
-                deps.runtime.start(sandbox_id)
-                containers.update_(deps.db, row.uuid, {"container_id": sandbox_id},
-                                   expected_task_state=TaskState.CONTAINER_CREATING)
-                for member in inits:
-                    undo.callback(_remove_quietly, deps,
-                                  _run_member(deps, member, sandbox_id, init=True,
-                                              binds=binds.get(member.uuid, ())))
-                    _wait_for_init(deps, row, member, clock)
-                _run_members(deps, members, sandbox_id, undo, binds)
-                hold.apply_and_end(deps, deps.runtime.inspect(sandbox_id),
-                                   {"status_reason": None})
-                undo.pop_all()
-        # The undo has run: the Error written now is the capsule's last state, with
-        # nothing of it left in Docker or Placement.
-        except exc.ResourcesUnavailable as err:
-            _fail(deps, row, f"ResourcesUnavailable: {err.msg}. Ask for less, or free "
-                             f"resources on host {deps.host}.", placed=False)
-            raise
-        except (CapsuleFailed, exc.ImageNotFound) as err:
-            _fail(deps, row, err.msg)
-            raise
-        except container_flow.VOLUME_ERRORS as err:
-            _fail(deps, row, err.msg, placed=False)
-            raise
-        except rt.RuntimeDriverError as err:
-            _fail(deps, row, f"Docker could not make the capsule: {err.msg}")
-            raise
+    # The undo runs before errors_written: the Error written is the capsule's last
+    # state, with nothing of it left in the engine or in Placement.
+    with (common.owned_task(deps, row.uuid, TaskState.CONTAINER_CREATING, held=row) as hold,
+          errors_written(deps, row, engine_name(deps)), ExitStack() as undo):
+        claim(deps, row)
+        if deps.placement is not None:
+            allocate(deps, row)
+            undo.callback(container_flow.release_allocation, deps, row.uuid)
+        if deps.volumes is not None:
+            undo.callback(_release_volumes, deps, ctx, inits + members)
+            binds = deps.volumes.binds_of(ctx, [m.uuid for m in inits + members])
+        if deps.pods is None:
+            seen = _make_on_docker(deps, row, inits, members, binds, undo, clock)
+        else:   # imported here: it imports this module's helpers
+            from berth.compute.capsules.cri import create as cri_create
+
+            seen = cri_create.make_pod(deps, deps.pods, row, inits, members, binds,
+                                       undo, clock)
+        hold.apply_and_end(deps, seen, {"status_reason": None})
+        undo.pop_all()
     LOG.info("capsule %s is up: %d init containers, %d containers", row.name, len(inits),
              len(members))
 
 
-def _claim(deps: AgentDeps, row: Container) -> None:
+def engine_name(deps: AgentDeps) -> str:
+    """Which engine runs this agent's capsules, for messages."""
+    return "Docker" if deps.pods is None else "containerd"
+
+
+@contextmanager
+def errors_written(deps: AgentDeps, row: Container, engine: str) -> Iterator[None]:
+    """A failed create's Error written on the capsule and its members, saying why."""
+    try:
+        yield
+    except exc.ResourcesUnavailable as err:
+        fail(deps, row, f"ResourcesUnavailable: {err.msg}. Ask for less, or free "
+                        f"resources on host {deps.host}.", placed=False)
+        raise
+    except (CapsuleFailed, exc.ImageNotFound) as err:
+        fail(deps, row, err.msg)
+        raise
+    except container_flow.VOLUME_ERRORS as err:
+        fail(deps, row, err.msg, placed=False)
+        raise
+    except rt.RuntimeDriverError as err:
+        fail(deps, row, f"{engine} could not make the capsule: {err.msg}")
+        raise
+
+
+def _make_on_docker(deps: AgentDeps, row: Container, inits: list[Container],
+                    members: list[Container], binds: dict[str, tuple[str, ...]],
+                    undo: ExitStack, clock: Callable[[], float]) -> rt.RuntimeContainer:
+    """The sandbox, the init containers in order, then the containers; every Docker
+    container made is on ``undo``. Returns the sandbox as inspected."""
+    image = sandbox.ensure_image(deps, deps.settings.sandbox_image,
+                                 deps.settings.sandbox_pull_policy)
+    sandbox_id = deps.runtime.create(_sandbox_spec(deps, row, image, members))
+    undo.callback(_remove_quietly, deps, sandbox_id)
+    deps.runtime.start(sandbox_id)
+    containers.update_(deps.db, row.uuid, {"container_id": sandbox_id},
+                       expected_task_state=TaskState.CONTAINER_CREATING)
+    for member in inits:
+        undo.callback(_remove_quietly, deps,
+                      _run_member(deps, member, sandbox_id, init=True,
+                                  binds=binds.get(member.uuid, ())))
+        wait_for_init(deps, row, member, clock, deps.runtime.inspect)
+    _run_members(deps, members, sandbox_id, undo, binds)
+    return deps.runtime.inspect(sandbox_id)
+
+
+def claim(deps: AgentDeps, row: Container) -> None:
     deps.tracker.claim(row.uuid, row.cpu, row.memory, placed=row.host == deps.host)
 
 
-def _allocate(deps: AgentDeps, row: Container) -> None:
+def allocate(deps: AgentDeps, row: Container) -> None:
     try:
         container_flow.allocate(deps, row)
     except AllocationFailed as err:
@@ -204,17 +231,19 @@ def _restart_policy(member: Container) -> dict[str, object] | None:
                                                             or 0)}
 
 
-def _wait_for_init(deps: AgentDeps, row: Container, member: Container,
-                   clock: Callable[[], float]) -> None:
+def wait_for_init(deps: AgentDeps, row: Container, member: Container,
+                  clock: Callable[[], float],
+                  inspect: Callable[[str], rt.RuntimeContainer]) -> None:
     """Until the init container exits: 0 goes on, anything else fails the capsule, as
-    does running past ``init_container_timeout``. Polls at 0.1 s, backing off to 2 s."""
+    does running past ``init_container_timeout``. Polls ``inspect`` (the engine's) at
+    0.1 s, backing off to 2 s."""
     timeout = deps.settings.init_container_timeout
     _extend_deadline(deps, row, timeout)
     deadline = clock() + timeout
     interval = 0.1
     fresh = containers.get_by_uuid(deps.db, member.uuid)
     while True:
-        seen = deps.runtime.inspect(fresh.container_id or "")
+        seen = inspect(fresh.container_id or "")
         state = seen.state
         if state is not None and not state.running and not state.restarting \
                 and state.status != rt.RunState.CREATED:
@@ -246,7 +275,7 @@ def _extend_deadline(deps: AgentDeps, row: Container, seconds: int) -> None:
                        expected_task_state=TaskState.CONTAINER_CREATING)
 
 
-def _fail(deps: AgentDeps, row: Container, reason: str, placed: bool = True) -> None:
+def fail(deps: AgentDeps, row: Container, reason: str, placed: bool = True) -> None:
     """The capsule and its members in Error, saying why (``placed``: False when the
     node refused it, which clears its host as for a container); the node's usage
     published without it (a row in Error holds nothing)."""

@@ -1,5 +1,6 @@
 """container_delete for a capsule: its members' Docker containers (init containers
-included), then the sandbox, then the Placement allocation, then the rows.
+included), then the sandbox (with the cri driver: the pod, StopPodSandbox then
+RemovePodSandbox), then the Placement allocation, then the rows.
 
 As for a container, an engine failure without ``force`` puts the capsule in Error and
 keeps its rows (delete again, or with --force); with ``force`` it is logged and the
@@ -12,6 +13,7 @@ import logging
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.compute.capsules.cri import pods as cri_pods
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.states import TaskState
@@ -20,6 +22,7 @@ from berth.db.models import Container
 from berth.metrics.catalog import timed_action
 from berth.placement.base import PlacementError
 from berth.runtime import base as rt
+from berth.runtime.cri.base import PodRuntime
 
 LOG = logging.getLogger(__name__)
 
@@ -42,10 +45,8 @@ def _delete(deps: AgentDeps, row: Container, force: bool,
     inits, members = capsules.members_of(deps.db, row.id)
     try:
         with common.task(deps, uuid, TaskState.CONTAINER_DELETING, steal=True):
-            # Members first: the sandbox holds the namespaces they are in.
-            for docker_id in [m.container_id for m in (*members, *inits)] + [row.container_id]:
-                if docker_id and not _removed(deps, uuid, docker_id, force):
-                    return False
+            if not _engine_parts_removed(deps, row, [*members, *inits], force):
+                return False
             if deps.volumes is not None:
                 deps.volumes.release(ctx, [m.uuid for m in (*members, *inits)])
             if deps.placement is not None:
@@ -65,6 +66,35 @@ def _delete(deps: AgentDeps, row: Container, force: bool,
     deps.tracker.publish_usage_soon()
     LOG.info("capsule deleted (sandbox %s, %d members)", row.container_id or "never created",
              len(members) + len(inits))
+    return True
+
+
+def _engine_parts_removed(deps: AgentDeps, row: Container, members: list[Container],
+                          force: bool) -> bool:
+    if deps.pods is not None:
+        return _pod_removed(deps, deps.pods, row, force)
+    # Members first: the sandbox holds the namespaces they are in.
+    for docker_id in [m.container_id for m in members] + [row.container_id]:
+        if docker_id and not _removed(deps, row.uuid, docker_id, force):
+            return False
+    return True
+
+
+def _pod_removed(deps: AgentDeps, pods: PodRuntime, row: Container, force: bool) -> bool:
+    """The capsule's pod stopped and removed with its members (by its labels when the
+    row names none: a create that died before recording it)."""
+    try:
+        if row.container_id:
+            cri_pods.remove_pod(pods, row.container_id, row.uuid)
+        else:
+            cri_pods.remove_pods_of(pods, deps.host, row.uuid)
+    except rt.RuntimeDriverError as err:
+        if not force:
+            common.fail(deps, row.uuid, f"containerd could not remove the capsule's pod: "
+                                        f"{err.msg}. Delete it again, or with --force.")
+            return False
+        LOG.warning("containerd could not remove the capsule's pod (%s); forced delete "
+                    "goes on", err.msg)
     return True
 
 

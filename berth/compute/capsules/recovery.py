@@ -23,6 +23,7 @@ from berth.common.context import RequestContext
 from berth.common.log import container_context
 from berth.compute.capsules import delete as capsule_delete
 from berth.compute.capsules import status as capsule_status
+from berth.compute.capsules.cri import pods as cri_pods
 from berth.compute.deps import AgentDeps
 from berth.compute.flows.create import named_container, release_allocation
 from berth.compute.states import Status, TaskState
@@ -69,7 +70,10 @@ def _recover(deps: AgentDeps, ctx: RequestContext, row: Container,
 def _undo_create(deps: AgentDeps, row: Container) -> None:
     inits, members = capsules.members_of(deps.db, row.id)
     removed = 0
-    for uuid in [m.uuid for m in (*members, *inits)] + [row.uuid]:
+    engine_uuids = [m.uuid for m in (*members, *inits)] + [row.uuid]
+    if deps.pods is not None:           # the pod, members with it, by its labels
+        removed, engine_uuids = cri_pods.remove_pods_of(deps.pods, deps.host, row.uuid), []
+    for uuid in engine_uuids:
         found = named_container(deps, uuid)
         if found is not None:
             try:
@@ -89,5 +93,5 @@ def _undo_create(deps: AgentDeps, row: Container) -> None:
                                               "status_reason": reason, "container_id": None,
                                               "task_state": None})
     deps.tracker.publish_usage()          # a capsule in Error holds nothing
-    LOG.warning("the capsule's create was interrupted: %d Docker containers removed, "
-                "capsule in Error", removed)
+    LOG.warning("the capsule's create was interrupted: %d %s removed, capsule in Error",
+                removed, "Docker containers" if deps.pods is None else "pods")

@@ -2,7 +2,8 @@
 a capsule after its creation).
 
 The PLEG keeps each member's row true to Docker like any container's; whenever a
-member's row or the sandbox changes, the capsule's status is derived again. First
+member's row or the sandbox changes, the capsule's status is derived again. With the
+cri driver the members' rows are written from the runtime first (``cri.status``). First
 rule that matches (init containers, which ran to completion at create, do not count)::
 
     sandbox not running             -> Error   "the sandbox stopped: ..."
@@ -75,12 +76,18 @@ def refresh(deps: AgentDeps, capsule: Container) -> bool:
             or capsule.host != deps.host:
         return False
     _, members = capsules.members_of(deps.db, capsule.id)
-    try:
-        seen = deps.runtime.inspect(capsule.container_id)
-        running = seen.state is not None and seen.state.running
-    except rt.RuntimeNotFound:
-        running = False
-    derived = derive(running, members, _exit_codes(deps, members))
+    if deps.pods is not None:
+        from berth.compute.capsules.cri import status as cri_status
+
+        running, members, codes = cri_status.observe(deps, deps.pods, capsule, members)
+    else:
+        try:
+            seen = deps.runtime.inspect(capsule.container_id)
+            running = seen.state is not None and seen.state.running
+        except rt.RuntimeNotFound:
+            running = False
+        codes = _exit_codes(deps, members)
+    derived = derive(running, members, codes)
     if derived.status == capsule.status and derived.reason == capsule.status_reason:
         return False
     try:

@@ -29,7 +29,8 @@ races with it). Each row of this host gets the first matching rule::
                                                      resize killed half-way) are made
                                                      the row's, and so is its allocation
 
-Then capsules are recovered (``berth.compute.capsules.recovery``), and Docker
+Then capsules are recovered (``berth.compute.capsules.recovery``), the pods of this
+host that no capsule reaches are removed (``capsule_driver = cri``), and Docker
 containers labelled for this host that no row can ever reach (their row is
 gone, or their create failed and released the host) are removed, and the Placement
 allocations of this host's failed creates (Error, no Docker container) are released:
@@ -51,6 +52,7 @@ from typing import Any
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.log import container_context
+from berth.compute.capsules.cri import pods as cri_pods
 from berth.compute.capsules.recovery import recover_capsules
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import delete, lifecycle
@@ -60,6 +62,7 @@ from berth.db import containers
 from berth.db.models import Container
 from berth.placement.base import PlacementError
 from berth.runtime import base as rt
+from berth.runtime.cri.base import PodRuntime
 
 LOG = logging.getLogger(__name__)
 
@@ -113,10 +116,21 @@ def init_containers(deps: AgentDeps, started_at: dt.datetime | None = None
                               "going on with the next one", row.status, row.task_state)
                 report.failures += 1
     report.capsules_recovered = recover_capsules(deps, started_at)
+    if deps.pods is not None:
+        report.orphans_removed += _sweep_pods(deps, deps.pods)
     report.orphans_removed = remove_unreachable(deps, _engine_containers(deps))
     report.allocations_released = release_failed_allocations(deps)
     LOG.info("start-up recovery done: %s", report.summary())
     return report
+
+
+def _sweep_pods(deps: AgentDeps, pods: PodRuntime) -> int:
+    try:
+        return cri_pods.sweep_orphans(deps, pods)
+    except rt.RuntimeDriverError as err:
+        LOG.error("could not list this host's pods (%s); recovery goes on without them",
+                  err.msg)
+        return 0
 
 
 def _engine_containers(deps: AgentDeps) -> list[rt.RuntimeContainer]:
@@ -130,6 +144,8 @@ def _engine_containers(deps: AgentDeps) -> list[rt.RuntimeContainer]:
 
 def _recover(deps: AgentDeps, ctx: RequestContext, row: Container,
              engine: list[rt.RuntimeContainer], started_at: dt.datetime | None) -> str:
+    if deps.pods is not None and row.capsule_id is not None:
+        return "untouched"      # a member of a pod: recovered with its capsule
     task = row.task_state
     if row.status == Status.CREATING and task == TaskState.CONTAINER_STARTING \
             and row.container_id:

@@ -9,7 +9,7 @@ import json
 import subprocess
 import tempfile
 import uuid as uuidlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import docker
@@ -160,16 +160,35 @@ def test_members_share_the_sandbox_network_and_run_after_their_init_containers(
     assert capsules.docker_of(shown) == []
 
 
+@pytest.fixture(params=["docker", "cri"])
+def driven(request: pytest.FixtureRequest, docker_client: docker.DockerClient
+           ) -> Iterator[tuple[Capsules, Callable[[dict[str, Any]], list[Any]]]]:
+    """Capsules on a berth of either capsule driver, with what its engine still holds
+    of a capsule (Docker containers, or containerd's pods, members, cgroups, logs)."""
+    if request.param == "docker":
+        made = Capsules(request.getfixturevalue("berth"), docker_client)
+        yield made, made.docker_of
+    else:
+        from support.containerd import left_in_containerd
+
+        cri_berth = request.getfixturevalue("cri_berth")
+        pods = request.getfixturevalue("pods")
+        made = Capsules(cri_berth, docker_client)
+        yield made, lambda shown: left_in_containerd(pods, cri_berth.host, shown["uuid"])
+    made.cleanup()
+
+
 def test_a_failing_init_container_puts_the_capsule_in_error_naming_it(
-        berth: BerthProcess, capsules: Capsules) -> None:
-    before = settled_mem_used(berth)
+        driven: tuple[Capsules, Callable[[dict[str, Any]], list[Any]]]) -> None:
+    capsules, left_in_engine = driven
+    before = settled_mem_used(capsules.berth)
     tpl = template(unique("broken"), [member("app", QUICK_STOP)],
                    inits=[member("migrate", ["sh", "-c", "echo no database; exit 3"])])
     shown = capsules.settled(capsules.create(tpl)["uuid"])
     assert shown["status"] == "Error"
     assert "migrate" in shown["status_reason"] and "exit 3" in shown["status_reason"]
-    assert capsules.docker_of(shown) == []                  # nothing left in Docker
-    wait_for(lambda: usage(berth)["mem_used"] == before, 10,
+    assert left_in_engine(shown) == []                      # nothing left in the engine
+    wait_for(lambda: usage(capsules.berth)["mem_used"] == before, 10,
              what="the claim to be released")
     capsules.delete(shown["uuid"])
 

@@ -1,0 +1,128 @@
+"""The engine half of a capsule's create on a CRI runtime (``capsules.create`` does
+the claim, the allocation, the volumes and the Error on failure)::
+
+    every member's image present in the runtime (it never pulls here: a missing
+      image fails the capsule naming the member and the image)
+    ──► RunPodSandbox: metadata uid = the capsule's uuid, berth's labels, the log
+        directory, the cgroup parent; a pod whose start failed is removed at once
+                                                       (undo: Stop + RemovePodSandbox)
+    ──► each init container in order: CreateContainer, StartContainer, waited for;
+        exit 0 goes on, anything else (or [DEFAULT]init_container_timeout) fails the
+        capsule naming it
+    ──► the containers side by side: CreateContainer, StartContainer
+    ──► the pod's state, for the capsule's row
+
+The one undo is the pod's removal: RemovePodSandbox takes its members with it.
+Members share the pod's network and IPC namespaces (localhost between them) and
+each has its own PID namespace, as with the docker driver.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from contextlib import ExitStack
+
+from berth.common.log import container_context
+from berth.compute.capsules import create as capsule_create
+from berth.compute.capsules.cri import pods as cri_pods
+from berth.compute.deps import AgentDeps
+from berth.compute.flows import common
+from berth.compute.flows import create as container_flow
+from berth.compute.states import TaskState
+from berth.db import containers
+from berth.db.models import Container
+from berth.image.reference import parse_image
+from berth.runtime import base as rt
+from berth.runtime.cri.base import PodRuntime, PodSpec
+
+LOG = logging.getLogger(__name__)
+
+CapsuleFailed = capsule_create.CapsuleFailed
+
+
+def make_pod(deps: AgentDeps, pods: PodRuntime, row: Container, inits: list[Container],
+             members: list[Container], binds: dict[str, tuple[str, ...]], undo: ExitStack,
+             clock: Callable[[], float]) -> rt.RuntimeContainer:
+    """Run the capsule ``row`` as a pod (see the module docstring); the pod's removal is
+    on ``undo``. Returns the pod as the capsule's row records it."""
+    images = {m.uuid: _present_image(deps, pods, m, init=m in inits) for m in inits + members}
+    spec = pod_spec(deps, row, inits + members)
+    pod_id = pods.run_pod(spec)
+    undo.callback(cri_pods.remove_pod_quietly, pods, pod_id, row.uuid)
+    LOG.info("capsule %s: pod %s running", row.uuid, pod_id[:12])
+    containers.update_(deps.db, row.uuid, {"container_id": pod_id},
+                       expected_task_state=TaskState.CONTAINER_CREATING)
+    for member in inits:
+        _run_member(deps, pods, pod_id, spec, member, images[member.uuid],
+                    binds.get(member.uuid, ()), init=True)
+        capsule_create.wait_for_init(deps, row, member, clock, pods.member)
+    running = [common.overlapped(deps, _run_member, deps, pods, pod_id, spec, m,
+                                 images[m.uuid], binds.get(m.uuid, ()), False)
+               for m in members]
+    failure: BaseException | None = None
+    for future in running:
+        try:
+            future.result()
+        except BaseException as err:  # noqa: BLE001 - kept, raised once all have ended
+            failure = failure or err
+    if failure is not None:
+        raise failure
+    return pod_as_container(pods, pod_id, row)
+
+
+def pod_spec(deps: AgentDeps, row: Container, members: list[Container]) -> PodSpec:
+    return PodSpec(uuid=row.uuid, name=row.name or row.uuid, host=deps.host,
+                   labels={str(k): str(v) for k, v in (row.labels or {}).items()},
+                   hostname=(row.name or "")[:63] or None,
+                   runtime_handler=row.runtime or deps.settings.default_runtime or None,
+                   privileged=any(m.privileged for m in members))
+
+
+def pod_as_container(pods: PodRuntime, pod_id: str, row: Container) -> rt.RuntimeContainer:
+    """The pod as the capsule's row records it: running while it is ready."""
+    ready = pods.pod_ready(pod_id)
+    state = rt.ContainerState(status=rt.RunState.RUNNING if ready else rt.RunState.EXITED,
+                              running=ready)
+    return rt.RuntimeContainer(id=pod_id, name=row.name or row.uuid, uuid=row.uuid, image="",
+                               state=state)
+
+
+def _present_image(deps: AgentDeps, pods: PodRuntime, member: Container, init: bool) -> str:
+    ref = parse_image(member.image or "", default_registry=deps.settings.default_registry).ref
+    if not pods.image_present(ref):
+        what = "init container" if init else "container"
+        raise CapsuleFailed(reason=f"The {what} {member.name}: image {ref} is not present in "
+                                   f"containerd on host {deps.host}, and capsule_driver = "
+                                   f"cri does not pull: import it there (ctr -n k8s.io "
+                                   f"images import).")
+    return ref
+
+
+def _run_member(deps: AgentDeps, pods: PodRuntime, pod_id: str, pod: PodSpec,
+                member: Container, image: str, binds: tuple[str, ...], init: bool) -> str:
+    """Create and start one member in the pod; record it on the member's row (its
+    container_id: the runtime's id); return that id."""
+    with container_context(member.uuid):
+        what = "init container" if init else "container"
+        info = rt.ImageInfo(id="", repo_tags=(image,), size=0, cmd=None, entrypoint=None)
+        spec = dataclasses.replace(
+            container_flow.build_spec(deps, member, (parse_image(image), info), binds),
+            image=image, hostname=None, network_mode=None, restart_policy=None)
+        try:
+            member_id = pods.create_member(pod_id, pod, spec)
+        except rt.RuntimeDriverError as err:
+            raise CapsuleFailed(reason=f"containerd could not create the {what} "
+                                       f"{member.name}: {err.msg}") from err
+        try:
+            pods.start_member(member_id)
+        except rt.RuntimeDriverError as err:
+            raise CapsuleFailed(reason=f"containerd could not start the {what} "
+                                       f"{member.name}: {err.msg}") from err
+        common.apply_runtime_state(deps, member, pods.member(member_id), force=True,
+                                   extra={"container_id": member_id, "host": deps.host,
+                                          "image_driver": "docker"})
+        LOG.info("%s %s of capsule pod %s started (CRI container %s)", what, member.name,
+                 pod_id[:12], member_id[:12])
+        return member_id

@@ -1,0 +1,93 @@
+"""What a CRI runtime says about a capsule's pod and members, for the status rules of
+``capsules.status`` (one derivation for both drivers).
+
+No engine event stream feeds these rows: the agent relists every second
+(:func:`relist`, as kubelet's generic PLEG does) and each capsule's members' rows
+are written from ContainerStatus with the code that writes a Docker container's
+(``flows.common.apply_runtime_state``, a compare-and-swap on what was read), then the
+capsule's status is derived again.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from berth.common import exceptions as exc
+from berth.common.log import container_context
+from berth.compute.deps import AgentDeps
+from berth.compute.flows import common
+from berth.compute.states import Status
+from berth.db import capsules, containers
+from berth.db.models import Container
+from berth.runtime import base as rt
+from berth.runtime.cri.base import PodRuntime
+
+LOG = logging.getLogger(__name__)
+
+
+def observe(deps: AgentDeps, pods: PodRuntime, capsule: Container, members: list[Container]
+            ) -> tuple[bool, list[Container], dict[str, int | None]]:
+    """Whether the pod runs, the members' rows written from the runtime, and the exit
+    codes of those that exited."""
+    try:
+        running = pods.pod_ready(capsule.container_id or "")
+    except rt.RuntimeNotFound:
+        running = False
+    fresh: list[Container] = []
+    codes: dict[str, int | None] = {}
+    for member in members:
+        with container_context(member.uuid):
+            fresh.append(_member_written(deps, pods, member, codes))
+    return running, fresh, codes
+
+
+def _member_written(deps: AgentDeps, pods: PodRuntime, member: Container,
+                    codes: dict[str, int | None]) -> Container:
+    if not member.container_id or member.task_state \
+            or member.status in (Status.CREATING, Status.DELETING, Status.DELETED):
+        return member
+    try:
+        seen = pods.member(member.container_id)
+    except rt.RuntimeNotFound:
+        return _vanished(deps, member)
+    if seen.state is not None and seen.state.status == rt.RunState.EXITED:
+        codes[member.uuid] = seen.state.exit_code
+    try:
+        return common.apply_runtime_state(deps, member, seen, expected_task_state=None,
+                                          expected_status=member.status,
+                                          expected_container_id=member.container_id)
+    except (exc.TaskInProgress, exc.ContainerNotFound):
+        return member
+
+
+def _vanished(deps: AgentDeps, member: Container) -> Container:
+    reason = (f"No such container: {member.container_id} in containerd (removed behind "
+              f"berth's back). Delete the capsule and create it again.")
+    if member.status == Status.ERROR and member.status_reason == reason:
+        return member
+    LOG.warning("member %s: its CRI container %s is gone", member.name,
+                (member.container_id or "")[:12])
+    try:
+        return containers.update_(deps.db, member.uuid,
+                                  {"status": Status.ERROR.value, "status_reason": reason},
+                                  expected_task_state=None, expected_status=member.status,
+                                  expected_container_id=member.container_id)
+    except (exc.TaskInProgress, exc.ContainerNotFound):
+        return member
+
+
+def relist(deps: AgentDeps) -> int:
+    """Refresh every capsule of this host from the runtime; how many changed."""
+    from berth.compute.capsules import status as capsule_status
+
+    changed = 0
+    for capsule in containers.list_by_host(deps.db, deps.host, capsules.CAPSULE):
+        with container_context(capsule.uuid):
+            try:
+                changed += capsule_status.refresh(deps, capsule)
+            except rt.RuntimeUnavailable as err:
+                LOG.warning("capsule relist: %s; the next one retries", err.msg)
+                return changed
+            except Exception:  # a loop boundary: log this capsule, go on with the next
+                LOG.exception("could not refresh this capsule from containerd")
+    return changed
