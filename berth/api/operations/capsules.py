@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from fastapi import Request
-from sqlalchemy.exc import IntegrityError
 
 from berth.api.links import links
 from berth.api.microversions import APIVersion
@@ -61,20 +60,10 @@ def create(state: ApiState, ctx: RequestContext, body: Any) -> Container:
     members = [dict(m, uuid=str(uuidlib.uuid4()), project_id=ctx.project_id,
                     user_id=ctx.user_id, status=Status.CREATING.value)
                for m in parsed.members]
-    for attempt in (1, 2):
-        mounts = volumes_api.plan_capsule(state, ctx, str(capsule["name"]), parsed.volumes,
-                                          parsed.mounts)
-        try:
-            return _schedule_and_cast(state, ctx, parsed, values, members, mounts, quota)
-        except IntegrityError:
-            mounts.undo(state, ctx)
-            if attempt == 2 or not mounts:
-                raise
-            LOG.info("a named local volume was created concurrently; planning again")
-        except BaseException:
-            mounts.undo(state, ctx)
-            raise
-    raise AssertionError("unreachable")
+    return volumes_api.created_with(
+        state, ctx, lambda: volumes_api.plan_capsule(state, ctx, str(capsule["name"]),
+                                                     parsed.volumes, parsed.mounts),
+        lambda mounts: _schedule_and_cast(state, ctx, parsed, values, members, mounts, quota))
 
 
 def _schedule_and_cast(state: ApiState, ctx: RequestContext, parsed: ParsedCapsule,

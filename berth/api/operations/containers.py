@@ -10,7 +10,6 @@ import logging
 from typing import Any
 
 from sqlalchemy import Row
-from sqlalchemy.exc import IntegrityError
 
 from berth.api.microversions import APIVersion
 from berth.api.operations import networks as networks_api
@@ -64,21 +63,10 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
         fields["cni_metadata"] = networks_api.metadata_of(requested_networks)
     values: dict[str, Any] = dict(fields, project_id=ctx.project_id, user_id=ctx.user_id,
                                   status=Status.CREATING.value)
-    for attempt in (1, 2):
-        mounts = volumes_api.plan(state, ctx, extras.get("mounts") or [])
-        try:
-            return _schedule_and_cast(state, ctx, values, extras, mounts, quota, image.ref,
-                                      requested_networks, run)
-        except IntegrityError:
-            mounts.undo(state, ctx)
-            if attempt == 2 or not mounts:
-                raise
-            # Another create made a local volume of the same name meanwhile: use it.
-            LOG.info("a named local volume was created concurrently; planning again")
-        except BaseException:
-            mounts.undo(state, ctx)
-            raise
-    raise AssertionError("unreachable")
+    return volumes_api.created_with(
+        state, ctx, lambda: volumes_api.plan(state, ctx, extras.get("mounts") or []),
+        lambda mounts: _schedule_and_cast(state, ctx, values, extras, mounts, quota,
+                                          image.ref, requested_networks, run))
 
 
 def _schedule_and_cast(state: ApiState, ctx: RequestContext, values: dict[str, Any],

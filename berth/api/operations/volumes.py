@@ -24,9 +24,11 @@ deleted again when the create does not go through (``MountPlan.undo``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+from sqlalchemy.exc import IntegrityError
 
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
@@ -37,6 +39,8 @@ from berth.db.models import Volume
 from berth.volume.base import CINDER, LOCAL, VolumeDriver, VolumeRef
 
 LOG = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -110,6 +114,27 @@ class MountPlan:
         self.volumes.append(planned)
         self.mappings.append(_PlannedMapping(len(self.volumes) - 1, member, destination,
                                              read_only))
+
+
+def created_with(state: ApiState, ctx: RequestContext, plan_mounts: Callable[[], MountPlan],
+                 create: Callable[[MountPlan], T]) -> T:
+    """``create(plan_mounts())``. The plan's Cinder volumes are removed again when the
+    create does not go through; a create that lost the race for a new named local
+    volume's name (two first uses at once: the name is unique) plans once more, and
+    then uses the volume the other create made."""
+    for attempt in (1, 2):
+        mounts = plan_mounts()
+        try:
+            return create(mounts)
+        except IntegrityError:
+            mounts.undo(state, ctx)
+            if attempt == 2 or not mounts:
+                raise
+            LOG.info("a named local volume was created concurrently; planning again")
+        except BaseException:
+            mounts.undo(state, ctx)
+            raise
+    raise AssertionError("unreachable")
 
 
 def new_gib(state: ApiState, ctx: RequestContext, sized: list[tuple[Any, Any]]) -> int:

@@ -230,3 +230,26 @@ def test_new_volumes_count_against_the_disk_quota(berth: BerthProcess,
             "image": TEST_IMAGE, "mounts": [{"size": 1, "destination": "/d"}]})
         assert again.status_code == 403, again.text
         delete(http, uuid)          # as admin: a forced delete
+
+
+def test_first_uses_of_a_name_at_once_agree_on_one_volume(berth: BerthProcess,
+                                                          http: httpx.Client) -> None:
+    """Four creates naming the same new local volume at once: each is accepted and
+    they all mount the one volume (the name is unique; a loser plans again)."""
+    import concurrent.futures as cf
+
+    name = f"race-{uuidlib.uuid4().hex[:8]}"
+
+    def make(_: int) -> str:
+        with berth.http() as client:
+            return run(client, ["sh", "-c", "echo x >> /r/log"],
+                       [{"source": name, "destination": "/r"}])
+    with cf.ThreadPoolExecutor(4) as pool:
+        uuids = list(pool.map(make, range(4)))
+    for uuid in uuids:
+        assert finished(http, uuid)["status"] == "Stopped"
+    named = [v for v in volumes(berth) if v.name == name]
+    assert len(named) == 1
+    assert {vid for u in uuids for vid in _mapped_volume_ids(berth, u)} == {named[0].id}
+    for uuid in uuids:
+        delete(http, uuid)
