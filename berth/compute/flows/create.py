@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import logging
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from berth.common import exceptions as exc
@@ -114,69 +115,95 @@ def _create(deps: AgentDeps, row: Container, run: bool = False,
     task with the Running write."""
     uuid = row.uuid
     starting: cf.Future[None] | None = None
-    with ExitStack() as undo:
+    # On a failure the undo runs first, then the Error is written (the row's last
+    # state, with nothing of the create left in the engine or in Placement), then the
+    # task is cleared.
+    with (common.owned_task(deps, uuid, TaskState.CONTAINER_CREATING, held=row) as hold,
+          _errors_written(deps, uuid), ExitStack() as undo):
         try:
-            with common.owned_task(deps, uuid, TaskState.CONTAINER_CREATING,
-                                   held=row) as hold:
-                try:
-                    deps.tracker.claim(uuid, row.cpu, row.memory,
-                                       placed=row.host == deps.host)
-                except exc.ResourcesUnavailable as err:
-                    common.fail(deps, uuid, f"ResourcesUnavailable: {err.msg}. Ask for "
-                                            f"less, or free resources on host {deps.host}.",
-                                host=None)
-                    raise
-                undo.callback(deps.tracker.publish_usage)
-                allocation = _allocate_overlapped(deps, row)
-                undo.callback(_release_when_answered, deps, uuid, allocation)
-                # The volumes are attached beside the pull (a mkfs and a mount take
-                # tens of milliseconds); joined before docker create, which binds them.
-                attaching: cf.Future[tuple[str, ...]] | None = None
-                if volumes_for is not None:
-                    undo.callback(release_volumes, deps, volumes_for, uuid)
-                    attaching = common.overlapped(deps, attach_volumes, deps, volumes_for,
-                                                  uuid)
-                    undo.callback(common.settle, attaching)
-                try:
-                    with create_phase("pull"):
-                        image = pull_image(deps, row)
-                    binds = attaching.result() if attaching is not None else ()
-                    if allocation is not None and allocation.done():
-                        _allocated(deps, row, allocation)     # refused: no docker create
-                    with create_phase("create"):
-                        container_id, image = _create_in_engine(deps, row, image, binds)
-                except (rt.RuntimeDriverError, exc.ImageNotFound):
-                    _allocated(deps, row, allocation)   # a refusal is the reason to give
-                    raise
-                undo.callback(_remove_quietly, deps, container_id)
-                _allocated(deps, row, allocation)
-                created = _created_values(row, image, container_id)
-                if run:   # the start's inspect tells the state; Creating until then
-                    starting = common.overlapped(deps, _start_in_engine, deps, container_id)
-                    undo.callback(common.settle, starting)
-                    row = hold.hand_over(deps, TaskState.CONTAINER_STARTING, created)
-                else:
-                    inspect_began = deps.last_inspected.now()
-                    seen = deps.runtime.inspect(container_id)
-                    row = hold.apply_and_end(deps, seen, created, inspected=inspect_began)
-        except exc.ImageNotFound as err:
-            common.fail(deps, uuid, err.msg)
+            deps.tracker.claim(uuid, row.cpu, row.memory, placed=row.host == deps.host)
+        except exc.ResourcesUnavailable as err:
+            raise _Failed(err, f"ResourcesUnavailable: {err.msg}. Ask for less, or free "
+                               f"resources on host {deps.host}.") from err
+        allocation = _allocate_overlapped(deps, row)
+        undo.callback(_release_when_answered, deps, uuid, allocation)
+        # The volumes are attached beside the pull (a mkfs and a mount take tens of
+        # milliseconds); joined before docker create, which binds them.
+        attaching: cf.Future[tuple[str, ...]] | None = None
+        if volumes_for is not None:
+            undo.callback(release_volumes, deps, volumes_for, uuid)
+            attaching = common.overlapped(deps, attach_volumes, deps, volumes_for, uuid)
+            undo.callback(common.settle, attaching)
+        try:
+            with create_phase("pull"):
+                image = pull_image(deps, row)
+            binds = attaching.result() if attaching is not None else ()
+            if allocation is not None and allocation.done():
+                _allocated(deps, row, allocation)     # refused: no docker create
+            with create_phase("create"):
+                container_id, image = _create_in_engine(deps, row, image, binds)
+        except (rt.RuntimeDriverError, exc.ImageNotFound):
+            _allocated(deps, row, allocation)   # a refusal is the reason to give
             raise
-        except VOLUME_ERRORS as err:
-            common.fail(deps, uuid, err.msg, host=None)
-            raise
-        except rt.RuntimeDriverError as err:
-            common.fail(deps, uuid, f"Docker could not create the container: {err.msg}",
-                        host=None)
-            raise
-        except exc.ContainerNotFound:
-            LOG.info("container row was removed during creation; undoing")
-            raise
+        undo.callback(_remove_quietly, deps, container_id)
+        _allocated(deps, row, allocation)
+        created = _created_values(row, image, container_id)
+        if run:   # the start's inspect tells the state; Creating until then
+            starting = common.overlapped(deps, _start_in_engine, deps, container_id)
+            undo.callback(common.settle, starting)
+            row = hold.hand_over(deps, TaskState.CONTAINER_STARTING, created)
+        else:
+            inspect_began = deps.last_inspected.now()
+            seen = deps.runtime.inspect(container_id)
+            row = hold.apply_and_end(deps, seen, created, inspected=inspect_began)
         undo.pop_all()
     # No publish_usage here: the claim published this container's share already, and
     # the node's per-status counts are refreshed by the next claim, delete or inventory.
     LOG.info("created Docker container %s", row.container_id)
     return row, starting
+
+
+class _Failed(Exception):
+    """A create step's failure with the reason the row gets: ``error`` is what the
+    flow raises once the Error is written; ``clear_host``: the node refused the
+    container (its host is cleared, as after a failed claim)."""
+
+    def __init__(self, error: exc.BerthError, reason: str, clear_host: bool = True) -> None:
+        super().__init__(reason)
+        self.error, self.reason, self.clear_host = error, reason, clear_host
+
+
+@contextmanager
+def _errors_written(deps: AgentDeps, uuid: str) -> Iterator[None]:
+    """A failed create's Error, written once its undo has run; then the node's usage
+    published without it (a row in Error holds nothing)."""
+    try:
+        yield
+    except _Failed as failed:
+        common.fail(deps, uuid, failed.reason, **({"host": None} if failed.clear_host
+                                                  else {}))
+        deps.tracker.publish_usage()
+        raise failed.error from None
+    except exc.ImageNotFound as err:
+        common.fail(deps, uuid, err.msg)
+        deps.tracker.publish_usage()
+        raise
+    except VOLUME_ERRORS as err:
+        common.fail(deps, uuid, err.msg, host=None)
+        deps.tracker.publish_usage()
+        raise
+    except rt.RuntimeDriverError as err:
+        common.fail(deps, uuid, f"Docker could not create the container: {err.msg}",
+                    host=None)
+        deps.tracker.publish_usage()
+        raise
+    except exc.ContainerNotFound:
+        LOG.info("container row was removed during creation; undone")
+        deps.tracker.publish_usage()
+        raise
+    except Exception:
+        deps.tracker.publish_usage()      # the claim may be gone with the row's change
+        raise
 
 
 #: What the volume steps raise: the container goes to Error naming the volume.
@@ -267,20 +294,19 @@ def _allocate_overlapped(deps: AgentDeps, row: Container) -> cf.Future[None] | N
 
 def _allocated(deps: AgentDeps, row: Container, allocation: cf.Future[None] | None) -> None:
     """Join the allocation (once answered, joining again is free). When it did not
-    fit, or Placement failed, the row goes to Error with its host cleared, as after
-    a failed claim, and the create is undone."""
+    fit, or Placement failed, the create fails with the node refusing it (its host
+    cleared, as after a failed claim)."""
     if allocation is None:
         return
     try:
         allocation.result()
     except AllocationFailed as err:
-        common.fail(deps, row.uuid, f"ResourcesUnavailable: {err.msg}. Ask for less, or "
-                                    f"free resources on host {deps.host}.", host=None)
-        raise exc.ResourcesUnavailable(reason=err.msg) from err
+        raise _Failed(exc.ResourcesUnavailable(reason=err.msg),
+                      f"ResourcesUnavailable: {err.msg}. Ask for less, or free resources "
+                      f"on host {deps.host}.") from err
     except (PlacementError, exc.ComputeNodeNotFound) as err:
-        common.fail(deps, row.uuid, f"Placement could not record the container's "
-                                    f"resources on host {deps.host}: {err.msg}", host=None)
-        raise
+        raise _Failed(err, f"Placement could not record the container's resources on "
+                           f"host {deps.host}: {err.msg}") from err
 
 
 def _release_when_answered(deps: AgentDeps, uuid: str,
