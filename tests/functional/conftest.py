@@ -134,6 +134,12 @@ def quota_engine(docker_url: str):  # type: ignore[no-untyped-def]
         host.close()
         node.close()
     yield url
+    node = docker.APIClient(base_url=url, version="auto")
+    try:            # what the tests made on it (berth_factory cleans the host's engine)
+        for c in node.containers(all=True):
+            node.remove_container(c["Id"], force=True)
+    finally:
+        node.close()
     subprocess.run(["bash", str(script), "node-stop", "diskquota"], check=False,
                    capture_output=True, timeout=120)
 
