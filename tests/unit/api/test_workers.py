@@ -98,8 +98,11 @@ def test_workers_that_keep_dying_stop_the_service_with_status_1(tmp_path: Path) 
         if parent.poll() is None:
             parent.kill()
     assert parent.stderr is not None
-    assert b"workers died" in parent.stderr.read()
-    assert len(_pids(tmp_path)) == workers.MAX_RESTARTS + 2
+    err = parent.stderr.read()
+    assert f"workers died {workers.MAX_RESTARTS + 1} times".encode() in err, err
+    # Two workers, then MAX_RESTARTS restarts; the last one started may be stopped
+    # before it writes its pid file.
+    assert workers.MAX_RESTARTS + 1 <= len(_pids(tmp_path)) <= workers.MAX_RESTARTS + 2
 
 
 def test_listen_binds_before_any_worker_and_is_inherited() -> None:
