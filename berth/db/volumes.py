@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, select, update
 
 from berth.db.engine import Database
 from berth.db.models import Container, Volume, VolumeMapping
@@ -166,7 +166,3 @@ def orphan_mappings(db: Database) -> int:
             s.execute(delete(VolumeMapping).where(VolumeMapping.id.in_(ids)))
         return len(ids)
 
-
-def count(db: Database) -> int:
-    with db.reader() as s:
-        return int(s.scalar(select(func.count()).select_from(Volume)) or 0)

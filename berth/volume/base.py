@@ -70,9 +70,10 @@ class FoundVolume:
     multiattach: bool = False
     size_gib: int | None = None
 
-    @property
-    def usable(self) -> bool:
-        return self.status == "available" or (self.status == "in-use" and self.multiattach)
+
+def attachable(status: str, multiattach: bool) -> bool:
+    """Whether a volume can be attached now: available, or in-use and multi-attach."""
+    return status == "available" or (status == "in-use" and multiattach)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +97,7 @@ class VolumeDriver(abc.ABC):
     def find(self, ctx: RequestContext, source: str) -> FoundVolume:
         """The volume named or identified by ``source`` (by name: in the caller's
         project); VolumeNotFound when there is none (or several by that name),
-        VolumeUnavailable when it cannot be attached now (``FoundVolume.usable``)."""
+        VolumeUnavailable when it cannot be attached now (``attachable``)."""
         raise VolumeNotFound(reason=f"The {self.provider} volume driver cannot look up "
                                     f"volumes by name or id.")
 

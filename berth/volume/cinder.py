@@ -37,7 +37,14 @@ from oslo_config import cfg
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.volume import cinder_brick, mounts
-from berth.volume.base import CINDER, Attached, FoundVolume, VolumeDriver, VolumeRef
+from berth.volume.base import (
+    CINDER,
+    Attached,
+    FoundVolume,
+    VolumeDriver,
+    VolumeRef,
+    attachable,
+)
 from berth.volume.cinder_api import CinderAPI, CinderSessions
 
 LOG = logging.getLogger(__name__)
@@ -46,11 +53,6 @@ _UUID = re.compile(r"^[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}$")
 #: Cinder statuses a volume leaves only through an operator.
 _FAILED = ("error", "error_deleting", "error_restoring", "error_extending",
            "error_managing")
-
-
-def attachable(status: str, multiattach: bool) -> bool:
-    """Whether a volume can be attached now: available, or in-use and multi-attach."""
-    return status == "available" or (status == "in-use" and multiattach)
 
 
 def _volume_id(ref: VolumeRef) -> str:

@@ -165,10 +165,10 @@ def remove_local_networks(proc: BerthProcess) -> None:
 
 def mounts_under(directory: Path) -> list[str]:
     """The mount points below ``directory`` (a berth's volumes), deepest first."""
+    from berth.volume.mounts import mount_points
+
     prefix = str(directory.resolve()) + "/"
-    with open("/proc/self/mountinfo", encoding="utf-8") as f:
-        points = [line.split(" ", 5)[4] for line in f if line.strip()]
-    return sorted((p for p in points if p.startswith(prefix)), key=len, reverse=True)
+    return sorted((p for p in mount_points() if p.startswith(prefix)), key=len, reverse=True)
 
 
 def unmount_volumes(proc: BerthProcess) -> None:

@@ -267,14 +267,10 @@ def _plan_cinder(state: ApiState, ctx: RequestContext, result: MountPlan, where:
         raise exc.Invalid(f"{where}: give a Cinder volume either 'source' (an existing "
                           f"volume) or 'size' (a new one), not both.")
     if source is not None:
-        try:
+        try:          # the driver refuses a volume that cannot be attached now
             found = driver.find(ctx, str(source))
-        except exc.VolumeNotFound as err:
-            raise exc.VolumeNotFound(reason=f"{where}: {err.msg}") from err
-        if not found.usable:
-            raise exc.Invalid(f"{where}: Cinder volume {source} is {found.status}; a "
-                              f"container can use a volume that is available (or in-use "
-                              f"with multi-attach).")
+        except (exc.VolumeNotFound, exc.VolumeUnavailable) as err:
+            raise type(err)(reason=f"{where}: {err.msg}") from err
         return _PlannedVolume(new={"volume_provider": CINDER, "auto_remove": False,
                                    "cinder_volume_id": found.volume_id,
                                    "size": found.size_gib})

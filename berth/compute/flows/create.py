@@ -179,31 +179,33 @@ def _errors_written(deps: AgentDeps, uuid: str) -> Iterator[None]:
     published without it (a row in Error holds nothing)."""
     try:
         yield
-    except _Failed as failed:
-        common.fail(deps, uuid, failed.reason, **({"host": None} if failed.clear_host
-                                                  else {}))
-        deps.tracker.publish_usage()
-        raise failed.error from None
-    except exc.ImageNotFound as err:
-        common.fail(deps, uuid, err.msg)
-        deps.tracker.publish_usage()
-        raise
-    except VOLUME_ERRORS as err:
-        common.fail(deps, uuid, err.msg, host=None)
-        deps.tracker.publish_usage()
-        raise
-    except rt.RuntimeDriverError as err:
-        common.fail(deps, uuid, f"Docker could not create the container: {err.msg}",
-                    host=None)
-        deps.tracker.publish_usage()
-        raise
     except exc.ContainerNotFound:
         LOG.info("container row was removed during creation; undone")
         deps.tracker.publish_usage()
         raise
-    except Exception:
+    except Exception as err:
+        failure = _failure_of(err)
+        if failure is not None:
+            reason, host_cleared = failure
+            common.fail(deps, uuid, reason, **({"host": None} if host_cleared else {}))
         deps.tracker.publish_usage()      # the claim may be gone with the row's change
+        if isinstance(err, _Failed):
+            raise err.error from None
         raise
+
+
+def _failure_of(err: Exception) -> tuple[str, bool] | None:
+    """The reason a failed create's row gets, and whether its host is cleared (the
+    node refused it); None: not a failure the row records."""
+    if isinstance(err, _Failed):
+        return err.reason, err.clear_host
+    if isinstance(err, exc.ImageNotFound):
+        return err.msg, False
+    if isinstance(err, VOLUME_ERRORS):
+        return err.msg, True
+    if isinstance(err, rt.RuntimeDriverError):
+        return f"Docker could not create the container: {err.msg}", True
+    return None
 
 
 #: What the volume steps raise: the container goes to Error naming the volume.
