@@ -12,6 +12,7 @@ import traceback
 
 from bench import (
     p1_p2_create,
+    p1n_network_create,
     p3_state_latency,
     p4_sync_rows,
     p5_api_latency,
@@ -28,6 +29,7 @@ from bench.common import Berth, Result
 
 BENCHMARKS = {
     "P1": p1_p2_create.p1,
+    "P1N": p1n_network_create.p1n,
     "P2": p1_p2_create.p2,
     "P3": p3_state_latency.p3,
     "P4": p4_sync_rows.p4,
