@@ -150,8 +150,11 @@ class Firewall:
         chains stay."""
         with self._lock:
             self._remove(spec)
-            stale = self._policy_chains.pop(spec.name, set()) | {dispatch_chain(spec)}
-            self._drop_chains(stale)
+            done = self._call(["-t", "filter", "-S"])
+            listing = done.stdout if done.returncode == 0 else ""
+            stale = (self._policy_chains.pop(spec.name, set())
+                     | _reached_from(dispatch_chain(spec), listing))
+            self._drop_chains(stale, listing)
 
     def apply_policy(self, spec: NetworkSpec, members: list[Member]) -> None:
         """The network's policy chains hold exactly ``members``' policies (one atomic
@@ -282,3 +285,21 @@ class Firewall:
         while self._exists(table, chain, rule):  # duplicates too
             self._checked(["-t", table, "-D", chain, *rule])
 
+
+def _reached_from(chain: str, listing: str) -> set[str]:
+    """``chain`` and every policy chain its rules jump to, transitively, as an
+    ``iptables -S`` listing shows them: a network's dispatch chain reaches its
+    containers' chains, and those their groups' (found even by a process that did not
+    lay them)."""
+    jumps: dict[str, set[str]] = {}
+    for line in listing.splitlines():
+        words = line.split()
+        if len(words) > 2 and words[0] == "-A" and words[-2] == "-j" \
+                and words[-1].startswith(POLICY_PREFIXES):
+            jumps.setdefault(words[1], set()).add(words[-1])
+    found, todo = {chain}, [chain]
+    while todo:
+        for target in jumps.get(todo.pop(), set()) - found:
+            found.add(target)
+            todo.append(target)
+    return found

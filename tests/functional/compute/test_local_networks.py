@@ -177,3 +177,14 @@ def test_a_network_in_use_cannot_be_deleted(net: Net) -> None:
     net.delete(c["uuid"])
     assert net.http.delete(f"/v1/networks/{a['name']}").status_code == 204
     assert net.http.delete(f"/v1/networks/{a['name']}").status_code == 404
+
+
+def test_a_container_that_exits_before_its_plug_is_stopped_without_a_network_error(
+        net: Net) -> None:
+    # `true` is usually gone before berth can plug its namespace: its exit is the story.
+    for _ in range(3):
+        c = net.create(["true"], wait=None)
+        done = net.wait(c["uuid"], "Stopped")
+        reason = done["status_reason"] or ""
+        assert "etwork" not in reason and "plug" not in reason, reason
+        assert attachments_of(net.proc, c["uuid"]) == []

@@ -173,3 +173,13 @@ def test_collect_removes_chains_nobody_needs_and_jumps_to_them() -> None:
     assert fw.collect_policy_chains(keep) == 2            # container and group chains
     assert fake.chains[("filter", dispatch_chain(spec))] == []
     assert fw.collect_policy_chains(keep) == 0
+
+
+def test_a_process_that_did_not_lay_the_policies_still_removes_them_all() -> None:
+    fake, fw = make()
+    spec = NetworkSpec.build("a", "10.244.1.0/24")
+    fw.ensure_network(spec)
+    fw.apply_policy(spec, [member("10.244.1.2", "x", groups=("g",), ports=("80/tcp",))])
+    Firewall(fake, fake.restore).remove_network(spec)    # e.g. a test's clean-up
+    assert not [c for (_, c) in fake.chains if c.startswith(("BERTH-D-", "BERTH-C-",
+                                                             "BERTH-G-"))]
