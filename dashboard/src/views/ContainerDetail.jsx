@@ -104,8 +104,11 @@ export function ContainerDetail({ uuid }) {
             tabIndex={tab === id ? 0 : -1} onClick={() => setTab(id)}
             onKeyDown={(e) => {
               const i = TABS.findIndex(([t]) => t === tab);
-              if (e.key === 'ArrowRight') setTab(TABS[(i + 1) % TABS.length][0]);
-              if (e.key === 'ArrowLeft') setTab(TABS[(i + TABS.length - 1) % TABS.length][0]);
+              const step = { ArrowRight: 1, ArrowLeft: TABS.length - 1 }[e.key];
+              if (!step) return;
+              const next = TABS[(i + step) % TABS.length][0];
+              setTab(next);
+              document.getElementById(`tab-${next}`).focus();   // the tablist pattern
             }}>{label}</button>
         ))}
       </div>
@@ -114,7 +117,7 @@ export function ContainerDetail({ uuid }) {
           <dl class="fields">
             <Field label="UUID">{c.uuid}</Field>
             <Field label="Image">{c.image}</Field>
-            <Field label="Command">{(c.command || []).join(' ')}</Field>
+            <Field label="Command">{(c.command || []).map((w) => (/[\s'"]/.test(w) ? JSON.stringify(w) : w)).join(' ')}</Field>
             <Field label="Status detail">{c.status_detail || ''}</Field>
             <Field label="CPU">{c.cpu}</Field>
             <Field label="Memory (MiB)">{c.memory}</Field>

@@ -27,7 +27,9 @@ def shot(page: Any, artifacts: Path, name: str) -> None:
 def test_console_creates_follows_and_deletes_a_container(page, berth, artifacts) -> None:
     name = f"console-{uuid.uuid4().hex[:8]}"
     shot(page, artifacts, "01-login")
-    log_in(page)
+    page.get_by_label("Token").fill("admin")
+    page.get_by_label("Token").press("Enter")           # the keyboard alone logs in
+    expect(page.get_by_role("status").filter(has_text="Live")).to_be_visible()
     expect(page.get_by_role("table", name="Containers")).to_be_visible()
     shot(page, artifacts, "02-containers")
 
@@ -68,6 +70,10 @@ def test_console_creates_follows_and_deletes_a_container(page, berth, artifacts)
     history = page.get_by_role("table")
     expect(history).to_contain_text("create")
     shot(page, artifacts, "07-history")
+    page.get_by_role("tab", name="History").press("ArrowRight")   # the tablist's keys
+    overview = page.get_by_role("tab", name="Overview")
+    expect(overview).to_be_focused()
+    expect(overview).to_have_attribute("aria-selected", "true")
 
     page.get_by_role("link", name="Containers", exact=True).click()
     page.get_by_role("searchbox").fill(name)
