@@ -72,8 +72,10 @@ def _credentials(body: Any) -> Credentials:
 def events(request: Request) -> StreamingResponse:
     ctx = request_context(request)
     value = request.query_params.get("all_projects")
+    identity = (request.scope.get("state") or {}).get("identity")
     scope = stream.authorize(ctx, lenient_bool("all_projects", value)
-                             if value is not None else False)
+                             if value is not None else False,
+                             expires_at=getattr(identity, "expires_at", None))
     state: ApiState = request.app.state.berth
     return StreamingResponse(
         stream.events(state, _watcher(request), scope), media_type="text/event-stream",

@@ -1,7 +1,7 @@
 """``GET /dashboard/api/events``: the console's live list, as Server-Sent Events.
 
 The stream speaks for the caller exactly as the list APIs do: ``container:get_all``
-and ``capsule:get_all`` to open it; only the caller's project unless
+to open it, capsules only with ``capsule:get_all``; only the caller's project unless
 ``all_projects=true``, which needs ``container:get_all_all_projects`` (capsules
 follow ``capsule:get_all_all_projects``, as their list); each container rendered by
 the list's own view (``berth.api.views.listed_view``, the admin-only keys as
@@ -15,15 +15,17 @@ Events (``data`` is one JSON object)::
                "deleted": [uuid, ...]}                                at most once a second
     : ping                                                            every 15 s of quiet
 
-Browsers' ``EventSource`` cannot send ``X-Auth-Token``; the console reads the stream
-with ``fetch``, so the token travels as on every other call (and Keystone's middleware
-checks it before this runs).
+A stream ends when the caller's Keystone token expires (the console reconnects, and
+a 401 sends it back to its login). Browsers' ``EventSource`` cannot send
+``X-Auth-Token``; the console reads the stream with ``fetch``, so the token travels as
+on every other call (and Keystone's middleware checks it before this runs).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -52,21 +54,29 @@ class Scope:
     project_id: str | None           # None: every project
     capsule_project_id: str | None
     shown: tuple[str, ...]
+    #: ``capsule:get_all``: without it the stream carries containers only.
+    capsules: bool = True
+    #: When the caller's token expires (epoch seconds; None: never, as in noauth).
+    expires_at: float | None = None
 
     def sees(self, project_id: str | None, kind: str) -> bool:
+        if kind == "capsule" and not self.capsules:
+            return False
         wanted = self.project_id if kind == "container" else self.capsule_project_id
         return wanted is None or wanted == project_id
 
 
-def authorize(ctx: RequestContext, all_projects: bool) -> Scope:
-    """The caller's scope; PolicyNotAuthorized (403) as the list APIs raise it."""
+def authorize(ctx: RequestContext, all_projects: bool, expires_at: float | None = None
+              ) -> Scope:
+    """The caller's scope; PolicyNotAuthorized (403) as the container list raises it.
+    Capsules come along when the capsule list would answer the caller too."""
     policy.authorize(ctx, "container:get_all")
-    policy.authorize(ctx, "capsule:get_all")
     if all_projects:
         policy.authorize(ctx, "container:get_all_all_projects")
     capsules_all = all_projects and policy.allows(ctx, "capsule:get_all_all_projects")
     return Scope(ctx, None if all_projects else ctx.project_id,
-                 None if capsules_all else ctx.project_id, shown_keys(ctx))
+                 None if capsules_all else ctx.project_id, shown_keys(ctx),
+                 capsules=policy.allows(ctx, "capsule:get_all"), expires_at=expires_at)
 
 
 def snapshot(state: ApiState, scope: Scope) -> dict[str, Any]:
@@ -74,7 +84,8 @@ def snapshot(state: ApiState, scope: Scope) -> dict[str, Any]:
     rows = containers.list_columns(state.db, LIST_COLUMNS, project_id=scope.project_id,
                                    filters={}, limit=SNAPSHOT_LIMIT)
     caps = containers.list_rows(state.db, project_id=scope.capsule_project_id,
-                                limit=SNAPSHOT_LIMIT, container_type=capsules.CAPSULE)
+                                limit=SNAPSHOT_LIMIT, container_type=capsules.CAPSULE) \
+        if scope.capsules else []
     return {"containers": [listed_view(r, shown=scope.shown) for r in rows],
             "capsules": capsule_ops.list_views(state, caps, ctx=scope.ctx,
                                                version=mv.MAX_VERSION)}
@@ -109,8 +120,16 @@ async def events(state: ApiState, watcher: ChangeWatcher, scope: Scope
         await watcher.baseline()
         yield event("snapshot", await anyio.to_thread.run_sync(snapshot, state, scope))
         while True:
+            wait = PING_EVERY
+            if scope.expires_at is not None:
+                left = scope.expires_at - time.time()
+                if left <= 0:
+                    # The token is no longer good: end here; the console's reconnect
+                    # is checked afresh (a 401 sends it back to its login).
+                    return
+                wait = min(wait, left)
             try:
-                batch = await asyncio.wait_for(sub.queue.get(), PING_EVERY)
+                batch = await asyncio.wait_for(sub.queue.get(), wait)
             except TimeoutError:
                 yield b": ping\n\n"
                 continue
