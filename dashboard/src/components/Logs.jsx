@@ -26,11 +26,14 @@ export function Logs({ uuid, running }) {
   const last = useRef(null);
   const box = useRef(null);
 
+  useEffect(() => {          // another container: start from its last lines
+    last.current = null;
+    setLines([]);
+  }, [uuid]);
+
   useEffect(() => {
     let stopped = false;
     let timer = null;
-    last.current = null;
-    setLines([]);
     async function read() {
       try {
         const query = { timestamps: 'true' };
@@ -38,6 +41,7 @@ export function Logs({ uuid, running }) {
         if (last.current) query.since = String(last.current.seconds);
         else query.tail = '1000';
         const text = await call('GET', `/v1/containers/${uuid}/logs`, { query });
+        if (stopped) return;
         const fresh = [];
         for (const raw of (text || '').split('\n')) {
           if (!raw) continue;
@@ -47,7 +51,7 @@ export function Logs({ uuid, running }) {
           last.current = s;
           fresh.push(s.text);
         }
-        if (!stopped && fresh.length) setLines((old) => old.concat(fresh).slice(-5000));
+        if (fresh.length) setLines((old) => old.concat(fresh).slice(-5000));
         setError(null);
       } catch (err) {
         if (!stopped) setError(err.message);

@@ -9,6 +9,11 @@ import { call } from '../api.js';
  * bytes both ways; size changes go through execute_resize.
  */
 export function Terminal({ uuid, command = 'sh' }) {
+  const [session, setSession] = useState(0);
+  return <Shell key={session} uuid={uuid} command={command} onAgain={() => setSession((n) => n + 1)} />;
+}
+
+function Shell({ uuid, command, onAgain }) {
   const holder = useRef(null);
   const [state, setState] = useState('opening');
   const [error, setError] = useState(null);
@@ -63,6 +68,7 @@ export function Terminal({ uuid, command = 'sh' }) {
         {state === 'opening' ? 'Opening a shell…' : state === 'open' ? `Shell open (${command}); Tab and keys go to the terminal.` : 'The shell has ended.'}
       </p>
       {error && <p class="error" role="alert">{error}</p>}
+      {state === 'closed' && <button type="button" onClick={onAgain}>Open a new shell</button>}
       <div ref={holder} class="xterm-holder" data-testid="terminal" aria-label="Terminal" />
     </div>
   );

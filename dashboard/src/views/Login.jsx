@@ -16,7 +16,7 @@ export function Login({ onToken }) {
     const form = Object.fromEntries(new FormData(e.currentTarget));
     setError(null);
     if (mode === 'noauth') {
-      onToken(form.token.trim() || 'admin');
+      onToken(form.token.trim());
       return;
     }
     setBusy(true);

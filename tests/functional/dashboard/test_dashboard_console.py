@@ -65,6 +65,12 @@ def test_console_creates_follows_and_deletes_a_container(page, berth, artifacts)
     page.keyboard.type("echo hi-$((40+2))\n")
     expect(page.locator(".xterm-rows")).to_contain_text("hi-42")
     shot(page, artifacts, "06-terminal")
+    page.keyboard.type("exit\n")                       # the shell ends; a new one opens
+    page.get_by_role("button", name="Open a new shell").click()   # with a new token
+    expect(page.get_by_text("Shell open")).to_be_visible()
+    page.get_by_test_id("terminal").click()
+    page.keyboard.type("echo again-$((1+1))\n")
+    expect(page.locator(".xterm-rows")).to_contain_text("again-2")
 
     page.get_by_role("tab", name="History").click()
     history = page.get_by_role("table")
