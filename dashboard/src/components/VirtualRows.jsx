@@ -31,7 +31,8 @@ export function VirtualRows({ items, columns, label, rowKey }) {
       <div class="vhead" role="row" aria-rowindex={1} style={{ gridTemplateColumns: template }}>
         {columns.map((c) => <span role="columnheader" key={c.key}>{c.label}</span>)}
       </div>
-      <div class="vbody" ref={box} onScroll={(e) => setTop(e.currentTarget.scrollTop)} role="rowgroup">
+      {/* Focusable, so that arrow keys and Page Down scroll the rows not yet in the page. */}
+      <div class="vbody" ref={box} tabIndex={0} onScroll={(e) => setTop(e.currentTarget.scrollTop)} role="rowgroup">
         <div style={{ height: `${items.length * ROW}px`, position: 'relative' }}>
           {items.slice(first, last).map((item, i) => (
             <div class="vrow" role="row" key={rowKey(item)} aria-rowindex={first + i + 2}
