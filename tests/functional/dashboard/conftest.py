@@ -18,7 +18,10 @@ def artifacts() -> Path:
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
+def browser(berth: Any) -> Iterator[Any]:
+    """Asks for ``berth`` so that the browser is closed before berth's teardown runs:
+    while Playwright's event loop runs in this thread, that teardown's netlink calls
+    (pyroute2 on asyncio) cannot start a loop of their own."""
     with chromium() as b:
         yield b
 

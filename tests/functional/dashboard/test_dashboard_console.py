@@ -59,6 +59,13 @@ def test_console_creates_follows_and_deletes_a_container(page, berth, artifacts)
     assert logs.inner_text().count("tick-1\n") == 1     # and none is shown twice
     shot(page, artifacts, "05-logs")
 
+    status = page.get_by_test_id("status")
+    page.get_by_role("button", name="Pause", exact=True).click()    # actions, their statuses pushed
+    expect(status).to_contain_text("Paused")
+    expect(page.get_by_role("button", name="Pause", exact=True)).to_be_disabled()
+    page.get_by_role("button", name="Unpause").click()
+    expect(status).to_contain_text("Running")
+
     page.get_by_role("tab", name="Terminal").click()
     expect(page.get_by_text("Shell open")).to_be_visible()
     page.get_by_test_id("terminal").click()
