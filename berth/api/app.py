@@ -56,8 +56,7 @@ def create_app(state: ApiState, *, noauth: bool = True,
         app.include_router(identity.router)
     settings = state.settings if state is not None else ApiSettings()
     openapi.install(app, settings, [module.router for module in ROUTERS])
-    # After the routers: the console's static mount would otherwise shadow nothing,
-    # but its catch-all belongs last.
+    # Last: the console's static mount answers every path under /dashboard.
     dashboard.install(app, state, KeystoneLogin(keystone[0].identity_url)
                       if keystone is not None else None)
     if keystone is not None:

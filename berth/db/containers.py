@@ -417,8 +417,7 @@ def _held(rows: Sequence[Any]) -> tuple[float, int, int]:
     return cpu, mem, len(rows)
 
 
-def fingerprints(db: Database, container_types: Sequence[int]
-                 ) -> list[Row[Any]]:
+def fingerprints(db: Database, container_types: Sequence[int]) -> list[Row[Any]]:
     """``(uuid, container_type, project_id, status, task_state, updated_at)`` of every
     row of ``container_types``: the few columns the console's change watcher compares
     from one second to the next (berth.dashboard.watch)."""
