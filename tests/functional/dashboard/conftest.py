@@ -17,11 +17,12 @@ def artifacts() -> Path:
     return artifacts_dir()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(berth: Any) -> Iterator[Any]:
-    """Asks for ``berth`` so that the browser is closed before berth's teardown runs:
-    while Playwright's event loop runs in this thread, that teardown's netlink calls
-    (pyroute2 on asyncio) cannot start a loop of their own."""
+    """One browser per module, never longer: Playwright's sync API keeps an event loop
+    running in the test thread while it is open, and no later test (``asyncio.run``,
+    pyroute2's netlink) could run one of its own. It asks for ``berth`` so that it is
+    closed before berth's teardown too."""
     with chromium() as b:
         yield b
 
