@@ -222,11 +222,13 @@ class Deployment:
         agent = ServiceProcess(f"berth-compute {host}",
                                [bin_path("berth-compute"), "--config-file", str(conf)],
                                self.root / f"{host}.log")
+        # (an agent started again appends to the same log: only its own lines count)
+        offset = len(agent.log_text())
         self.agents[host] = agent.start()
 
         def listening() -> bool:
             agent.check_alive()
-            return f"compute agent {host} is up" in agent.log_text()
+            return f"compute agent {host} is up" in agent.log_text()[offset:]
 
         wait_for(listening, timeout, interval=0.2, what=f"berth-compute {host} to listen")
         if self.api is not None:
