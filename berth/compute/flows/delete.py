@@ -10,6 +10,9 @@ row), and with it the node usage it held.
 from __future__ import annotations
 
 import logging
+import time
+
+import sqlalchemy.exc
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
@@ -26,23 +29,46 @@ from berth.runtime import base as rt
 LOG = logging.getLogger(__name__)
 
 
+#: How long a delete keeps trying while the database does not answer (an outage);
+#: the API's stale-task deadline reports it in Error after that.
+DATABASE_PATIENCE = 45.0
+
+
 def delete_container(deps: AgentDeps, ctx: RequestContext, uuid: str, force: bool) -> None:
-    row = containers.find_by_uuid(deps.db, uuid)
-    if row is None:
-        LOG.info("already deleted")
-        return
-    with timed_action("delete") as result:
-        if not _delete(deps, row, force, ctx):
-            result.fail()
+    """Delete, and when the database goes away in the middle, delete again once it
+    answers: every step is idempotent (a gone Docker container, a released
+    allocation, a destroyed row are no-ops), and the task this flow set may be taken
+    back from itself."""
+    deadline = time.monotonic() + DATABASE_PATIENCE
+    pause, steal = 1.0, force
+    while True:
+        try:
+            row = containers.find_by_uuid(deps.db, uuid)
+            if row is None:
+                LOG.info("already deleted")
+                return
+            with timed_action("delete") as result:
+                if not _delete(deps, row, steal, ctx, force=force):
+                    result.fail()
+            return
+        except sqlalchemy.exc.OperationalError as err:
+            if time.monotonic() + pause > deadline:
+                raise
+            LOG.warning("the database does not answer (%s); deleting again in %.0f s",
+                        str(err.orig or err).splitlines()[0][:200], pause)
+            time.sleep(pause)
+            pause, steal = min(pause * 2, 8.0), True
 
 
-def _delete(deps: AgentDeps, row: Container, force: bool,
-            ctx: RequestContext | None = None) -> bool:
+def _delete(deps: AgentDeps, row: Container, steal: bool,
+            ctx: RequestContext | None = None, force: bool | None = None) -> bool:
     """False when the container could not be deleted (the row says why, or another
-    task holds it)."""
+    task holds it). ``steal``: take the task over (a forced delete, or this flow's own
+    task left by an attempt the database cut short); ``force`` defaults to it."""
     uuid = row.uuid
+    force = steal if force is None else force
     try:
-        with common.task(deps, uuid, TaskState.CONTAINER_DELETING, steal=force):
+        with common.task(deps, uuid, TaskState.CONTAINER_DELETING, steal=steal):
             if row.container_id:
                 try:
                     deps.runtime.delete(row.container_id, force=force)
