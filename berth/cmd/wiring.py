@@ -184,6 +184,16 @@ def build_pods(conf: cfg.ConfigOpts) -> PodRuntime | None:
     except RuntimeDriverError as err:
         pods.close()
         raise SystemExit(f"berth: [DEFAULT]capsule_driver = cri: {err.msg}") from err
+    if c.cni_conf_dir and conf.network.driver == "local":
+        from berth.cni import conflist
+
+        try:
+            conflist.write(c.cni_conf_dir, c.cni_bin_dir or None)
+        except OSError as err:
+            pods.close()
+            raise SystemExit(f"berth: cannot give containerd berth's CNI configuration "
+                             f"([cri]cni_conf_dir = {c.cni_conf_dir}, cni_bin_dir = "
+                             f"{c.cni_bin_dir}): {err}") from err
     return pods
 
 

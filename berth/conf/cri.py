@@ -20,6 +20,17 @@ OPTS = [
                help="Directory under which each capsule's members log "
                     "(<log_root>/<capsule uuid>/<member uuid>.log); default "
                     "<state_path>/cri-logs."),
+    cfg.StrOpt("cni_conf_dir",
+               help="containerd's CNI conf_dir. When set and [network]driver = local, the "
+                    "agent writes 00-berth.conflist there at start-up, so that containerd "
+                    "plugs each capsule's pod into its berth networks through berth-cni "
+                    "and this agent's berth-cni-daemon (pods without berth networks go "
+                    "to the directory's other configuration). Unset: containerd's own "
+                    "CNI configuration decides the pod network, and capsules get no "
+                    "berth network."),
+    cfg.StrOpt("cni_bin_dir", default="/opt/cni/bin",
+               help="containerd's CNI bin_dir, where the agent links the berth-cni "
+                    "executable (with cni_conf_dir set); empty: link nothing."),
 ]
 
 

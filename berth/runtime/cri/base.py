@@ -31,6 +31,8 @@ class PodSpec:
     runtime_handler: str | None = None
     #: A privileged member needs a privileged pod.
     privileged: bool = False
+    #: The pod's annotations (its berth networks: ``berth.cni.pod``).
+    annotations: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +69,10 @@ class PodRuntime(Protocol):
 
     def pod_ready(self, pod_id: str) -> bool:
         """Whether the pod runs; :class:`RuntimeNotFound` when there is no such pod."""
+
+    def pod_netns(self, pod_id: str) -> str | None:
+        """The path of the pod's network namespace (None when the runtime does not
+        say); :class:`RuntimeNotFound` when there is no such pod."""
 
     def pods(self, host: str) -> list[Pod]:
         """Every pod berth made for ``host``."""

@@ -17,6 +17,7 @@ its cgroup directories under ``cgroup_parent`` in every hierarchy) is removed by
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 import os
 import shutil
@@ -88,6 +89,7 @@ class CriRuntime:
         except rt.RuntimeDriverError:
             # containerd keeps a sandbox whose start failed (NOTREADY): find it by uid.
             for pod in self._list_pods({rt.LABEL_UUID: spec.uuid}):
+                self.stop_pod(pod.id)       # its network torn down (CNI DEL) first
                 self.remove_pod(pod.id, spec.uuid)
             shutil.rmtree(log_dir, ignore_errors=True)
             raise
@@ -121,6 +123,19 @@ class CriRuntime:
                             cri.PodSandboxStatusRequest(pod_sandbox_id=pod_id),
                             "PodSandboxStatus")
         return bool(answer.status.state == _SANDBOX_READY)
+
+    def pod_netns(self, pod_id: str) -> str | None:
+        answer = self._call(self._runtime.PodSandboxStatus,
+                            cri.PodSandboxStatusRequest(pod_sandbox_id=pod_id, verbose=True),
+                            "PodSandboxStatus")
+        try:    # containerd's verbose info: the OCI spec it ran the sandbox with
+            spec = json.loads(answer.info.get("info") or "{}").get("runtimeSpec") or {}
+        except ValueError:
+            return None
+        for namespace in (spec.get("linux") or {}).get("namespaces") or []:
+            if namespace.get("type") == "network" and namespace.get("path"):
+                return str(namespace["path"])
+        return None
 
     def pods(self, host: str) -> list[Pod]:
         return self._list_pods({rt.LABEL_HOST: host})
@@ -177,7 +192,7 @@ class CriRuntime:
             metadata=cri.PodSandboxMetadata(name=spec.name or spec.uuid, uid=spec.uuid,
                                             namespace=POD_NAMESPACE),
             hostname=spec.hostname or "", log_directory=str(self.log_root / spec.uuid),
-            labels=labels,
+            labels=labels, annotations=dict(spec.annotations),
             linux=cri.LinuxPodSandboxConfig(
                 cgroup_parent=f"{self.cgroup_parent}/{spec.uuid}",
                 security_context=cri.LinuxSandboxSecurityContext(
