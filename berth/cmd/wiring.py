@@ -144,7 +144,8 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport,
         registry_key=registry_key(conf), sandbox_image=conf.sandbox_image,
         sandbox_pull_policy=conf.sandbox_image_pull_policy.lower(),
         init_container_timeout=conf.init_container_timeout,
-        remount_container_volume=conf.compute.remount_container_volume)
+        remount_container_volume=conf.compute.remount_container_volume,
+        cri_restart_backoff=(conf.cri.restart_backoff_initial, conf.cri.restart_backoff_max))
     inventory = InventorySettings(
         host=conf.host, reservations=node_reservations(conf),
         reserve_disk_for_image=conf.compute.reserve_disk_for_image,

@@ -16,7 +16,8 @@ For each entry the plugin sends the daemon the request the agent sends for a
 container (same body, same checks), so a pod's interfaces are the daemon's like any
 other: its registry, its IPAM, its sync pass. ADD plugs every network in order (the
 first one undone when a later one fails) and answers one result with all the
-interfaces; DEL unplugs every network and succeeds when nothing is plugged.
+interfaces; DEL unplugs every network and succeeds when nothing is plugged, and
+when the daemon does not answer (see ``handle``).
 
 A pod without berth's annotations (a capsule of an agent whose ``[network]driver``
 is ``docker``, or a pod berth did not make) goes to the ``delegate`` of the
@@ -29,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -76,6 +78,14 @@ def handle(env: Mapping[str, str], config: Mapping[str, Any]) -> dict[str, Any] 
         except CniError as err:
             if command == Command.CHECK:
                 raise
+            if err.code == Code.TRY_AGAIN_LATER:
+                # The daemon is down (its agent stopped, or moved to another port): a
+                # DEL that failed would keep containerd from ever removing the pod.
+                # The veth goes with the pod's namespace, and the daemon's sync pass
+                # frees the address of an attachment whose namespace is gone.
+                sys.stderr.write(f"berth-cni: {err.msg}; {request.key} is left to the "
+                                 f"daemon's sync pass\n")
+                continue
             failures.append(err)
     if failures:       # every network was tried; the runtime calls DEL again
         raise failures[0]

@@ -28,6 +28,12 @@ OPTS = [
                     "to the directory's other configuration). Unset: containerd's own "
                     "CNI configuration decides the pod network, and capsules get no "
                     "berth network."),
+    cfg.FloatOpt("restart_backoff_initial", default=10.0, min=0.1,
+                 help="Seconds a capsule member that exited waits before its restart "
+                      "policy starts it again the first time; doubled after each exit "
+                      "that follows a short run (kubelet's CrashLoopBackOff)."),
+    cfg.FloatOpt("restart_backoff_max", default=300.0, min=0.1,
+                 help="The longest wait before a member is restarted."),
     cfg.StrOpt("cni_bin_dir", default="/opt/cni/bin",
                help="containerd's CNI bin_dir, where the agent links the berth-cni "
                     "executable (with cni_conf_dir set); empty: link nothing."),

@@ -169,7 +169,9 @@ def cri_conf(containerd_socket: str) -> str:
 
     return (f"[DEFAULT]\ncapsule_driver = cri\n[cri]\ncontainerd_socket = {containerd_socket}\n"
             f"cgroup_parent = {CGROUP_PARENT}\ncni_conf_dir = {CNI_CONF_DIR}\n"
-            f"cni_bin_dir = {CNI_BIN_DIR}\n")
+            f"cni_bin_dir = {CNI_BIN_DIR}\n"
+            # Members restart after 0.5, 1, 2, 2 ... s (kubelet's 10 s would slow the tests).
+            f"restart_backoff_initial = 0.5\nrestart_backoff_max = 2\n")
 
 
 @pytest.fixture(scope="session")

@@ -77,8 +77,13 @@ class PodRuntime(Protocol):
     def pods(self, host: str) -> list[Pod]:
         """Every pod berth made for ``host``."""
 
-    def create_member(self, pod_id: str, pod: PodSpec, spec: rt.ContainerSpec) -> str:
-        """Create (not start) a member of the pod; return its id."""
+    def create_member(self, pod_id: str, pod: PodSpec, spec: rt.ContainerSpec,
+                      attempt: int = 0) -> str:
+        """Create (not start) a member of the pod; return its id. ``attempt``: the
+        how-manieth container of that member in the pod (a restart's is one more)."""
+
+    def remove_member(self, member_id: str) -> None:
+        """Remove an exited member (a missing one is a no-op)."""
 
     def start_member(self, member_id: str) -> None:
         """Start a created member."""

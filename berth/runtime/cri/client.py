@@ -146,11 +146,19 @@ class CriRuntime:
         return [Pod(id=p.id, uuid=p.metadata.uid, host=p.labels.get(rt.LABEL_HOST),
                     ready=p.state == _SANDBOX_READY) for p in answer.items]
 
-    def create_member(self, pod_id: str, pod: PodSpec, spec: rt.ContainerSpec) -> str:
+    def create_member(self, pod_id: str, pod: PodSpec, spec: rt.ContainerSpec,
+                      attempt: int = 0) -> str:
         request = cri.CreateContainerRequest(pod_sandbox_id=pod_id,
-                                             config=_member_config(spec),
+                                             config=_member_config(spec, attempt),
                                              sandbox_config=self._pod_config(pod))
         return self._call(self._runtime.CreateContainer, request, "CreateContainer").container_id
+
+    def remove_member(self, member_id: str) -> None:
+        try:
+            self._call(self._runtime.RemoveContainer,
+                       cri.RemoveContainerRequest(container_id=member_id), "RemoveContainer")
+        except rt.RuntimeNotFound:
+            pass
 
     def start_member(self, member_id: str) -> None:
         self._call(self._runtime.StartContainer,
@@ -201,7 +209,7 @@ class CriRuntime:
                                                           pid=_CONTAINER))))
 
 
-def _member_config(spec: rt.ContainerSpec) -> Any:
+def _member_config(spec: rt.ContainerSpec, attempt: int = 0) -> Any:
     """A member as CRI describes it: ``command`` is the image's entrypoint replaced,
     ``args`` its command replaced (Docker's and CRI's words for the same two)."""
     mounts = []
@@ -213,7 +221,7 @@ def _member_config(spec: rt.ContainerSpec) -> Any:
         cpu_shares=spec.cpu_shares or 0,
         memory_limit_in_bytes=(spec.memory_mib or 0) * 1024 * 1024)
     return cri.ContainerConfig(
-        metadata=cri.ContainerMetadata(name=spec.uuid),
+        metadata=cri.ContainerMetadata(name=spec.uuid, attempt=attempt),
         image=cri.ImageSpec(image=spec.image),
         command=list(spec.entrypoint or ()), args=list(spec.command or ()),
         working_dir=spec.workdir or "",

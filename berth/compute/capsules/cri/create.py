@@ -131,10 +131,7 @@ def _run_member(deps: AgentDeps, pods: PodRuntime, pod_id: str, pod: PodSpec,
     container_id: the runtime's id); return that id."""
     with container_context(member.uuid):
         what = "init container" if init else "container"
-        info = rt.ImageInfo(id="", repo_tags=(image,), size=0, cmd=None, entrypoint=None)
-        spec = dataclasses.replace(
-            container_flow.build_spec(deps, member, (parse_image(image), info), binds),
-            image=image, hostname=None, network_mode=None, restart_policy=None)
+        spec = member_spec(deps, member, image, binds)
         try:
             member_id = pods.create_member(pod_id, pod, spec)
         except rt.RuntimeDriverError as err:
@@ -151,3 +148,33 @@ def _run_member(deps: AgentDeps, pods: PodRuntime, pod_id: str, pod: PodSpec,
         LOG.info("%s %s of capsule pod %s started (CRI container %s)", what, member.name,
                  pod_id[:12], member_id[:12])
         return member_id
+
+
+def member_spec(deps: AgentDeps, member: Container, image: str,
+                binds: tuple[str, ...]) -> rt.ContainerSpec:
+    """The member's container as the runtime makes it (restarts are berth's:
+    ``restarts``)."""
+    info = rt.ImageInfo(id="", repo_tags=(image,), size=0, cmd=None, entrypoint=None)
+    return dataclasses.replace(
+        container_flow.build_spec(deps, member, (parse_image(image), info), binds),
+        image=image, hostname=None, network_mode=None, restart_policy=None)
+
+
+def restart_member(deps: AgentDeps, pods: PodRuntime, capsule: Container, member: Container,
+                   attempt: int, labels: dict[str, str]) -> str:
+    """A new container of ``member`` in its capsule's pod, started: its id. The
+    runtime's error (or CapsuleFailed: its image is gone) is raised with nothing made."""
+    image = _present_image(deps, pods, member, init=False)
+    binds = deps.volumes.binds_of(None, [member.uuid]).get(member.uuid, ()) \
+        if deps.volumes is not None else ()
+    pod = pod_spec(deps, capsule, [member], annotations=cri_network.pod_annotations(deps,
+                                                                                   capsule))
+    spec = member_spec(deps, member, image, binds)
+    spec = dataclasses.replace(spec, labels={**spec.labels, **labels})
+    member_id = pods.create_member(capsule.container_id or "", pod, spec, attempt=attempt)
+    try:
+        pods.start_member(member_id)
+    except rt.RuntimeDriverError:
+        pods.remove_member(member_id)
+        raise
+    return member_id

@@ -1,7 +1,8 @@
 """What a CRI runtime says about a capsule's pod and members, for the status rules of
 ``capsules.status`` (one derivation for both drivers).
 
-No engine event stream feeds these rows: the agent relists every second
+A member that exited and whose restart policy starts it again is restarted here
+(``restarts``). No engine event stream feeds these rows: the agent relists every second
 (:func:`relist`, as kubelet's generic PLEG does) and each capsule's members' rows
 are written from ContainerStatus with the code that writes a Docker container's
 (``flows.common.apply_runtime_state``, a compare-and-swap on what was read), then the
@@ -10,10 +11,12 @@ capsule's status is derived again.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 
 from berth.common import exceptions as exc
 from berth.common.log import container_context
+from berth.compute.capsules.cri import restarts
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.states import Status
@@ -37,12 +40,12 @@ def observe(deps: AgentDeps, pods: PodRuntime, capsule: Container, members: list
     codes: dict[str, int | None] = {}
     for member in members:
         with container_context(member.uuid):
-            fresh.append(_member_written(deps, pods, member, codes))
+            fresh.append(_member_written(deps, pods, capsule, member, codes))
     return running, fresh, codes
 
 
-def _member_written(deps: AgentDeps, pods: PodRuntime, member: Container,
-                    codes: dict[str, int | None]) -> Container:
+def _member_written(deps: AgentDeps, pods: PodRuntime, capsule: Container,
+                    member: Container, codes: dict[str, int | None]) -> Container:
     if not member.container_id or member.task_state \
             or member.status in (Status.CREATING, Status.DELETING, Status.DELETED):
         return member
@@ -50,6 +53,18 @@ def _member_written(deps: AgentDeps, pods: PodRuntime, member: Container,
         seen = pods.member(member.container_id)
     except rt.RuntimeNotFound:
         return _vanished(deps, member)
+    if seen.state is not None and seen.state.status == rt.RunState.EXITED \
+            and restarts.wanted(member, seen):
+        try:
+            return restarts.handle(deps, pods, capsule, member, seen,
+                                   restarts.Backoff(*deps.settings.cri_restart_backoff),
+                                   dt.datetime.now(dt.UTC))
+        except (exc.TaskInProgress, exc.ContainerNotFound):
+            return member
+        except (rt.RuntimeDriverError, exc.BerthError) as err:
+            LOG.error("member %s: its restart failed (%s); the next relist tries again",
+                      member.name, err.msg)
+            return member
     if seen.state is not None and seen.state.status == rt.RunState.EXITED:
         codes[member.uuid] = seen.state.exit_code
     try:
