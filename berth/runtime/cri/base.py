@@ -12,6 +12,7 @@ by the same code whichever driver runs it. Errors are ``berth.runtime.base``'s.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from berth.runtime import base as rt
@@ -81,6 +82,13 @@ class PodRuntime(Protocol):
                       attempt: int = 0) -> str:
         """Create (not start) a member of the pod; return its id. ``attempt``: the
         how-manieth container of that member in the pod (a restart's is one more)."""
+
+    def log_path(self, uuid: str, member_uuid: str) -> Path:
+        """Where the runtime writes the member's output (CRI's log format)."""
+
+    def exec_sync(self, member_id: str, argv: list[str], timeout: float) -> tuple[str, int]:
+        """Run ``argv`` in the member to its end: (stdout then stderr, exit code);
+        ``TimeoutError`` when it runs past ``timeout`` seconds."""
 
     def remove_member(self, member_id: str) -> None:
         """Remove an exited member (a missing one is a no-op)."""

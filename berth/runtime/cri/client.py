@@ -153,6 +153,22 @@ class CriRuntime:
                                              sandbox_config=self._pod_config(pod))
         return self._call(self._runtime.CreateContainer, request, "CreateContainer").container_id
 
+    def log_path(self, uuid: str, member_uuid: str) -> Path:
+        return self.log_root / uuid / f"{member_uuid}.log"
+
+    def exec_sync(self, member_id: str, argv: list[str], timeout: float) -> tuple[str, int]:
+        request = cri.ExecSyncRequest(container_id=member_id, cmd=argv,
+                                      timeout=max(1, int(timeout)))
+        try:
+            with _translated(self.socket, "ExecSync"):
+                answer = self._runtime.ExecSync(request, timeout=timeout + 5)
+        except rt.RuntimeDriverError as err:
+            if "timeout" in err.msg.lower() or "deadline" in err.msg.lower():
+                raise TimeoutError(err.msg) from err
+            raise
+        out = answer.stdout.decode(errors="replace") + answer.stderr.decode(errors="replace")
+        return out, int(answer.exit_code)
+
     def remove_member(self, member_id: str) -> None:
         try:
             self._call(self._runtime.RemoveContainer,
