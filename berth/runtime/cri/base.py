@@ -90,6 +90,10 @@ class PodRuntime(Protocol):
         """Run ``argv`` in the member to its end: (stdout then stderr, exit code);
         ``TimeoutError`` when it runs past ``timeout`` seconds."""
 
+    def exec_url(self, member_id: str, argv: list[str], tty: bool) -> str:
+        """The runtime's streaming URL of a new exec of ``argv`` in the member
+        (stdin, stdout, and stderr unless ``tty``), valid once, for a short while."""
+
     def remove_member(self, member_id: str) -> None:
         """Remove an exited member (a missing one is a no-op)."""
 

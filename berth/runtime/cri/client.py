@@ -169,6 +169,11 @@ class CriRuntime:
         out = answer.stdout.decode(errors="replace") + answer.stderr.decode(errors="replace")
         return out, int(answer.exit_code)
 
+    def exec_url(self, member_id: str, argv: list[str], tty: bool) -> str:
+        request = cri.ExecRequest(container_id=member_id, cmd=argv, tty=tty, stdin=True,
+                                  stdout=True, stderr=not tty)
+        return str(self._call(self._runtime.Exec, request, "Exec").url)
+
     def remove_member(self, member_id: str) -> None:
         try:
             self._call(self._runtime.RemoveContainer,

@@ -15,12 +15,14 @@ do across restarts. ``stdout``, ``stderr``, ``timestamps``, ``tail`` and ``since
 mean what they mean for ``docker logs``.
 
 Exec runs through the runtime's ExecSync (output and exit code, within
-``[docker]execute_timeout``).
+``[docker]execute_timeout``); an interactive one through containerd's streaming server,
+whose URL berth-wsproxy opens (``berth.console.cri_stream``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import logging
 import shlex
 from collections import deque
@@ -30,6 +32,7 @@ from typing import Any
 
 from berth.common import exceptions as exc
 from berth.compute.deps import AgentDeps
+from berth.console import execs
 from berth.db import capsules
 from berth.db.models import Container
 from berth.runtime import base as rt
@@ -101,16 +104,21 @@ def logs(deps: AgentDeps, member: Container, **kwargs: Any) -> str:
     return read_logs(log_path(deps, deps.pods, member), **kwargs)
 
 
-def execute(deps: AgentDeps, member: Container, argv: Sequence[str], run: bool
-            ) -> dict[str, Any]:
-    """``container_exec`` on a member: ExecSync; an interactive exec is refused."""
+def execute(deps: AgentDeps, member: Container, argv: Sequence[str], run: bool,
+            interactive: bool) -> dict[str, Any]:
+    """``container_exec`` on a member: ExecSync with ``run``; otherwise an exec of
+    containerd's streaming server, recorded under an id of its own (the console proxy
+    finds its URL by that id)."""
     assert deps.pods is not None
-    if not run:
-        raise exc.Invalid(f"Container {member.uuid} is a member of a capsule on containerd "
-                          f"(capsule_driver = cri), where berth runs only non-interactive "
-                          f"exec: run it without --interactive.")
     if not member.container_id:
         raise exc.UncreatedContainer(uuid=member.uuid)
+    if not run:
+        url = deps.pods.exec_url(member.container_id, list(argv), tty=interactive)
+        exec_id = hashlib.sha256(url.encode()).hexdigest()
+        execs.record(deps.db, member.id, exec_id, url=url)
+        LOG.info("exec %s of %s in member %s created on containerd's streaming server",
+                 exec_id[:12], argv[0], member.name)
+        return {"output": None, "exit_code": None, "exec_id": exec_id, "token": None}
     timeout = deps.settings.execute_timeout
     try:
         output, code = deps.pods.exec_sync(member.container_id, list(argv), timeout)

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import websocket
 from support.berth_proc import TEST_IMAGE, BerthProcess, wait_for
 
 pytestmark = pytest.mark.functional
@@ -83,3 +84,50 @@ def test_a_member_is_still_not_listed_as_a_container(
         assert http.get(f"/v1/containers/{member}").status_code == 404
         listed = http.get("/v1/containers/").json()["containers"]
     assert member not in {c["uuid"] for c in listed}
+
+
+def _received_until(ws: websocket.WebSocket, needle: bytes, closed: bool = False,
+                    timeout: float = 20.0) -> bytes:
+    """What the console sent until ``needle`` shows (or, with ``closed``, until the
+    proxy closes it); AssertionError after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    seen = b""
+    while (closed or needle not in seen) and time.monotonic() < deadline:
+        ws.settimeout(max(0.1, deadline - time.monotonic()))
+        try:
+            data = ws.recv()
+        except websocket.WebSocketTimeoutException:
+            continue
+        except websocket.WebSocketConnectionClosedException:
+            return seen
+        if not data:
+            return seen
+        seen += data if isinstance(data, bytes) else data.encode()
+    assert needle in seen and not closed, f"no {needle!r} within {timeout} s: {seen[-300:]!r}"
+    return seen
+
+
+def test_an_interactive_exec_in_a_member_goes_through_the_console_proxy(
+        engine: BerthProcess, capsule: dict[str, Any]) -> None:
+    member = capsule["containers"][0]["uuid"]
+    with engine.http(version=LATEST) as http:
+        resp = http.post(f"/v1/containers/{member}/execute",
+                         params={"run": "false", "interactive": "true", "command": "sh"})
+    assert resp.status_code == 200, resp.text
+    answer = resp.json()
+    assert len(answer["exec_id"]) == 64 and answer["proxy_url"], answer
+    ws = websocket.create_connection(answer["proxy_url"], timeout=20,
+                                     origin=f"http://127.0.0.1:{engine.wsport}",
+                                     subprotocols=["binary", "base64"],
+                                     skip_utf8_validation=True)
+    try:
+        ws.send_binary(b"echo hi-$((1+1))\n")
+        assert b"hi-2" in _received_until(ws, b"hi-2")
+        ws.send_binary(b"exit\n")
+        _received_until(ws, b"", closed=True)       # the exec's end closes the console
+    finally:
+        ws.close()
+    # The token was single-use: the same URL is refused now.
+    with pytest.raises(websocket.WebSocketBadStatusException):
+        websocket.create_connection(answer["proxy_url"], timeout=20,
+                                    origin=f"http://127.0.0.1:{engine.wsport}")
