@@ -178,8 +178,7 @@ def cri_conf(containerd_socket: str) -> str:
 def cri_berth(cri_conf: str, docker_url: str):  # type: ignore[no-untyped-def]
     """One ``berth serve`` with capsule_driver = cri, shared by the session's tests
     (same rules as ``berth``)."""
-    from support.berth_proc import BerthProcess
-    from support.berth_proc import remove_local_networks
+    from support.berth_proc import BerthProcess, remove_local_networks
     from support.containerd import pod_runtime, remove_cgroup_parent
 
     proc = BerthProcess(cri_conf).start()

@@ -103,5 +103,9 @@ class PodRuntime(Protocol):
     def member(self, member_id: str) -> rt.RuntimeContainer:
         """A member's state; :class:`RuntimeNotFound` when there is no such member."""
 
+    def host_members(self, host: str) -> list[rt.RuntimeContainer]:
+        """Every member of every pod berth made for ``host``, in one listing (states
+        without exit codes)."""
+
     def members(self, pod_id: str) -> list[rt.RuntimeContainer]:
         """The pod's members as listed (states without exit codes: ``member`` has them)."""

@@ -201,8 +201,14 @@ class CriRuntime:
                 error=s.message if exited and s.exit_code else "",
                 started_at=_time(s.started_at), finished_at=_time(s.finished_at)))
 
+    def host_members(self, host: str) -> list[rt.RuntimeContainer]:
+        return self._list_members(cri.ContainerFilter(label_selector={rt.LABEL_HOST: host}))
+
     def members(self, pod_id: str) -> list[rt.RuntimeContainer]:
-        request = cri.ListContainersRequest(filter=cri.ContainerFilter(pod_sandbox_id=pod_id))
+        return self._list_members(cri.ContainerFilter(pod_sandbox_id=pod_id))
+
+    def _list_members(self, selector: Any) -> list[rt.RuntimeContainer]:
+        request = cri.ListContainersRequest(filter=selector)
         answer = self._call(self._runtime.ListContainers, request, "ListContainers")
         out = []
         for c in answer.containers:
