@@ -91,7 +91,11 @@ def pod_spec(deps: AgentDeps, row: Container, members: list[Container],
                    hostname=(row.name or "")[:63] or None,
                    runtime_handler=row.runtime or deps.settings.default_runtime or None,
                    privileged=any(m.privileged for m in members),
-                   annotations=annotations or {})
+                   # The template's metadata.annotations, then berth's own (its networks),
+                   # which a template cannot override.
+                   annotations={**{str(k): str(v) for k, v in (row.annotations or {}).items()
+                                   if not str(k).startswith("berth.")},
+                                **(annotations or {})})
 
 
 @contextmanager

@@ -120,3 +120,20 @@ def test_a_failed_create_leaves_no_address_veth_or_registry_entry(
     assert left_in_containerd(pods, cri_berth.host, uuid) == []
     assert registry(cri_berth) == before
     delete(cri_berth, uuid)
+
+
+def test_the_templates_annotations_are_the_pods_and_cannot_name_its_networks(
+        cri_berth: BerthProcess, pods: CriRuntime) -> None:
+    from cri_api.v1 import api_pb2 as cri
+
+    tpl = template([member("web", ["sh", "-c", SERVE])])
+    tpl["metadata"]["annotations"] = {"team": "blue", "berth.network/networks": "[]"}
+    uuid = create(cri_berth, tpl)
+    shown = settled(cri_berth, uuid)
+    assert shown["status"] == "Running", shown["status_reason"]
+    (pod,) = [p for p in pods.pods(cri_berth.host) if p.uuid == uuid]
+    status = pods._runtime.PodSandboxStatus(cri.PodSandboxStatusRequest(pod_sandbox_id=pod.id))
+    annotations = dict(status.status.annotations)
+    assert annotations["team"] == "blue"
+    assert json.loads(annotations["berth.network/networks"])[0]["ifname"] == "eth0"
+    delete(cri_berth, uuid)
