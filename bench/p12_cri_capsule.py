@@ -3,7 +3,8 @@ Running through the API, sequential.
 
 In the same run: the same capsule with the docker driver (the main bench berth, as
 P9 times it), and the raw CRI calls that make the same pod (RunPodSandbox, then
-CreateContainer + StartContainer for each member, on berth's own gRPC client). berth's
+CreateContainer + StartContainer for each member, on berth's own gRPC client, the pod
+plugged by berth-cni and berth's CNI daemon as berth's capsules are). berth's
 time runs from the POST until the API shows the capsule Running (GET polled every
 10 ms). The ratio is berth on CRI against the raw calls; goal ≤ 1.3 (the API's POST,
 scheduling, the claim and the rows, around about 0.4 s of containerd's work).
@@ -15,25 +16,36 @@ from __future__ import annotations
 import time
 import uuid as uuidlib
 
-from support.containerd import SOCKET, remove_cgroup_parent
+from support.berth_proc import remove_local_networks
+from support.containerd import CNI_BIN_DIR, CNI_CONF_DIR, SOCKET, remove_cgroup_parent
 
 from bench import p9_capsule_create
 from bench.common import COMMAND, IMAGE, Berth, Result, median, ratio, settle
+from berth.cni.contract import network_config
+from berth.cni.pod import pod_annotations
+from berth.network.base import NetworkSpec
 from berth.runtime import base as rt
 from berth.runtime.cri.base import PodSpec
 from berth.runtime.cri.client import CriRuntime
 
 CGROUP_PARENT = "/berth-bench"
+RAW_SUBNET = "10.246.0.0/24"
 
 
 def p12(berth: Berth, runs: int = 10, poll: float = 0.01) -> Result:
     cri_berth = Berth(f"[quota]\ncontainers = -1\nmemory = -1\ncpu = -1\ndisk = -1\n"
                       f"[compute]\ncpu_allocation_ratio = 64\n"
                       f"[DEFAULT]\ncapsule_driver = cri\n"
-                      f"[cri]\ncontainerd_socket = {SOCKET}\ncgroup_parent = {CGROUP_PARENT}\n")
+                      f"[cri]\ncontainerd_socket = {SOCKET}\ncgroup_parent = {CGROUP_PARENT}\n"
+                      f"cni_conf_dir = {CNI_CONF_DIR}\ncni_bin_dir = {CNI_BIN_DIR}\n")
     pods = CriRuntime(SOCKET, 60.0, CGROUP_PARENT, "/tmp/berth-bench-cri-logs")
+    # The raw pods take the same CNI path as berth's (berth-cni, then berth's daemon
+    # plugs a veth on a local network), on a network of their own.
+    raw_net = pod_annotations(
+        [{"config": network_config(NetworkSpec.build("p12-raw", RAW_SUBNET)), "ifname": "eth0",
+          "ip": None}], f"http://127.0.0.1:{cri_berth.proc.cniport}")
     times: dict[str, list[float]] = {"raw": [], "cri": [], "docker": []}
-    sides = {"raw": lambda: _raw_pod(pods),
+    sides = {"raw": lambda: _raw_pod(pods, raw_net),
              "cri": lambda: p9_capsule_create._berth_capsule(cri_berth, poll),
              "docker": lambda: p9_capsule_create._berth_capsule(berth, poll)}
     try:
@@ -48,6 +60,7 @@ def p12(berth: Berth, runs: int = 10, poll: float = 0.01) -> Result:
     finally:
         pods.close()
         cri_berth.stop()
+        remove_local_networks(cri_berth.proc)
         remove_cgroup_parent(CGROUP_PARENT)
     c, r, d = median(times["cri"]), median(times["raw"]), median(times["docker"])
     q = ratio(c, r)
@@ -58,8 +71,9 @@ def p12(berth: Berth, runs: int = 10, poll: float = 0.01) -> Result:
                    "cri_vs_docker_driver": ratio(c, d)})
 
 
-def _raw_pod(pods: CriRuntime) -> float:
-    pod = PodSpec(uuid=str(uuidlib.uuid4()), name="p12", host="bench-raw")
+def _raw_pod(pods: CriRuntime, annotations: dict[str, str]) -> float:
+    pod = PodSpec(uuid=str(uuidlib.uuid4()), name="p12", host="bench-raw",
+                  annotations=annotations)
     t0 = time.perf_counter()
     pod_id = pods.run_pod(pod)
     for _ in range(2):

@@ -144,7 +144,8 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport,
         registry_key=registry_key(conf), sandbox_image=conf.sandbox_image,
         sandbox_pull_policy=conf.sandbox_image_pull_policy.lower(),
         init_container_timeout=conf.init_container_timeout,
-        remount_container_volume=conf.compute.remount_container_volume)
+        remount_container_volume=conf.compute.remount_container_volume,
+        cri_restart_backoff=(conf.cri.restart_backoff_initial, conf.cri.restart_backoff_max))
     inventory = InventorySettings(
         host=conf.host, reservations=node_reservations(conf),
         reserve_disk_for_image=conf.compute.reserve_disk_for_image,
@@ -184,6 +185,16 @@ def build_pods(conf: cfg.ConfigOpts) -> PodRuntime | None:
     except RuntimeDriverError as err:
         pods.close()
         raise SystemExit(f"berth: [DEFAULT]capsule_driver = cri: {err.msg}") from err
+    if c.cni_conf_dir and conf.network.driver == "local":
+        from berth.cni import conflist
+
+        try:
+            conflist.write(c.cni_conf_dir, c.cni_bin_dir or None)
+        except OSError as err:
+            pods.close()
+            raise SystemExit(f"berth: cannot give containerd berth's CNI configuration "
+                             f"([cri]cni_conf_dir = {c.cni_conf_dir}, cni_bin_dir = "
+                             f"{c.cni_bin_dir}): {err}") from err
     return pods
 
 

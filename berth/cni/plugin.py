@@ -11,6 +11,7 @@ import sys
 from collections.abc import Mapping
 from typing import IO, Any
 
+from berth.cni import pod
 from berth.cni.client import DaemonClient
 from berth.cni.contract import (
     CURRENT_VERSION,
@@ -41,12 +42,23 @@ def run(env: Mapping[str, str], stdin: bytes, stdout: IO[str]) -> int:
 def _handle(env: Mapping[str, str], stdin: bytes) -> dict[str, Any] | None:
     if (env.get("CNI_COMMAND") or "").upper() == Command.VERSION:
         return version_result(parse_version_request(stdin))
+    config = _json_object(stdin)
+    if config is not None and pod.is_pod_config(config):
+        return pod.handle(env, config)       # containerd's call for a capsule's pod
     request = parse_request(env, stdin)
     try:
         client = DaemonClient(request.daemon_url)
     except ValueError as exc:
         raise CniError(Code.INVALID_NETWORK_CONFIG, str(exc), version=request.version) from exc
     return client.call(request)
+
+
+def _json_object(stdin: bytes) -> dict[str, Any] | None:
+    try:
+        config = json.loads(stdin)
+    except ValueError:
+        return None             # parse_request says what is wrong with it
+    return config if isinstance(config, dict) else None
 
 
 def _emit(stdout: IO[str], payload: dict[str, Any]) -> None:

@@ -49,6 +49,8 @@ class AgentSettings:
     init_container_timeout: int = 3600
     #: [compute]remount_container_volume: start-up mounts volumes again.
     remount_container_volume: bool = True
+    #: [cri]restart_backoff_initial / restart_backoff_max: a CRI member's restart back-off.
+    cri_restart_backoff: tuple[float, float] = (10.0, 300.0)
 
 
 @dataclass(frozen=True, slots=True)

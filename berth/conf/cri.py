@@ -20,6 +20,23 @@ OPTS = [
                help="Directory under which each capsule's members log "
                     "(<log_root>/<capsule uuid>/<member uuid>.log); default "
                     "<state_path>/cri-logs."),
+    cfg.StrOpt("cni_conf_dir",
+               help="containerd's CNI conf_dir. When set and [network]driver = local, the "
+                    "agent writes 00-berth.conflist there at start-up, so that containerd "
+                    "plugs each capsule's pod into its berth networks through berth-cni "
+                    "and this agent's berth-cni-daemon (pods without berth networks go "
+                    "to the directory's other configuration). Unset: containerd's own "
+                    "CNI configuration decides the pod network, and capsules get no "
+                    "berth network."),
+    cfg.FloatOpt("restart_backoff_initial", default=10.0, min=0.1,
+                 help="Seconds a capsule member that exited waits before its restart "
+                      "policy starts it again the first time; doubled after each exit "
+                      "that follows a short run (kubelet's CrashLoopBackOff)."),
+    cfg.FloatOpt("restart_backoff_max", default=300.0, min=0.1,
+                 help="The longest wait before a member is restarted."),
+    cfg.StrOpt("cni_bin_dir", default="/opt/cni/bin",
+               help="containerd's CNI bin_dir, where the agent links the berth-cni "
+                    "executable (with cni_conf_dir set); empty: link nothing."),
 ]
 
 

@@ -19,6 +19,14 @@ def record(db: Database, container_row_id: int, exec_id: str, url: str | None = 
         s.add(ExecInstance(container_id=container_row_id, exec_id=exec_id, url=url))
 
 
+def url_of(db: Database, container_row_id: int, exec_id: str) -> str | None:
+    """The recorded URL of ``exec_id`` in that container (None: none recorded)."""
+    with db.reader() as s:
+        return s.scalars(select(ExecInstance.url).where(
+            ExecInstance.container_id == container_row_id,
+            ExecInstance.exec_id == exec_id)).first()
+
+
 def belongs(db: Database, container_row_id: int, exec_id: str) -> bool:
     """Whether ``exec_id`` was created in that container through berth."""
     with db.reader() as s:

@@ -37,7 +37,7 @@ from websockets.http11 import Request, Response
 from websockets.typing import Subprotocol
 
 from berth.common.log import container_context
-from berth.console import tokens
+from berth.console import cri_stream, execs, tokens
 from berth.console.docker_socket import BackendError, Demuxer, DockerSocket, Hijacked
 from berth.console.origin import OriginRefused, check_origin, websocket_scheme
 from berth.db import containers
@@ -74,6 +74,8 @@ class Target:
     container_uuid: str
     docker_id: str
     exec_id: str | None
+    #: A CRI runtime's streaming URL of the exec (a capsule member on containerd).
+    stream_url: str | None = None
 
 
 class ConsoleUnavailable(Exception):
@@ -150,8 +152,11 @@ class ConsoleProxy:
             raise ConsoleUnavailable(
                 f"container {row.uuid} runs on host {row.host}, and this console proxy "
                 f"serves host {node} only; use the proxy of {row.host}")
+        url = execs.url_of(self.db, row.id, grant.exec_id) if grant.exec_id else None
         return Target(container_uuid=row.uuid, docker_id=row.container_id,
-                      exec_id=grant.exec_id)
+                      exec_id=grant.exec_id,
+                      stream_url=url if url and url.startswith(("http://", "https://"))
+                      else None)
 
     @staticmethod
     def select_subprotocol(connection: ServerConnection, offered: Sequence[Subprotocol]
@@ -172,6 +177,9 @@ class ConsoleProxy:
             return
         with container_context(target.container_uuid):
             what = f"exec {target.exec_id[:12]}" if target.exec_id else "attach"
+            if target.stream_url is not None:
+                await self._relay_cri(connection, target.stream_url, what)
+                return
             try:
                 stream, multiplexed = await self._open(target)
             except BackendError as err:
@@ -185,6 +193,16 @@ class ConsoleProxy:
             finally:
                 await stream.close()
             LOG.info("console (%s) closed: %s", what, reason)
+
+    async def _relay_cri(self, connection: ServerConnection, url: str, what: str) -> None:
+        try:
+            reason = await cri_stream.relay(connection, url,
+                                            encode=connection.subprotocol == "base64")
+        except BackendError as err:
+            LOG.warning("console (%s) failed: %s", what, err)
+            await connection.close(1011, str(err)[:_CLOSE_REASON_MAX])
+            return
+        LOG.info("console (%s, containerd) closed: %s", what, reason)
 
     async def _open(self, target: Target) -> tuple[Hijacked, bool]:
         """The engine's stream for ``target`` and whether it is multiplexed (no TTY)."""

@@ -165,17 +165,20 @@ def containerd_socket() -> str:
 @pytest.fixture(scope="session")
 def cri_conf(containerd_socket: str) -> str:
     """The lines that make a berth run its capsules on that containerd."""
-    from support.containerd import CGROUP_PARENT
+    from support.containerd import CGROUP_PARENT, CNI_BIN_DIR, CNI_CONF_DIR
 
     return (f"[DEFAULT]\ncapsule_driver = cri\n[cri]\ncontainerd_socket = {containerd_socket}\n"
-            f"cgroup_parent = {CGROUP_PARENT}\n")
+            f"cgroup_parent = {CGROUP_PARENT}\ncni_conf_dir = {CNI_CONF_DIR}\n"
+            f"cni_bin_dir = {CNI_BIN_DIR}\n"
+            # Members restart after 0.5, 1, 2, 2 ... s (kubelet's 10 s would slow the tests).
+            f"restart_backoff_initial = 0.5\nrestart_backoff_max = 2\n")
 
 
 @pytest.fixture(scope="session")
 def cri_berth(cri_conf: str, docker_url: str):  # type: ignore[no-untyped-def]
     """One ``berth serve`` with capsule_driver = cri, shared by the session's tests
     (same rules as ``berth``)."""
-    from support.berth_proc import BerthProcess
+    from support.berth_proc import BerthProcess, remove_local_networks
     from support.containerd import pod_runtime, remove_cgroup_parent
 
     proc = BerthProcess(cri_conf).start()
@@ -184,6 +187,7 @@ def cri_berth(cri_conf: str, docker_url: str):  # type: ignore[no-untyped-def]
                                            "disk": -1}).raise_for_status()
     yield proc
     proc.stop()
+    remove_local_networks(proc)
     pods = pod_runtime(proc.dir / "state")
     for pod in pods.pods(proc.host):      # whatever a failed test left
         pods.stop_pod(pod.id)

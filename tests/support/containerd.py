@@ -15,6 +15,9 @@ STATE = os.environ.get("BERTH_CI_STATE", "/var/tmp/berth-ci")
 SOCKET = os.environ.get("BERTH_CONTAINERD_SOCKET", f"{STATE}/containerd/containerd.sock")
 #: The tests' pods' cgroups live under it (not the default, /berth-cri).
 CGROUP_PARENT = "/berth-cri-test"
+#: That containerd's CNI directories (ci-services.sh's configuration).
+CNI_CONF_DIR = f"{STATE}/containerd/cni/net.d"
+CNI_BIN_DIR = "/usr/lib/cni"
 
 
 def answers(socket: str = SOCKET) -> str | None:

@@ -19,6 +19,7 @@ from fastapi import Request
 
 from berth.api.links import links
 from berth.api.microversions import APIVersion
+from berth.api.operations import networks as networks_api
 from berth.api.operations import placing
 from berth.api.operations import quotas as quotas_api
 from berth.api.operations import volumes as volumes_api
@@ -57,6 +58,10 @@ def create(state: ApiState, ctx: RequestContext, body: Any) -> Container:
         capsule, project_id=ctx.project_id, user_id=ctx.user_id,
         status=Status.CREATING.value, image=state.settings.sandbox_image,
         image_driver="docker")
+    # The pod's networks (the cri driver plugs them: capsules.cri.network).
+    requested_networks = networks_api.resolve_for_create(state, ctx, parsed.nets or None)
+    if requested_networks:
+        values["cni_metadata"] = networks_api.metadata_of(requested_networks)
     members = [dict(m, uuid=str(uuidlib.uuid4()), project_id=ctx.project_id,
                     user_id=ctx.user_id, status=Status.CREATING.value)
                for m in parsed.members]

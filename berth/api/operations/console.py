@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from berth.api.operations.containers import get
+from berth.api.operations.members import get_container_or_member
 from berth.api.params import absent
 from berth.api.schemas.types import integer, strict_bool, string
 from berth.api.state import ApiState
@@ -75,7 +76,7 @@ def execute(state: ApiState, ctx: RequestContext, ident: str, params: dict[str, 
     argv = parse_command(params.get("command"))
     run = _flag(params, "run", True)
     interactive = _flag(params, "interactive", False)
-    row = get(state, ctx, ident, "container:execute")
+    row = get_container_or_member(state, ctx, ident, "container:execute")   # members too
     states.check_action_allowed("execute", row.status or "", row.uuid)
     with container_context(row.uuid):
         answer = state.compute.call(ctx, row, "container_exec", command=argv, run=run,

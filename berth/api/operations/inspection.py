@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from berth.api.operations.containers import get
+from berth.api.operations.members import get_container_or_member
 from berth.api.params import absent
 from berth.api.schemas.types import extended_bool, invalid, string
 from berth.api.state import ApiState
@@ -147,7 +148,10 @@ def _ready(state: ApiState, ctx: RequestContext, ident: str, action: str) -> Con
 
 def logs(state: ApiState, ctx: RequestContext, ident: str, params: dict[str, Any]) -> str:
     kwargs = parse_logs_params(params)
-    row = _ready(state, ctx, ident, "logs")
+    row = get_container_or_member(state, ctx, ident, "container:logs")   # members too
+    states.check_action_allowed("logs", row.status or "", row.uuid)
+    if not row.container_id:
+        raise exc.UncreatedContainer(uuid=row.uuid)
     return str(state.compute.call(ctx, row, "container_logs", **kwargs))
 
 

@@ -29,8 +29,10 @@ from berth.api.schemas.container import (
     IMAGE,
     IMAGE_PULL_POLICIES,
     NAME,
+    NET,
     CreateLimits,
     generate_name,
+    parse_nets,
 )
 from berth.api.schemas.validation import RequestSchema
 from berth.common.exceptions import InvalidParameterValue
@@ -147,7 +149,11 @@ def create_schema(limits: CreateLimits) -> RequestSchema:
     return RequestSchema(
         F.closed_object({"template": F.described(
             "The capsule template: an object, or its JSON or YAML text.",
-            {"anyOf": [template, {"type": "string", "maxLength": 1048576}]})},
+            {"anyOf": [template, {"type": "string", "maxLength": 1048576}]}),
+            # berth: the pod's networks, as a container's (the project's default
+            # network when absent; local networks only).
+            "nets": F.described(f"It must be a JSON array. {NET['description']}",
+                                {"type": "array", "items": NET})},
             required=("template",), description="A capsule to create."),
         what="capsule create", shape="such as {\"template\": {\"kind\": \"capsule\", ...}}",
         hint="send {\"template\": <the capsule template>}.")
@@ -167,6 +173,8 @@ class ParsedCapsule:
     #: Each member's mounts (same order as ``members``): ``{"volume": <a name of
     #: volumes>, "destination", "read_only"}``.
     mounts: list[list[dict[str, Any]]] = field(default_factory=list)
+    #: The body's ``nets``, as a container create's.
+    nets: list[dict[str, str]] = field(default_factory=list)
 
 
 def parse_template(body: object, limits: CreateLimits, pull_allowed: bool) -> ParsedCapsule:
@@ -199,7 +207,7 @@ def parse_template(body: object, limits: CreateLimits, pull_allowed: bool) -> Pa
              *(f"spec.containers[{i}]" for i in range(len(members)))]
     volumes, mounts = _volumes(spec.get("volumes") or [], items, where)
     return ParsedCapsule(capsule, inits + members, template.get("availabilityZone"),
-                         volumes, mounts)
+                         volumes, mounts, parse_nets(outer.get("nets")))
 
 
 def _volumes(declared: list[dict[str, Any]], items: list[dict[str, Any]], where: list[str]

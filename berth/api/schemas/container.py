@@ -128,7 +128,7 @@ _EXPOSED_PORTS = F.described(
 _SECURITY_GROUPS = F.described(
     "It must be a JSON array of security group names or ids of 1 to 255 characters.",
     {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 255}})
-_NET = F.closed_object(
+NET = F.closed_object(
     {"network": F.string(1, 255, what="a network name or id"),
      "port": F.string(1, 255, what="a port name or id"),
      "v4-fixed-ip": F.described("'v4-fixed-ip' must be an IPv4 address.",
@@ -194,8 +194,8 @@ def _fields(limits: CreateLimits, legacy_command: bool) -> dict[str, F.Schema]:
         "runtime": F.since("1.5", n(F.string(1, 32, what="a Docker runtime name"))),
         "hostname": F.since("1.9", n(_HOSTNAME)),
         "security_groups": n(_SECURITY_GROUPS),
-        "nets": n(F.described(f"It must be a JSON array. {_NET['description']}",
-                              {"type": "array", "items": _NET})),
+        "nets": n(F.described(f"It must be a JSON array. {NET['description']}",
+                              {"type": "array", "items": NET})),
         "mounts": F.since("1.11", n(F.described(f"It must be a JSON array. {_MOUNT_SHAPE}",
                                                 {"type": "array", "items": _MOUNT})),
                           empty_is_absent=True),
@@ -315,7 +315,8 @@ def _unique(items: list[str] | None) -> list[str]:
     return list(dict.fromkeys(items or []))
 
 
-def _nets(value: list[dict[str, str]] | None) -> list[dict[str, str]]:
+def parse_nets(value: list[dict[str, str]] | None) -> list[dict[str, str]]:
+    """A create's ``nets`` (a container's or a capsule's), normalised."""
     nets: list[dict[str, str]] = []
     for item in value or []:
         entry: dict[str, str] = {k: item[k] for k in ("network", "port") if k in item}
@@ -422,7 +423,7 @@ def validate_create(body: object, version: APIVersion, allows: Callable[[str], b
         "exposed_ports": exposed_ports,
         "privileged": _truth(data.get("privileged")),
         "_hints": data.get("hints") or {},
-        "_nets": _nets(data.get("nets")),  # type: ignore[arg-type]
+        "_nets": parse_nets(data.get("nets")),  # type: ignore[arg-type]
         "_mounts": _mounts(data.get("mounts")),  # type: ignore[arg-type]
         "_availability_zone": data.get("availability_zone"),
         "_registry": data.get("registry"),

@@ -13,6 +13,7 @@ import logging
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.compute.capsules.cri import network as cri_network
 from berth.compute.capsules.cri import pods as cri_pods
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
@@ -84,10 +85,11 @@ def _pod_removed(deps: AgentDeps, pods: PodRuntime, row: Container, force: bool)
     """The capsule's pod stopped and removed with its members (by its labels when the
     row names none: a create that died before recording it)."""
     try:
-        if row.container_id:
-            cri_pods.remove_pod(pods, row.container_id, row.uuid)
-        else:
-            cri_pods.remove_pods_of(pods, deps.host, row.uuid)
+        found = [row.container_id] if row.container_id else \
+            [p.id for p in pods.pods(deps.host) if p.uuid == row.uuid]
+        for pod_id in found:
+            cri_pods.remove_pod(pods, pod_id, row.uuid)
+            cri_network.release(deps, row, pod_id)
     except rt.RuntimeDriverError as err:
         if not force:
             common.fail(deps, row.uuid, f"containerd could not remove the capsule's pod: "

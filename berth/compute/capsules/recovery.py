@@ -23,6 +23,7 @@ from berth.common.context import RequestContext
 from berth.common.log import container_context
 from berth.compute.capsules import delete as capsule_delete
 from berth.compute.capsules import status as capsule_status
+from berth.compute.capsules.cri import network as cri_network
 from berth.compute.capsules.cri import pods as cri_pods
 from berth.compute.deps import AgentDeps
 from berth.compute.flows.create import named_container, release_allocation
@@ -72,7 +73,10 @@ def _undo_create(deps: AgentDeps, row: Container) -> None:
     removed = 0
     engine_uuids = [m.uuid for m in (*members, *inits)] + [row.uuid]
     if deps.pods is not None:           # the pod, members with it, by its labels
+        pod_ids = [p.id for p in deps.pods.pods(deps.host) if p.uuid == row.uuid]
         removed, engine_uuids = cri_pods.remove_pods_of(deps.pods, deps.host, row.uuid), []
+        for pod_id in pod_ids:            # its interfaces, if the pod's DEL missed them
+            cri_network.release(deps, row, pod_id)
     for uuid in engine_uuids:
         found = named_container(deps, uuid)
         if found is not None:

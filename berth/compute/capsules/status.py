@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from berth.common import exceptions as exc
 from berth.compute.deps import AgentDeps
@@ -69,9 +70,10 @@ def derive(sandbox_running: bool, members: Sequence[Container],
     return Derived(Status.STOPPED)
 
 
-def refresh(deps: AgentDeps, capsule: Container) -> bool:
+def refresh(deps: AgentDeps, capsule: Container, listing: Any = None) -> bool:
     """Derive ``capsule``'s status again and write it if it changed (a compare-and-swap
-    on the status and task read); whether it was written."""
+    on the status and task read); whether it was written. ``listing``: the cri
+    relist's one listing of the host (``cri.status.Snapshot``)."""
     if capsule.task_state or capsule.status in _OWNED or not capsule.container_id \
             or capsule.host != deps.host:
         return False
@@ -79,7 +81,8 @@ def refresh(deps: AgentDeps, capsule: Container) -> bool:
     if deps.pods is not None:
         from berth.compute.capsules.cri import status as cri_status
 
-        running, members, codes = cri_status.observe(deps, deps.pods, capsule, members)
+        running, members, codes = cri_status.observe(deps, deps.pods, capsule, members,
+                                                     listing)
     else:
         try:
             seen = deps.runtime.inspect(capsule.container_id)

@@ -56,6 +56,10 @@ def execute(deps: AgentDeps, uuid: str, command: str | Sequence[str], run: bool,
     issues the real console token."""
     row = containers.get_by_uuid(deps.db, uuid)
     argv = _argv(command)
+    if deps.pods is not None and row.capsule_id is not None:   # a member of a CRI pod
+        from berth.compute.capsules.cri import members
+
+        return members.execute(deps, row, argv, run, interactive)
     exec_id = deps.runtime.exec_create(_docker_id(row), argv, interactive=interactive)
     if not run:
         execs.record(deps.db, row.id, exec_id)

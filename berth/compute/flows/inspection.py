@@ -77,6 +77,11 @@ def container_logs(deps: AgentDeps, uuid: str, *, stdout: bool, stderr: bool,
                    timestamps: bool, tail: int | None, since: float | None) -> str:
     """The container's output as one string (``tail`` None = all lines)."""
     row, container_id = created_row(deps, uuid)
+    if deps.pods is not None and row.capsule_id is not None:   # a member of a CRI pod
+        from berth.compute.capsules.cri import members
+
+        return members.logs(deps, row, stdout=stdout, stderr=stderr, timestamps=timestamps,
+                            tail=tail, since=since)
     with engine_call(deps, row):
         return deps.runtime.logs(container_id, stdout=stdout, stderr=stderr,
                                  timestamps=timestamps, tail=tail, since=since)

@@ -12,6 +12,7 @@ by the same code whichever driver runs it. Errors are ``berth.runtime.base``'s.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from berth.runtime import base as rt
@@ -31,6 +32,8 @@ class PodSpec:
     runtime_handler: str | None = None
     #: A privileged member needs a privileged pod.
     privileged: bool = False
+    #: The pod's annotations (its berth networks: ``berth.cni.pod``).
+    annotations: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,17 +71,41 @@ class PodRuntime(Protocol):
     def pod_ready(self, pod_id: str) -> bool:
         """Whether the pod runs; :class:`RuntimeNotFound` when there is no such pod."""
 
+    def pod_netns(self, pod_id: str) -> str | None:
+        """The path of the pod's network namespace (None when the runtime does not
+        say); :class:`RuntimeNotFound` when there is no such pod."""
+
     def pods(self, host: str) -> list[Pod]:
         """Every pod berth made for ``host``."""
 
-    def create_member(self, pod_id: str, pod: PodSpec, spec: rt.ContainerSpec) -> str:
-        """Create (not start) a member of the pod; return its id."""
+    def create_member(self, pod_id: str, pod: PodSpec, spec: rt.ContainerSpec,
+                      attempt: int = 0) -> str:
+        """Create (not start) a member of the pod; return its id. ``attempt``: the
+        how-manieth container of that member in the pod (a restart's is one more)."""
+
+    def log_path(self, uuid: str, member_uuid: str) -> Path:
+        """Where the runtime writes the member's output (CRI's log format)."""
+
+    def exec_sync(self, member_id: str, argv: list[str], timeout: float) -> tuple[str, int]:
+        """Run ``argv`` in the member to its end: (stdout then stderr, exit code);
+        ``TimeoutError`` when it runs past ``timeout`` seconds."""
+
+    def exec_url(self, member_id: str, argv: list[str], tty: bool) -> str:
+        """The runtime's streaming URL of a new exec of ``argv`` in the member
+        (stdin, stdout, and stderr unless ``tty``), valid once, for a short while."""
+
+    def remove_member(self, member_id: str) -> None:
+        """Remove an exited member (a missing one is a no-op)."""
 
     def start_member(self, member_id: str) -> None:
         """Start a created member."""
 
     def member(self, member_id: str) -> rt.RuntimeContainer:
         """A member's state; :class:`RuntimeNotFound` when there is no such member."""
+
+    def host_members(self, host: str) -> list[rt.RuntimeContainer]:
+        """Every member of every pod berth made for ``host``, in one listing (states
+        without exit codes)."""
 
     def members(self, pod_id: str) -> list[rt.RuntimeContainer]:
         """The pod's members as listed (states without exit codes: ``member`` has them)."""

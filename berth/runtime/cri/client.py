@@ -17,6 +17,7 @@ its cgroup directories under ``cgroup_parent`` in every hierarchy) is removed by
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 import os
 import shutil
@@ -88,6 +89,7 @@ class CriRuntime:
         except rt.RuntimeDriverError:
             # containerd keeps a sandbox whose start failed (NOTREADY): find it by uid.
             for pod in self._list_pods({rt.LABEL_UUID: spec.uuid}):
+                self.stop_pod(pod.id)       # its network torn down (CNI DEL) first
                 self.remove_pod(pod.id, spec.uuid)
             shutil.rmtree(log_dir, ignore_errors=True)
             raise
@@ -122,6 +124,19 @@ class CriRuntime:
                             "PodSandboxStatus")
         return bool(answer.status.state == _SANDBOX_READY)
 
+    def pod_netns(self, pod_id: str) -> str | None:
+        answer = self._call(self._runtime.PodSandboxStatus,
+                            cri.PodSandboxStatusRequest(pod_sandbox_id=pod_id, verbose=True),
+                            "PodSandboxStatus")
+        try:    # containerd's verbose info: the OCI spec it ran the sandbox with
+            spec = json.loads(answer.info.get("info") or "{}").get("runtimeSpec") or {}
+        except ValueError:
+            return None
+        for namespace in (spec.get("linux") or {}).get("namespaces") or []:
+            if namespace.get("type") == "network" and namespace.get("path"):
+                return str(namespace["path"])
+        return None
+
     def pods(self, host: str) -> list[Pod]:
         return self._list_pods({rt.LABEL_HOST: host})
 
@@ -131,11 +146,40 @@ class CriRuntime:
         return [Pod(id=p.id, uuid=p.metadata.uid, host=p.labels.get(rt.LABEL_HOST),
                     ready=p.state == _SANDBOX_READY) for p in answer.items]
 
-    def create_member(self, pod_id: str, pod: PodSpec, spec: rt.ContainerSpec) -> str:
+    def create_member(self, pod_id: str, pod: PodSpec, spec: rt.ContainerSpec,
+                      attempt: int = 0) -> str:
         request = cri.CreateContainerRequest(pod_sandbox_id=pod_id,
-                                             config=_member_config(spec),
+                                             config=_member_config(spec, attempt),
                                              sandbox_config=self._pod_config(pod))
         return self._call(self._runtime.CreateContainer, request, "CreateContainer").container_id
+
+    def log_path(self, uuid: str, member_uuid: str) -> Path:
+        return self.log_root / uuid / f"{member_uuid}.log"
+
+    def exec_sync(self, member_id: str, argv: list[str], timeout: float) -> tuple[str, int]:
+        request = cri.ExecSyncRequest(container_id=member_id, cmd=argv,
+                                      timeout=max(1, int(timeout)))
+        try:
+            with _translated(self.socket, "ExecSync"):
+                answer = self._runtime.ExecSync(request, timeout=timeout + 5)
+        except rt.RuntimeDriverError as err:
+            if "timeout" in err.msg.lower() or "deadline" in err.msg.lower():
+                raise TimeoutError(err.msg) from err
+            raise
+        out = answer.stdout.decode(errors="replace") + answer.stderr.decode(errors="replace")
+        return out, int(answer.exit_code)
+
+    def exec_url(self, member_id: str, argv: list[str], tty: bool) -> str:
+        request = cri.ExecRequest(container_id=member_id, cmd=argv, tty=tty, stdin=True,
+                                  stdout=True, stderr=not tty)
+        return str(self._call(self._runtime.Exec, request, "Exec").url)
+
+    def remove_member(self, member_id: str) -> None:
+        try:
+            self._call(self._runtime.RemoveContainer,
+                       cri.RemoveContainerRequest(container_id=member_id), "RemoveContainer")
+        except rt.RuntimeNotFound:
+            pass
 
     def start_member(self, member_id: str) -> None:
         self._call(self._runtime.StartContainer,
@@ -157,8 +201,14 @@ class CriRuntime:
                 error=s.message if exited and s.exit_code else "",
                 started_at=_time(s.started_at), finished_at=_time(s.finished_at)))
 
+    def host_members(self, host: str) -> list[rt.RuntimeContainer]:
+        return self._list_members(cri.ContainerFilter(label_selector={rt.LABEL_HOST: host}))
+
     def members(self, pod_id: str) -> list[rt.RuntimeContainer]:
-        request = cri.ListContainersRequest(filter=cri.ContainerFilter(pod_sandbox_id=pod_id))
+        return self._list_members(cri.ContainerFilter(pod_sandbox_id=pod_id))
+
+    def _list_members(self, selector: Any) -> list[rt.RuntimeContainer]:
+        request = cri.ListContainersRequest(filter=selector)
         answer = self._call(self._runtime.ListContainers, request, "ListContainers")
         out = []
         for c in answer.containers:
@@ -177,7 +227,7 @@ class CriRuntime:
             metadata=cri.PodSandboxMetadata(name=spec.name or spec.uuid, uid=spec.uuid,
                                             namespace=POD_NAMESPACE),
             hostname=spec.hostname or "", log_directory=str(self.log_root / spec.uuid),
-            labels=labels,
+            labels=labels, annotations=dict(spec.annotations),
             linux=cri.LinuxPodSandboxConfig(
                 cgroup_parent=f"{self.cgroup_parent}/{spec.uuid}",
                 security_context=cri.LinuxSandboxSecurityContext(
@@ -186,7 +236,7 @@ class CriRuntime:
                                                           pid=_CONTAINER))))
 
 
-def _member_config(spec: rt.ContainerSpec) -> Any:
+def _member_config(spec: rt.ContainerSpec, attempt: int = 0) -> Any:
     """A member as CRI describes it: ``command`` is the image's entrypoint replaced,
     ``args`` its command replaced (Docker's and CRI's words for the same two)."""
     mounts = []
@@ -198,7 +248,7 @@ def _member_config(spec: rt.ContainerSpec) -> Any:
         cpu_shares=spec.cpu_shares or 0,
         memory_limit_in_bytes=(spec.memory_mib or 0) * 1024 * 1024)
     return cri.ContainerConfig(
-        metadata=cri.ContainerMetadata(name=spec.uuid),
+        metadata=cri.ContainerMetadata(name=spec.uuid, attempt=attempt),
         image=cri.ImageSpec(image=spec.image),
         command=list(spec.entrypoint or ()), args=list(spec.command or ()),
         working_dir=spec.workdir or "",

@@ -1,4 +1,5 @@
-"""Capsule volumes on the real Docker engine (issue 18): a volume declared once and
+"""Capsule volumes on both capsule drivers (issue 18; Docker, and containerd with
+``cri``): a volume declared once and
 mounted by several members (an init container fills it, a container reads it), a
 readOnly mount that is read-only (Zun ignores the flag), an autoRemove volume gone
 with its capsule, and a kept one found again by a capsule of the same name."""
@@ -9,7 +10,6 @@ import uuid as uuidlib
 from collections.abc import Iterator
 from typing import Any
 
-import docker
 import httpx
 import pytest
 from sqlalchemy import select
@@ -27,9 +27,14 @@ def member(name: str, command: list[str], mounts: list[dict[str, Any]]) -> dict[
             "volumeMounts": mounts}
 
 
+@pytest.fixture(params=["docker", "cri"])
+def engine(request: pytest.FixtureRequest) -> BerthProcess:
+    return request.getfixturevalue("berth" if request.param == "docker" else "cri_berth")
+
+
 @pytest.fixture
-def http(berth: BerthProcess) -> Iterator[httpx.Client]:
-    with berth.http(version=LATEST) as client:
+def http(engine: BerthProcess) -> Iterator[httpx.Client]:
+    with engine.http(version=LATEST) as client:
         yield client
 
 
@@ -58,8 +63,11 @@ def delete(http: httpx.Client, uuid: str) -> None:
              what=f"capsule {uuid} to go")
 
 
-def logs_of(docker_client: docker.DockerClient, member_uuid: str) -> str:
-    return docker_client.api.logs(f"zun-{member_uuid}").decode()
+def logs_of(http: httpx.Client, member_uuid: str) -> str:
+    """A member's logs through the API (``zun logs``), whichever engine runs it."""
+    resp = http.get(f"/v1/containers/{member_uuid}/logs")
+    assert resp.status_code == 200, resp.text
+    return str(resp.json())
 
 
 def volumes(berth: BerthProcess) -> dict[str, Volume]:
@@ -68,8 +76,8 @@ def volumes(berth: BerthProcess) -> dict[str, Volume]:
 
 
 def test_members_share_a_volume_and_read_only_is_honoured(
-        berth: BerthProcess, http: httpx.Client, docker_client: docker.DockerClient) -> None:
-    before = set(volumes(berth))
+        engine: BerthProcess, http: httpx.Client) -> None:
+    before = set(volumes(engine))
     shown = create(
         http, f"vol-{uuidlib.uuid4().hex[:8]}",
         [member("reader", ["sh", "-c", ("cat /in/seed; touch /in/x || echo refused; "
@@ -80,20 +88,20 @@ def test_members_share_a_volume_and_read_only_is_honoured(
                       [{"name": "data", "mountPath": "/out"}])])
     assert shown["status"] == "Running", shown
     (reader,) = shown["containers"]
-    wait_for(lambda: "refused" in logs_of(docker_client, reader["uuid"]), 30,
+    wait_for(lambda: "refused" in logs_of(http, reader["uuid"]), 30,
              what="the reader's output")
-    out = logs_of(docker_client, reader["uuid"])
+    out = logs_of(http, reader["uuid"])
     assert "seeded" in out and "Read-only file system" in out, out
-    (made,) = set(volumes(berth)) - before          # one volume for both members
-    point = str(berth.dir / "state" / "mnt" / made)
-    assert point in mounts_under(berth.dir)
+    (made,) = set(volumes(engine)) - before          # one volume for both members
+    point = str(engine.dir / "state" / "mnt" / made)
+    assert point in mounts_under(engine.dir)
     delete(http, shown["uuid"])
-    assert made not in volumes(berth), "autoRemove volume left after its capsule"
-    assert point not in mounts_under(berth.dir)
+    assert made not in volumes(engine), "autoRemove volume left after its capsule"
+    assert point not in mounts_under(engine.dir)
 
 
 def test_a_kept_volume_is_found_again_by_a_capsule_of_the_same_name(
-        berth: BerthProcess, http: httpx.Client, docker_client: docker.DockerClient) -> None:
+        engine: BerthProcess, http: httpx.Client) -> None:
     name = f"db-{uuidlib.uuid4().hex[:8]}"
     declared = [{"name": "state", "cinder": {"size": 1}}]
     script = ["sh", "-c", "cat /state/n 2>/dev/null; echo gen >> /state/n; sleep 300"]
@@ -101,10 +109,10 @@ def test_a_kept_volume_is_found_again_by_a_capsule_of_the_same_name(
     first = create(http, name, [member("app", script, mounts)], declared)
     assert first["status"] == "Running", first
     delete(http, first["uuid"])
-    kept = [v for v in volumes(berth).values() if v.name == f"{name}-state"]
+    kept = [v for v in volumes(engine).values() if v.name == f"{name}-state"]
     assert len(kept) == 1 and not kept[0].auto_remove
     second = create(http, name, [member("app", script, mounts)], declared)
     (app,) = second["containers"]
-    wait_for(lambda: "gen" in logs_of(docker_client, app["uuid"]), 30,
+    wait_for(lambda: "gen" in logs_of(http, app["uuid"]), 30,
              what="the second capsule to read the first one's data")
     delete(http, second["uuid"])

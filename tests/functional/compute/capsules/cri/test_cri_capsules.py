@@ -213,7 +213,8 @@ def test_the_member_rows_name_their_cri_containers(
 def test_a_running_capsule_survives_a_containerd_restart(
         cri_berth: BerthProcess, pods: CriRuntime) -> None:
     uuid = create(cri_berth, template([member("steady", QUICK_STOP)]))
-    assert settled(cri_berth, uuid)["status"] == "Running"
+    before = settled(cri_berth, uuid)
+    assert before["status"] == "Running" and before["addresses"], before
     pidfile = Path(STATE) / "containerd.pid"
     assert pidfile.exists(), f"this containerd was not started by ci-services ({pidfile})"
     pid = int(pidfile.read_text())
@@ -230,5 +231,6 @@ def test_a_running_capsule_survives_a_containerd_restart(
     shown = show(cri_berth, uuid)
     assert shown is not None and shown["status"] == "Running", shown
     assert {m["status"] for m in shown["containers"]} == {"Running"}
+    assert shown["addresses"] == before["addresses"]     # the pod kept its network
     delete(cri_berth, uuid)
     assert left_in_containerd(pods, cri_berth.host, uuid) == []

@@ -5,13 +5,14 @@ swept."""
 
 from __future__ import annotations
 
+import json
 import time
 import uuid as uuidlib
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support.berth_proc import TEST_IMAGE, BerthProcess, wait_for
+from support.berth_proc import TEST_IMAGE, BerthProcess, remove_local_networks, wait_for
 from support.containerd import pod_runtime
 
 from berth.runtime.cri.base import PodSpec
@@ -55,6 +56,12 @@ def test_a_cri_capsule_create_killed_half_way_ends_in_error_and_orphan_pods_go(
             assert http.delete(f"/v1/capsules/{uuid}").status_code == 204
             wait_for(lambda: http.get(f"/v1/capsules/{uuid}").status_code == 404, 30,
                      what="the failed capsule to be deleted")
+        # The killed create's pod was plugged through the first daemon's port; the
+        # restarted agent (its daemon on another port, same registry) unplugs it.
+        registry = proc.dir / "state" / "cni" / "registry.json"
+        assert json.loads(registry.read_text()).get("attachments") == []
+        again.stop()
+        remove_local_networks(again)
     finally:
         for pod in pods.pods(proc.host):
             pods.stop_pod(pod.id)
