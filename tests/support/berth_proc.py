@@ -3,8 +3,10 @@ state directory, host name and log file; kill it like an operator would."""
 
 from __future__ import annotations
 
+import ipaddress
 import itertools
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -40,14 +42,31 @@ def wait_for(predicate: Callable[[], object], timeout: float = 30.0, interval: f
     raise AssertionError(f"timed out after {timeout} s waiting for {what} (last: {last!r})")
 
 
-#: Each berth of a test session carves its local networks from a /20 of its own
-#: (10.244.0.0-10.244.95.255; tests/functional/network uses 10.244.110+), so that the
-#: bridges of berths running side by side never share a subnet.
+#: Each berth a test starts carves its local networks from a /20 of its own, taken
+#: from 10.200.0.0/13 (128 of them; tests/functional/network uses 10.244.110+): one
+#: that no route of the host overlaps now, so that berths running side by side (or
+#: bridges a killed one left) never share a subnet, and the host reaches each
+#: container through its own bridge.
+_POOL_SPACE = ipaddress.IPv4Network("10.200.0.0/13")
+_POOL_ORDER = list(_POOL_SPACE.subnets(new_prefix=20))
+random.Random(os.getpid()).shuffle(_POOL_ORDER)
 _POOLS = itertools.count()
 
 
 def next_subnet_pool() -> str:
-    return f"10.244.{(next(_POOLS) % 6) * 16}.0/20"
+    routes = subprocess.run(["ip", "-4", "route"], capture_output=True, text=True,
+                            check=False).stdout.split()
+    taken = []
+    for word in routes:
+        try:
+            taken.append(ipaddress.IPv4Network(word, strict=False))
+        except ValueError:
+            continue
+    for _ in range(len(_POOL_ORDER)):
+        pool = _POOL_ORDER[next(_POOLS) % len(_POOL_ORDER)]
+        if not any(pool.overlaps(t) for t in taken if t.prefixlen >= 13):
+            return str(pool)
+    raise RuntimeError(f"every /20 of {_POOL_SPACE} overlaps a route of this host")
 
 
 class BerthProcess:

@@ -5,7 +5,7 @@ network talk over TCP, a container of another network cannot reach them, fixed I
 network per project, and nothing left (veth, address, registry entry) after a stop,
 a delete or a failed plug.
 
-Every subnet is inside the berth's own /20 of 10.244.0.0/16 (support.berth_proc);
+Every subnet is inside the berth's own /20 of 10.200.0.0/13 (support.berth_proc);
 traffic flows only between the test's containers and the host.
 """
 
