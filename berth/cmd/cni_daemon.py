@@ -18,7 +18,7 @@ from types import FrameType
 
 from oslo_config import cfg
 
-from berth.cmd import helptext
+from berth.cmd import helptext, neutron_wiring
 from berth.cni.daemon import CniDaemon, DaemonSettings
 from berth.common import log
 from berth.conf import CONF
@@ -44,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
          default_config_files=[], version=version_string(), prog="berth-cni-daemon",
          description=helptext.CNI_DAEMON, epilog=helptext.CONFIG)
     log.setup()
-    daemon = CniDaemon(settings(CONF))
+    daemon = CniDaemon(settings(CONF), neutron=neutron_wiring.vif_service(CONF))
     try:
         daemon.start()
     except OSError as err:

@@ -176,9 +176,10 @@ class ContainerNetworks:
 
     # -- attach and detach while the container lives --
 
-    def attach(self, row: Container, network_uuid: str, fixed_ip: str | None
-               ) -> dict[str, Any]:
-        """One more network (the next ethN); plugged at once when the container runs."""
+    def attach(self, row: Container, network_uuid: str, fixed_ip: str | None,
+               port: str | None = None) -> dict[str, Any]:
+        """One more network (the next ethN); plugged at once when the container runs.
+        ``port`` (a Neutron port) is for the Neutron driver's subclass only."""
         entries = requested(row)
         if any(e["network"] == network_uuid for e in entries):
             raise exc.Conflict(f"Container {row.uuid} is already attached to network "
@@ -221,3 +222,19 @@ def follow(networks: ContainerNetworks | None, row: Container,
 def unplug(networks: ContainerNetworks | None, row: Container) -> dict[str, Any]:
     """``ContainerNetworks.unplug``, or nothing without local networks."""
     return networks.unplug(row) if networks is not None else {}
+
+
+def apply_security_groups(networks: ContainerNetworks | None, row: Container) -> None:
+    """The row's security groups on its ports (the Neutron driver); recorded only
+    with local networks."""
+    hook = getattr(networks, "apply_security_groups", None)
+    if hook is not None:
+        hook(row)
+
+
+def release(networks: ContainerNetworks | None, row: Container) -> None:
+    """After a delete's unplug: what the driver made for the container goes (the
+    Neutron driver's ports and security group); nothing for local networks."""
+    hook = getattr(networks, "release", None)
+    if hook is not None:
+        hook(row)
