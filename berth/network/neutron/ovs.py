@@ -35,6 +35,8 @@ from berth.network.bridge import LOOPBACK_INDEX, translate_errors
 
 LOG = logging.getLogger(__name__)
 
+IFA_F_NODAD = 0x02
+
 #: The host end's prefix (os-vif's and Nova's ``tap``).
 TAP_PREFIX = "tap"
 
@@ -115,10 +117,10 @@ class OvsPlugger:
                     raise NetworkDriverError(
                         reason=f"{vif.netns} already has an interface {vif.ifname} that "
                                f"berth did not make") from exc
+            _tune_inside(vif)
             with translate_errors(f"configuring {vif.ifname} in {vif.netns}"), \
                     ns.iproute_in(vif.netns) as inner:
                 _configure_inside(inner, vif)
-            _tx_offload_off(vif)
             _vsctl("--", "--may-exist", "add-port", vif.bridge, host,
                    "--", "set", "Interface", host,
                    f"external_ids:iface-id={vif.port_id}",
@@ -178,7 +180,9 @@ def _configure_inside(ipr: IPRoute, vif: NeutronVIF) -> None:
     index = found[0]
     for text in vif.addresses:
         address = ipaddress.ip_interface(text)
-        kwargs = {"IFA_F_NODAD": True} if address.version == 6 else {}
+        # IPv6: no duplicate address detection (the address is Neutron's, and usable at
+        # once rather than "tentative" for a second or two)
+        kwargs = {"flags": IFA_F_NODAD} if address.version == 6 else {}
         try:
             ipr.addr("add", index=index, address=str(address.ip),
                      prefixlen=address.network.prefixlen, **kwargs)
@@ -200,15 +204,26 @@ def _configure_inside(ipr: IPRoute, vif: NeutronVIF) -> None:
                 raise
 
 
-def _tx_offload_off(vif: NeutronVIF) -> None:
-    if shutil.which("ethtool") is None or shutil.which("nsenter") is None:
-        LOG.warning("ethtool or nsenter missing: TX checksum offload stays on for %s of %s "
-                    "(TCP fails on Open vSwitch's userspace datapath)", vif.ifname,
+def _tune_inside(vif: NeutronVIF) -> None:
+    """Inside the namespace: TX checksum offload off (TCP on the userspace datapath), and
+    IPv6 enabled on the interface when the port has an IPv6 address (Docker disables
+    IPv6 in a container with network_mode none)."""
+    if shutil.which("nsenter") is None:
+        raise NetworkDriverError(reason="nsenter is not installed (util-linux)")
+    steps = []
+    if any(ipaddress.ip_interface(a).version == 6 for a in vif.addresses):
+        steps.append(f"echo 0 > /proc/sys/net/ipv6/conf/{vif.ifname}/disable_ipv6")
+    if shutil.which("ethtool") is not None:
+        steps.append(f"ethtool -K {vif.ifname} tx off >/dev/null")
+    else:
+        LOG.warning("ethtool is missing: TX checksum offload stays on for %s of %s (TCP "
+                    "fails on Open vSwitch's userspace datapath)", vif.ifname,
                     vif.container_id)
+    if not steps:
         return
-    proc = subprocess.run(["nsenter", f"--net={ns.netns_path(vif.netns)}", "ethtool", "-K",
-                           vif.ifname, "tx", "off"], check=False, capture_output=True,
+    proc = subprocess.run(["nsenter", f"--net={ns.netns_path(vif.netns)}", "sh", "-c",
+                           " && ".join(steps)], check=False, capture_output=True,
                           text=True, timeout=30)
     if proc.returncode != 0:
-        LOG.warning("ethtool -K %s tx off failed in %s: %s", vif.ifname, vif.netns,
-                    proc.stderr.strip())
+        raise NetworkDriverError(reason=f"tuning {vif.ifname} in {vif.netns}: "
+                                        f"{proc.stderr.strip() or proc.returncode}")
