@@ -23,6 +23,7 @@ from bench import (
     p10_volume_create,
     p11_auth_cost,
     p12_cri_capsule,
+    p13_neutron_create,
 )
 from bench.common import Berth, Result
 
@@ -40,6 +41,7 @@ BENCHMARKS = {
     "P10": p10_volume_create.p10,
     "P11": p11_auth_cost.p11,
     "P12": p12_cri_capsule.p12,
+    "P13": p13_neutron_create.p13,
 }
 
 
