@@ -92,7 +92,7 @@ def remove_leftovers(host: str = NEUTRON_HOST) -> None:
 @pytest.fixture(scope="module")
 def berth_neutron(neutron: str) -> Iterator[BerthProcess]:
     proc = BerthProcess(berth_conf(neutron), host=NEUTRON_HOST)
-    proc.start()
+    proc.start(timeout=180)
     yield proc
     proc.stop()
     remove_leftovers()
