@@ -99,6 +99,8 @@ class NeutronNetworks(ContainerNetworks):
                     address_entries(entry["network"], port, entry, entry["ifname"]))
         except (CniError, exc.BerthError) as err:
             self._undo(row, plugged, made)
+            if meta.get("exposed_sg") and not (row.cni_metadata or {}).get("exposed_sg"):
+                self._delete_group(meta["exposed_sg"])   # made by this plug: not kept
             reason = getattr(err, "msg", str(err))
             if getattr(err, "http_status", None) == 504:
                 reason = f"{reason} (the port never became ACTIVE in Neutron)"
@@ -191,11 +193,14 @@ class NeutronNetworks(ContainerNetworks):
         self._release_ports(requested(row))
         group = (row.cni_metadata or {}).get("exposed_sg")
         if group:
-            try:
-                self.neutron.delete_security_group(group)
-                LOG.info("deleted security group %s (exposed ports)", group)
-            except NeutronError as err:
-                LOG.error("could not delete security group %s: %s", group, err.msg)
+            self._delete_group(group)
+
+    def _delete_group(self, group: str) -> None:
+        try:
+            self.neutron.delete_security_group(group)
+            LOG.info("deleted security group %s (exposed ports)", group)
+        except NeutronError as err:
+            LOG.error("could not delete security group %s: %s", group, err.msg)
 
     def _release_ports(self, entries: list[dict[str, Any]]) -> None:
         for entry in entries:
