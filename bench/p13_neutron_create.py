@@ -98,7 +98,7 @@ def _neutron_side(raw: httpx.Client, net_id: str, project: str) -> float:
 def _berth_side(http: httpx.Client, net_id: str, poll: float) -> float:
     t0 = time.perf_counter()
     r = http.post("/v1/containers", params={"run": "true"}, json={
-        "image": IMAGE, "command": COMMAND, "image_pull_policy": "ifnotpresent",
+        "image": IMAGE, "command": COMMAND,
         "nets": [{"network": net_id}]})
     r.raise_for_status()
     uuid_ = r.json()["uuid"]
