@@ -3,6 +3,8 @@
 Listens on ``[cni_daemon] cni_daemon_host``:``cni_daemon_port`` (127.0.0.1:9036), keeps
 its attachments in ``[cni_daemon] registry_file``, recovers them at start (undoing what
 a killed daemon left half done), then runs the sync pass every ``sync_interval`` s.
+With ``[network]driver = cni`` it also plugs the agent's Neutron ports into Open
+vSwitch and polls Neutron until they are ACTIVE (``berth.network.neutron``).
 Runs as root (netlink in other namespaces, iptables). SIGTERM or SIGINT stop it; the
 attachments stay (containers keep their network while the daemon is down).
 """
