@@ -25,6 +25,7 @@ from bench import (
     p11_auth_cost,
     p12_cri_capsule,
     p13_dashboard_list,
+    p14_neutron_create,
 )
 from bench.common import Berth, Result
 
@@ -44,6 +45,7 @@ BENCHMARKS = {
     "P11": p11_auth_cost.p11,
     "P12": p12_cri_capsule.p12,
     "P13": p13_dashboard_list.p13,
+    "P14": p14_neutron_create.p14,
 }
 
 

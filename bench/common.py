@@ -104,7 +104,7 @@ class Berth:
     """A berth serve process with an HTTP client, for the benchmarks."""
 
     def __init__(self, extra_conf: str = "") -> None:
-        self.proc = BerthProcess(extra_conf).start()
+        self.proc = BerthProcess(extra_conf).start(timeout=180)   # a loaded machine starts slowly
         self._headers = {"X-Auth-Token": "admin", "OpenStack-API-Version": "container 1.40"}
         # Idle connections are dropped after 2 s, before the server's keep-alive of
         # 5 s closes them: a POST sent on a connection the server is closing fails

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README command 2: install everything the tests need on this Debian machine (Docker
 # engine, a local registry, test images, RabbitMQ/PostgreSQL/MariaDB clients, and the
-# OpenStack Placement, Keystone and Cinder services for integration tests, berth with
+# OpenStack Placement, Keystone, Cinder and Neutron services for integration tests, berth with
 # its test extras) and run the whole suite. Extra arguments go to pytest.
 source "$(dirname "$0")/lib.sh"
 need_root
@@ -18,10 +18,15 @@ for svc in rabbitmq postgres; do
     [[ $state == *": up"* ]] || STOP+=("$svc")
 done
 STOP+=(cinder)   # stop runs the list backwards: Cinder first, while its database and vhost are there
-trap 'bash "$ROOT/.ci/ci-services.sh" stop "${STOP[@]}" >/dev/null 2>&1 || true' EXIT
+# Neutron first: its database and vhost go while MariaDB and RabbitMQ are still there.
+trap 'bash "$ROOT/.ci/neutron-ci.sh" stop >/dev/null 2>&1 || true
+      bash "$ROOT/.ci/ci-services.sh" stop "${STOP[@]}" >/dev/null 2>&1 || true' EXIT
 # containerd (capsule_driver = cri) after docker: its images are imported from there.
 bash "$ROOT/.ci/ci-services.sh" start docker registry rabbitmq postgres placement keystone cinder \
     containerd
+# Neutron (tests/integration/network): its own script, like Cinder's; needs RabbitMQ
+# (started above) and MariaDB.
+bash "$ROOT/.ci/neutron-ci.sh" start
 bash "$ROOT/.ci/make-test-images.sh" --push 127.0.0.1:5000 busybox
 ensure_venv test
 cd "$ROOT"

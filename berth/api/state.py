@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from berth.api.schemas.container import CreateLimits
 from berth.conf.api import BODY_TIMEOUT, MAX_REQUEST_BODY_SIZE
@@ -70,6 +71,8 @@ class ApiState:
     readiness: Readiness | None = None
     #: The API side of the volume drivers (look-ups and creates), by provider.
     volume_drivers: dict[str, VolumeDriver] = field(default_factory=dict)
+    #: With [network]driver = cni: the Neutron client (berth.network.neutron.client).
+    neutron: Any = None
 
     def __post_init__(self) -> None:
         if self.up_hosts is None:

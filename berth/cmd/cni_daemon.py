@@ -3,6 +3,8 @@
 Listens on ``[cni_daemon] cni_daemon_host``:``cni_daemon_port`` (127.0.0.1:9036), keeps
 its attachments in ``[cni_daemon] registry_file``, recovers them at start (undoing what
 a killed daemon left half done), then runs the sync pass every ``sync_interval`` s.
+With ``[network]driver = cni`` it also plugs the agent's Neutron ports into Open
+vSwitch and polls Neutron until they are ACTIVE (``berth.network.neutron``).
 Runs as root (netlink in other namespaces, iptables). SIGTERM or SIGINT stop it; the
 attachments stay (containers keep their network while the daemon is down).
 """
@@ -18,7 +20,7 @@ from types import FrameType
 
 from oslo_config import cfg
 
-from berth.cmd import helptext
+from berth.cmd import helptext, neutron_wiring
 from berth.cni.daemon import CniDaemon, DaemonSettings
 from berth.common import log
 from berth.conf import CONF
@@ -44,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
          default_config_files=[], version=version_string(), prog="berth-cni-daemon",
          description=helptext.CNI_DAEMON, epilog=helptext.CONFIG)
     log.setup()
-    daemon = CniDaemon(settings(CONF))
+    daemon = CniDaemon(settings(CONF), neutron=neutron_wiring.vif_service(CONF))
     try:
         daemon.start()
     except OSError as err:

@@ -84,7 +84,9 @@ CNI_DAEMON = ("berth-cni-daemon: plugs containers into berth's local networks (a
               "for berth-cni and the compute agent. It listens on [cni_daemon]"
               f"cni_daemon_host:cni_daemon_port (default {_CNI_HOST}:{_CNI_PORT}), keeps its "
               "attachments in [cni_daemon]registry_file (default under [DEFAULT]state_path) "
-              "and undoes at start what a killed daemon left half done. Runs as root. "
+              "and undoes at start what a killed daemon left half done. With [network]driver "
+              "= cni it also plugs the agent's Neutron ports into Open vSwitch ([neutron]) "
+              "and waits until Neutron reports them ACTIVE. Runs as root. "
               "Stops on SIGTERM or Ctrl-C; the containers keep their network.")
 
 CNI = ("berth-cni: a CNI 1.0 plugin. A container runtime runs it with CNI_COMMAND (ADD, "

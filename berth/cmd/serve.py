@@ -16,7 +16,7 @@ from oslo_config import cfg
 
 from berth.api import server as api_server
 from berth.api.app import create_app
-from berth.cmd import cni_daemon, wiring, wsproxy
+from berth.cmd import cni_daemon, neutron_wiring, wiring, wsproxy
 from berth.cni.daemon import CniDaemon
 from berth.metrics.health import Readiness
 
@@ -46,9 +46,10 @@ def _start_cni_daemon(conf: cfg.ConfigOpts) -> CniDaemon | None | Literal[False]
     """The embedded CNI daemon (before the agent, whose start-up recovery may plug
     containers); None with ``[network]driver = docker``; False when it cannot start
     (logged)."""
-    if conf.network.driver != "local":
+    if conf.network.driver not in ("local", "cni"):
+        neutron_wiring.check_driver(conf)
         return None
-    daemon = CniDaemon(cni_daemon.settings(conf))
+    daemon = CniDaemon(cni_daemon.settings(conf), neutron=neutron_wiring.vif_service(conf))
     try:
         daemon.start()
     except OSError as err:

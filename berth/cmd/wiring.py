@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from oslo_config import cfg
 
+from berth.cmd import neutron_wiring
 from berth.cni.client import DaemonClient
 from berth.compute.agent import AgentConfig, ComputeAgent
 from berth.compute.deps import AgentSettings
@@ -120,10 +121,13 @@ def build_networks(conf: cfg.ConfigOpts, db: Database, daemon_url: str | None = 
                    ) -> ContainerNetworks | None:
     """``[network]driver``: local (plugged by the CNI daemon at ``daemon_url``, by
     default ``[cni_daemon]cni_daemon_host:cni_daemon_port``) or docker (None)."""
-    if conf.network.driver != "local":
-        return None
+    neutron_wiring.check_driver(conf)
     c = conf.cni_daemon
     url = daemon_url or f"http://{c.cni_daemon_host}:{c.cni_daemon_port}"
+    if conf.network.driver == "cni":
+        return neutron_wiring.networks(conf, db, url)
+    if conf.network.driver != "local":
+        return None
     return ContainerNetworks(db, DaemonClient(url, timeout=float(c.vif_active_timeout) + 30),
                              masquerade=conf.network.local_masquerade)
 
@@ -267,6 +271,7 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
     compute = ComputeAPI(transport, up_hosts, call_timeout=conf.compute.rpc_call_timeout)
     return ApiState(db=db, compute=compute, scheduler=scheduler, settings=settings,
                     up_hosts=up_hosts, volume_drivers=build_drivers(conf),
+                    neutron=neutron_wiring.neutron_api(conf),
                     readiness=Readiness({"database": db.ping, "rpc": transport.check}))
 
 

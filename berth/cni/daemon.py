@@ -20,6 +20,7 @@ from berth.cni.server import DaemonHTTPServer
 from berth.cni.service import CniService, FirewallRules
 from berth.cni.sync import AttachmentSyncer
 from berth.network.base import NetworkDriver, NetworkDriverError
+from berth.network.neutron.vifs import NeutronVifService
 
 LOG = logging.getLogger(__name__)
 
@@ -38,7 +39,8 @@ class DaemonSettings:
 
 class CniDaemon:
     def __init__(self, settings: DaemonSettings, driver: NetworkDriver | None = None,
-                 firewall: FirewallRules | None = None) -> None:
+                 firewall: FirewallRules | None = None,
+                 neutron: NeutronVifService | None = None) -> None:
         if driver is None or firewall is None:  # the real ones need pyroute2 and iptables
             from berth.network.bridge import BridgeDriver
             from berth.network.firewall import Firewall
@@ -50,6 +52,10 @@ class CniDaemon:
                                   sweep_orphan_veths=settings.sweep_orphan_veths,
                                   network_linger=settings.network_linger)
         self.syncer = AttachmentSyncer(self.service.sync, interval=settings.sync_interval)
+        #: The cni driver's Neutron ports ([network]driver = cni), with their own sync.
+        self.neutron = neutron
+        self.neutron_syncer = (AttachmentSyncer(neutron.sync, interval=settings.sync_interval)
+                               if neutron is not None else None)
         self._server: DaemonHTTPServer | None = None
         self._serving: threading.Thread | None = None
 
@@ -62,7 +68,7 @@ class CniDaemon:
         """Listen, recover, serve, sync. ``OSError`` when the address is taken; the
         recovery's errors propagate (and nothing is left listening)."""
         s = self.settings
-        server = DaemonHTTPServer(self.service, s.host, s.port, s.workers)
+        server = DaemonHTTPServer(self.service, s.host, s.port, s.workers, self.neutron)
         try:
             self.service.recover()
         except BaseException:
@@ -74,6 +80,8 @@ class CniDaemon:
                                          daemon=True)
         self._serving.start()
         self.syncer.start()
+        if self.neutron_syncer is not None:
+            self.neutron_syncer.start()
         LOG.info("CNI daemon serving on %s (registry %s)", self.url, s.registry_file)
 
     def healthy(self) -> bool:
@@ -94,6 +102,10 @@ class CniDaemon:
         """Stop serving and syncing; attachments stay as they are, networks without
         attachments (kept for ``network_linger``) go. Safe twice."""
         self.syncer.stop()
+        if self.neutron_syncer is not None:
+            self.neutron_syncer.stop()
+        if self.neutron is not None:
+            self.neutron.poller.stop()
         server, self._server = self._server, None
         if server is not None:
             server.shutdown()

@@ -45,6 +45,8 @@ from berth.network.base import (
     NetworkDriverError,
     VIFNotReady,
 )
+from berth.network.neutron.ovs import NeutronVIF
+from berth.network.neutron.vifs import NeutronVifService
 from berth.network.policy import InvalidPolicy, Policy
 
 LOG = logging.getLogger(__name__)
@@ -88,6 +90,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.NOT_FOUND, {"msg": f"no such path {self.path}"})
 
     def do_POST(self) -> None:
+        if self.path.startswith("/neutron/"):
+            self._neutron()
+            return
         action = {"/addNetwork": "add", "/delNetwork": "delete",
                   "/checkNetwork": "check", "/setPolicy": "set_policy"}.get(self.path)
         if action is None:
@@ -135,6 +140,41 @@ class _Handler(BaseHTTPRequestHandler):
         with log.container_context(container_id):
             changed = self.server.service.set_policy(container_id, policy)
         self._send(HTTPStatus.OK, {"changed": changed})
+    def _neutron(self) -> None:
+        """``POST /neutron/addVif`` (a ``NeutronVIF``) and ``/neutron/delVif``
+        (``port_id``, ``bridge``): the cni driver's Neutron ports, answered as the CNI
+        endpoints answer (504 when the port does not become ACTIVE in time)."""
+        service = self.server.neutron
+        try:
+            if service is None:
+                raise CniError(Code.INVALID_NETWORK_CONFIG, "this daemon runs no Neutron "
+                               "VIF backend: set [network]driver = cni")
+            length = int(self.headers.get("Content-Length") or 0)
+            if not 0 < length <= MAX_BODY:
+                raise CniError(Code.DECODE_FAILURE, f"request body of {length} bytes")
+            try:
+                body = json.loads(self.rfile.read(length))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise CniError(Code.DECODE_FAILURE, "request body is not JSON", str(exc)) from exc
+            if not isinstance(body, dict):
+                raise CniError(Code.DECODE_FAILURE, "request body is not a JSON object")
+            with log.container_context(str(body.get("container_id") or "")):
+                if self.path == "/neutron/addVif":
+                    try:
+                        vif = NeutronVIF.from_dict(body)
+                    except (KeyError, TypeError, ValueError) as exc:
+                        raise CniError(Code.DECODE_FAILURE, f"not a VIF: {exc}") from exc
+                    self._send(HTTPStatus.OK, service.add(vif).to_dict())
+                elif self.path == "/neutron/delVif":
+                    service.delete(str(body["port_id"]), body.get("bridge"))
+                    self._send(HTTPStatus.NO_CONTENT, None)
+                else:
+                    self._send(HTTPStatus.NOT_FOUND, {"msg": f"no such path {self.path}"})
+        except Exception as exc:  # noqa: BLE001 - every failure is answered, never dropped
+            status, err = error_answer(exc)
+            log_at = LOG.error if status >= 500 else LOG.info
+            log_at("%s failed (%d): %s", self.path, status, err.msg)
+            self._send(status, err.to_json())
 
     def _send(self, status: int, payload: Any) -> None:
         data = b"" if payload is None else json.dumps(payload).encode()
@@ -156,8 +196,10 @@ class DaemonHTTPServer(HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, service: CniService, host: str, port: int, workers: int) -> None:
+    def __init__(self, service: CniService, host: str, port: int, workers: int,
+                 neutron: NeutronVifService | None = None) -> None:
         self.service = service
+        self.neutron = neutron
         self.ready = threading.Event()
         self.pool = ElasticThreadPool(workers, thread_name_prefix="cni-worker")
         super().__init__((host, port), _Handler)

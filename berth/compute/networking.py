@@ -152,14 +152,14 @@ class ContainerNetworks:
             LOG.info("address %s was taken meanwhile (%s); taking another", wanted, err.msg)
             return self.client.add(spec, row.uuid, netns, entry["ifname"], policy=policy)
 
-    def apply_policy(self, row: Container, security_groups: list[str]) -> None:
-        """The plugged interfaces of the row take its policy with ``security_groups``
-        (add/remove_security_group): at once, before the row records the change.
-        Nothing to do while it is unplugged: its next plug carries the row's groups.
+    def apply_security_groups(self, row: Container) -> None:
+        """The plugged interfaces of the row take its policy with the row's (changed)
+        ``security_groups`` (add/remove_security_group): at once, before the row records
+        the change. Nothing to do while it is unplugged: its next plug carries them.
         ``NetworkPlugFailed`` when the daemon refuses or cannot be reached."""
         if not requested(row) or not plugged_pid(row):
             return
-        policy = Policy.of_container(security_groups, row.exposed_ports)
+        policy = policy_of(row)
         try:
             self.client.set_policy(row.uuid, policy)
         except CniError as err:
@@ -195,9 +195,10 @@ class ContainerNetworks:
 
     # -- attach and detach while the container lives --
 
-    def attach(self, row: Container, network_uuid: str, fixed_ip: str | None
-               ) -> dict[str, Any]:
-        """One more network (the next ethN); plugged at once when the container runs."""
+    def attach(self, row: Container, network_uuid: str, fixed_ip: str | None,
+               port: str | None = None) -> dict[str, Any]:
+        """One more network (the next ethN); plugged at once when the container runs.
+        ``port`` (a Neutron port) is for the Neutron driver's subclass only."""
         entries = requested(row)
         if any(e["network"] == network_uuid for e in entries):
             raise exc.Conflict(f"Container {row.uuid} is already attached to network "
@@ -246,3 +247,18 @@ def follow(networks: ContainerNetworks | None, row: Container,
 def unplug(networks: ContainerNetworks | None, row: Container) -> dict[str, Any]:
     """``ContainerNetworks.unplug``, or nothing without local networks."""
     return networks.unplug(row) if networks is not None else {}
+
+
+def apply_security_groups(networks: ContainerNetworks | None, row: Container) -> None:
+    """The row's security groups enforced where it is plugged: the daemon's rules on
+    local networks, the ports' groups with Neutron; nothing with Docker's driver."""
+    if networks is not None:
+        networks.apply_security_groups(row)
+
+
+def release(networks: ContainerNetworks | None, row: Container) -> None:
+    """After a delete's unplug: what the driver made for the container goes (the
+    Neutron driver's ports and security group); nothing for local networks."""
+    hook = getattr(networks, "release", None)
+    if hook is not None:
+        hook(row)

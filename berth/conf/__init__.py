@@ -16,6 +16,8 @@ from berth.conf import (
     default,
     docker,
     network,
+    neutron,
+    neutron_client,
     placement,
     quota,
     scheduler,
@@ -26,7 +28,8 @@ from berth.conf import (
 CONF = cfg.CONF
 
 _MODULES = (default, api, compute, database, docker, scheduler, websocket_proxy, quota,
-            placement, cni_daemon, network, volume, cinder_client, cri)
+            placement, cni_daemon, network, neutron, neutron_client, volume, cinder_client,
+            cri)
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

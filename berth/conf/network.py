@@ -6,13 +6,17 @@ from oslo_config import cfg
 GROUP = "network"
 
 OPTS = [
-    cfg.StrOpt("driver", default="local", choices=["local", "docker"],
+    cfg.StrOpt("driver", default="local", choices=["local", "docker", "cni", "kuryr"],
                help="The container network driver. 'local' (berth's default): berth's own "
                     "networks, a Linux bridge each, containers plugged by the CNI daemon "
                     "([cni_daemon]) with addresses from berth's IPAM; a project gets a "
                     "default network on first use. 'docker': containers stay on Docker's "
                     "default bridge and the API reports no address (berth before "
-                    "networking). Zun's 'kuryr' and 'cni' (Neutron) are not available yet."),
+                    "networking). 'cni' (Zun's name): OpenStack Neutron ports, bound to "
+                    "this host and plugged into the Open vSwitch integration bridge by the "
+                    "CNI daemon as os-vif does ([neutron], [neutron_client]). 'kuryr' "
+                    "(Zun's default, the kuryr-libnetwork Docker plugin) is refused at "
+                    "start-up: use 'cni'."),
     cfg.StrOpt("local_subnet_pool", default="10.244.0.0/16",
                help="berth: the pool local networks' subnets are carved from, one "
                     "local_subnet_prefix subnet per network."),

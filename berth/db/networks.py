@@ -146,3 +146,16 @@ def find_by_neutron_net_id(db: Database, neutron_net_id: str) -> Network | None:
     with db.reader() as s:
         return s.scalars(select(Network).where(
             Network.neutron_net_id == neutron_net_id).limit(1)).first()
+
+
+def create_neutron(db: Database, values: Mapping[str, Any]) -> Network:
+    """A record of a Neutron network ([network]driver = cni). The local columns hold
+    placeholders: ``subnet`` (unique) ``neutron:<id>``, no gateway, the bridge
+    ``br-int``; Neutron holds the subnets."""
+    neutron_id = str(values["neutron_net_id"])
+    row = Network(uuid=str(uuidlib.uuid4()), subnet=f"n:{neutron_id}"[:43], gateway="",
+                  bridge="br-int", **dict(values))
+    with db.writer() as s:
+        s.add(row)
+    LOG.info("recorded Neutron network %s as %s (%s)", neutron_id, row.uuid, row.name)
+    return row

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from berth.api.operations import networks as networks_api
 from berth.api.operations import quotas as quotas_api
 from berth.api.operations.containers import _check_image, _check_name, _ready_for, get
 from berth.api.state import ApiState
@@ -189,6 +190,8 @@ def _same_name(row: Container) -> exc.Conflict:
 
 def add_security_group(state: ApiState, ctx: RequestContext, ident: str, name: str) -> None:
     row = _prepare(state, ctx, ident, "add_security_group", needs_engine=False)
+    if networks_api.neutron.enabled(state):   # Neutron's groups, recorded by id
+        name = networks_api.neutron.security_group(state, ctx, name)
     if name in (row.security_groups or []):
         raise exc.InvalidParameterValue(
             err=f"Security group {name} is already on container {row.uuid}; nothing to add.")
@@ -199,6 +202,8 @@ def remove_security_group(state: ApiState, ctx: RequestContext, ident: str, name
                           ) -> None:
     row = _prepare(state, ctx, ident, "remove_security_group", needs_engine=False)
     groups = row.security_groups or []
+    if networks_api.neutron.enabled(state) and name not in groups:
+        name = networks_api.neutron.security_group(state, ctx, name)
     if name not in groups:
         on = ", ".join(groups) if groups else "none"
         raise exc.InvalidParameterValue(

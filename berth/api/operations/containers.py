@@ -61,6 +61,9 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
     requested_networks = networks_api.resolve_for_create(state, ctx, extras.get("nets"))
     if requested_networks:
         fields["cni_metadata"] = networks_api.metadata_of(requested_networks)
+    if networks_api.neutron.enabled(state) and fields.get("security_groups"):
+        fields["security_groups"] = networks_api.neutron.security_groups(
+            state, ctx, fields["security_groups"])
     values: dict[str, Any] = dict(fields, project_id=ctx.project_id, user_id=ctx.user_id,
                                   status=Status.CREATING.value)
     return volumes_api.created_with(

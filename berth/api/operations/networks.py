@@ -16,6 +16,7 @@ import logging
 from typing import Any
 
 from berth.api.microversions import APIVersion
+from berth.api.operations import neutron_networks as neutron
 from berth.api.schemas import networks as schemas
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
@@ -53,6 +54,8 @@ def resolve_for_create(state: ApiState, ctx: RequestContext,
     """The create's ``requested_networks`` in Zun's RPC shape (model.md §7): the
     networks of ``nets``, or the project's default network when it is empty. Empty
     with the docker driver."""
+    if neutron.enabled(state):
+        return neutron.resolve_for_create(state, ctx, nets)
     if not local(state):
         return []
     if not nets:
@@ -104,7 +107,10 @@ def metadata_of(requested: list[dict[str, Any]]) -> dict[str, Any] | None:
     if not requested:
         return None
     return {"networks": [{"network": r["network"], "ifname": f"eth{i}",
-                          "fixed_ip": r.get("fixed_ip") or None}
+                          "fixed_ip": r.get("fixed_ip") or None,
+                          # a Neutron port the user gave (kept after the delete)
+                          **({"port": r["port"], "preserve_on_delete": True}
+                             if r.get("port") else {})}
                          for i, r in enumerate(requested)], "pid": 0}
 
 
@@ -116,7 +122,7 @@ def _admin(ctx: RequestContext, action: str) -> None:
 
 
 def _require_local(state: ApiState) -> None:
-    if not local(state):
+    if not local(state) and not neutron.enabled(state):
         raise exc.Invalid("This berth keeps containers on Docker's default bridge "
                           "([network]driver = docker): it has no networks to create, "
                           "delete, attach or detach.")
@@ -127,6 +133,8 @@ def create_network(state: ApiState, ctx: RequestContext, body: Any) -> Network:
     _require_local(state)
     data = schemas.NETWORK_CREATE.check(body)
     name = str(data["name"])
+    if neutron.enabled(state):
+        return neutron.create_record(state, ctx, data)
     try:
         db_networks.get(state.db, name, ctx.project_id)
     except exc.NetworkNotFound:
@@ -176,6 +184,9 @@ def attach(state: ApiState, ctx: RequestContext, row: Container, params: dict[st
            ) -> None:
     _require_local(state)
     data = schemas.NETWORK_ATTACH.check(params)
+    if neutron.enabled(state):
+        _neutron_attach(state, ctx, row, data)
+        return
     network = find(state, ctx, _one_of(data))
     if any(n.get("network") == network.uuid for n in attached(row)):
         raise exc.Invalid(f"Container {row.uuid} is already attached to network "
@@ -190,6 +201,9 @@ def detach(state: ApiState, ctx: RequestContext, row: Container, params: dict[st
            ) -> None:
     _require_local(state)
     data = schemas.NETWORK_DETACH.check(params)
+    if neutron.enabled(state):
+        _neutron_detach(state, ctx, row, data)
+        return
     network = find(state, ctx, _one_of(data))
     if not any(n.get("network") == network.uuid for n in attached(row)):
         raise exc.Invalid(f"Container {row.uuid} is not attached to network "
@@ -197,6 +211,38 @@ def detach(state: ApiState, ctx: RequestContext, row: Container, params: dict[st
     state.compute.check_host(row)
     actions.action_start(state.db, ctx, row.uuid, "network_detach")
     state.compute.network_detach(ctx, row, network.uuid)
+
+
+def _neutron_attach(state: ApiState, ctx: RequestContext, row: Container,
+                    data: dict[str, Any]) -> None:
+    if ("network" in data) == ("port" in data):
+        raise exc.InvalidParameterValue(
+            err="Give exactly one of 'network' (a name or id) or 'port'.")
+    entry = neutron.attach_entry(state, ctx, data)
+    if any(n.get("network") == entry["network"] for n in attached(row)):
+        raise exc.Invalid(f"Container {row.uuid} is already attached to network "
+                          f"{entry['network']}.")
+    state.compute.check_host(row)
+    actions.action_start(state.db, ctx, row.uuid, "network_attach")
+    state.compute.network_attach(ctx, row, entry)
+
+
+def _neutron_detach(state: ApiState, ctx: RequestContext, row: Container,
+                    data: dict[str, Any]) -> None:
+    if ("network" in data) == ("port" in data):
+        raise exc.InvalidParameterValue(
+            err="Give exactly one of 'network' (a name or id) or 'port'.")
+    if "port" in data:
+        match = [n for n in attached(row) if n.get("port") == data["port"]]
+        network_id = match[0]["network"] if match else str(data["port"])
+    else:
+        network_id = neutron.network(state, ctx, str(data["network"]), "network").id
+    if not any(n.get("network") == network_id for n in attached(row)):
+        raise exc.Invalid(f"Container {row.uuid} is not attached to "
+                          f"{data.get('network') or data.get('port')}.")
+    state.compute.check_host(row)
+    actions.action_start(state.db, ctx, row.uuid, "network_detach")
+    state.compute.network_detach(ctx, row, network_id)
 
 
 def attached(row: Container) -> list[dict[str, Any]]:

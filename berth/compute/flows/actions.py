@@ -33,6 +33,7 @@ from sqlalchemy import Connection
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.units import memory_mib
+from berth.compute import networking
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.flows.create import allocate, cpu_shares_of
@@ -381,8 +382,8 @@ def _security_group(deps: AgentDeps, ctx: RequestContext, uuid: str, group: str,
                     LOG.info("security group %s already %s", group,
                              "present" if add else "absent")
                     return
-                if deps.networks is not None:
-                    deps.networks.apply_policy(row, groups)
+                row.security_groups = groups
+                networking.apply_security_groups(deps.networks, row)
                 containers.update_(deps.db, uuid, {"security_groups": groups})
         LOG.info("security group %s %s%s", group, "added" if add else "removed",
                  "" if deps.networks is not None else

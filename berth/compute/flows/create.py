@@ -42,6 +42,7 @@ from typing import Any
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.units import memory_mib
+from berth.compute import networking
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.flows.lifecycle import start_in_runtime
@@ -93,8 +94,31 @@ def create_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
             with common.recorded(deps, ctx, uuid, "compute__do_container_start",
                                  started=create.next_event_id):
                 start_in_runtime(deps, row, task_held=True, starting=starting)
+        except networking.NetworkPlugFailed as err:
+            _fail_unplugged(deps, ctx if volumes else None, uuid, row.container_id, err)
         except exc.BerthError:
             pass   # start_in_runtime recorded the failure on the row
+
+
+def _fail_unplugged(deps: AgentDeps, ctx: RequestContext | None, uuid: str,
+                    container_id: str | None, err: networking.NetworkPlugFailed) -> None:
+    """A create whose network cannot be plugged ends as a failed create does: Error
+    with the reason, no Docker container (a stopped one would be synced back to
+    Stopped, hiding the reason), and nothing held (allocation, volumes, claim). A
+    later start's failed plug leaves it Stopped."""
+    if container_id:
+        try:
+            deps.runtime.delete(container_id, force=True)
+        except rt.RuntimeNotFound:
+            pass
+        except rt.RuntimeDriverError as rm_err:
+            LOG.warning("could not remove the unplugged Docker container %s: %s",
+                        container_id[:12], rm_err.msg)
+    release_allocation(deps, uuid)
+    release_volumes(deps, ctx, uuid)
+    common.fail(deps, uuid, f"{err.msg}. The container was not created; fix the cause "
+                            f"and create it again.", container_id=None)
+    deps.tracker.publish_usage()
 
 
 def _finish_create_action(deps: AgentDeps, ctx: RequestContext, uuid: str, error: bool) -> None:

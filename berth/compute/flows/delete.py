@@ -16,6 +16,7 @@ import sqlalchemy.exc
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.compute import networking
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.flows.lifecycle import unplug_quietly
@@ -83,6 +84,7 @@ def _delete(deps: AgentDeps, row: Container, steal: bool,
                     LOG.warning("Docker could not remove the container (%s); forced "
                                 "delete goes on", err.msg)
             unplug_quietly(deps, row, None)
+            networking.release(deps.networks, row)
             if deps.volumes is not None:
                 deps.volumes.release(ctx, [uuid])
             if not _release_allocation(deps, uuid):

@@ -28,7 +28,8 @@ def attach_network(deps: AgentDeps, ctx: RequestContext, uuid: str,
     with common.recorded(deps, ctx, uuid, "compute__do_network_attach"), \
             common.task(deps, uuid, TaskState.NETWORK_ATTACHING) as row:
         values = networks.attach(row, str(requested_network["network"]),
-                                 requested_network.get("fixed_ip") or None)
+                                 requested_network.get("fixed_ip") or None,
+                                 port=requested_network.get("port") or None)
         row = containers.update_(deps.db, uuid, values)
     LOG.info("attached to network %s", requested_network["network"])
     return row

@@ -165,11 +165,14 @@ def test_each_plug_carries_the_rows_policy_and_a_group_change_reaches_a_plugged_
     a = db_networks.create_local(db, POOL, {"name": "a"})
     row = row_on(db, a.uuid)
     row = apply(db, row, {"exposed_ports": {"80/tcp": {}}})
-    nets.apply_policy(row, ["g"])                         # unplugged: nothing to tell
+    row.security_groups = ["g"]
+    nets.apply_security_groups(row)                       # unplugged: nothing to tell
     assert ("set_policy", row.uuid, "") not in daemon.calls
+    row.security_groups = []
     row = apply(db, row, nets.follow(row, seen(100)))
     assert daemon.policies[row.uuid] == Policy.build((), ["80/tcp"])
-    nets.apply_policy(row, ["g"])
+    row.security_groups = ["g"]
+    nets.apply_security_groups(row)
     assert daemon.policies[row.uuid] == Policy.build(["g"], ["80/tcp"])
     plain = row_on(db, a.uuid)
     apply(db, plain, nets.follow(plain, seen(101)))

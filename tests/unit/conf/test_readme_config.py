@@ -33,6 +33,10 @@ def _options(block: str) -> cfg.ConfigOpts:
         cinder_client.register_auth_opts(conf)
         conf.register_opts(loading.get_auth_plugin_conf_options("password"),
                            group="cinder_client")
+    if "[neutron]" in block:           # so does the cni network driver
+        from berth.conf import neutron
+        neutron.register_auth_opts(conf)
+        conf.register_opts(loading.get_auth_plugin_conf_options("password"), group="neutron")
     return conf
 
 

@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# A real OpenStack Neutron 29 (ML2 + Open vSwitch on the userspace datapath, MariaDB,
+# noauth) on loopback, for the cni network driver's integration tests. Adapted from
+# shared/tools/neutron/neutron-up.sh and neutron-down.sh (shared/infra.md section 10).
+#
+#   neutron-ci.sh install   apt packages and the venv, both skipped when already there
+#                           (the venv is pinned by constraints/neutron.txt and stamped)
+#   neutron-ci.sh start     install, set up (database, vhost, config, OVS bridges) and start
+#                           the API, the RPC server and the OVS agent; only checks them when
+#                           they answer already
+#   neutron-ci.sh stop      stop what start started (by pid), drop its database and vhost,
+#                           remove br-int and br-phys1, and OVS itself when start started it
+#   neutron-ci.sh status    "neutron: up ..." or "neutron: down"
+#   neutron-ci.sh env       BERTH_NEUTRON_URL, BERTH_NEUTRON_HOST, BERTH_NEUTRON_BASE
+#
+# Neutron's host (the agent's, and the binding:host_id berth gives its ports) is
+# $NEUTRON_HOST (default berth-neutron-ci), not the machine's hostname: a berth under test
+# runs with that [DEFAULT]host. Pitfalls worked around (infra.md §10): no neutron-server in
+# 29 (the API is WSGI, run under gunicorn through a shim); rpc_workers >= 1; root_helper =
+# env (no sudo); MariaDB (a 2025.2 migration is MySQL-only); the agent ignores SIGTERM.
+# Needs root, MariaDB on 127.0.0.1:3306 (root, no password), RabbitMQ with the user berth
+# (ci-services.sh start rabbitmq).
+set -euo pipefail
+BASE=${BASE:-${BERTH_CI_STATE:-/var/tmp/berth-ci}/neutron}
+NEUTRON_HOST=${NEUTRON_HOST:-berth-neutron-ci}
+DBNAME=neutron_ci
+VHOST=neutron_ci
+PORT=${BERTH_NEUTRON_PORT:-9696}
+NEUTRON_VERSION=29.0.0
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CONSTRAINTS=$HERE/constraints/neutron.txt
+V=$BASE/venv/bin
+URL="http://127.0.0.1:$PORT"
+CONF="--config-file $BASE/etc/neutron.conf --config-file $BASE/etc/plugins/ml2/ml2_conf.ini"
+SERVICES=(api rpc-server ovs-agent)
+
+log() { printf '[neutron-ci] %s\n' "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1f", b-a}'; }
+pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
+
+agent_up() {   # the API answers, the OVS agent is alive and has finished a loop
+    curl -fsS -m 3 "$URL/v2.0/agents?binary=neutron-openvswitch-agent&host=$NEUTRON_HOST" 2>/dev/null \
+        | grep -q '"alive": *true' || return 1
+    grep -q 'rpc_loop - iteration:0 completed' "$BASE/log/ovs-agent.log" 2>/dev/null
+}
+
+install() {
+    local need="" c t0
+    for c in ovs-vswitchd:openvswitch-switch ethtool:ethtool nsenter:util-linux curl:curl mysql:mariadb-client; do
+        command -v "${c%%:*}" >/dev/null || need="$need ${c##*:}"
+    done
+    if [ -n "$need" ]; then
+        t0=$(now); mkdir -p "$BASE"
+        export DEBIAN_FRONTEND=noninteractive
+        # shellcheck disable=SC2086
+        apt-get install -y -q --no-install-recommends $need >>"$BASE/apt.log" 2>&1 || {
+            apt-get update -q >>"$BASE/apt.log" 2>&1
+            # shellcheck disable=SC2086
+            apt-get install -y -q --no-install-recommends $need >>"$BASE/apt.log" 2>&1
+        } || { tail -n 20 "$BASE/apt.log" >&2; die "apt-get install$need failed"; }
+        log "installed$need in $(since "$t0") s"
+    fi
+    local want; want="neutron==$NEUTRON_VERSION $(md5sum <"$CONSTRAINTS" | cut -c1-32)"
+    [ -f "$BASE/venv/.berth-installed" ] && [ "$(cat "$BASE/venv/.berth-installed")" = "$want" ] && return 0
+    if [ -x "$V/neutron-rpc-server" ] && "$V/pip" freeze 2>/dev/null | grep -v '^-e' \
+            | diff -q - <(cat "$CONSTRAINTS") >/dev/null; then
+        echo "$want" >"$BASE/venv/.berth-installed"; return 0     # made by the shared recipe
+    fi
+    t0=$(now); mkdir -p "$BASE"; rm -rf "$BASE/venv"
+    python3 -m venv "$BASE/venv"
+    "$V/pip" install -q --disable-pip-version-check -c "$CONSTRAINTS" "neutron==$NEUTRON_VERSION" \
+        PyMySQL gunicorn >"$BASE/pip.log" 2>&1 \
+        || { tail -n 20 "$BASE/pip.log" >&2; die "pip install neutron==$NEUTRON_VERSION failed"; }
+    echo "$want" >"$BASE/venv/.berth-installed"
+    log "venv $BASE/venv ready in $(since "$t0") s"
+}
+
+setup() {
+    mkdir -p "$BASE"/{etc/plugins/ml2,state,lock,log,pids}
+    mysql -h127.0.0.1 -uroot -e "DROP DATABASE IF EXISTS $DBNAME; CREATE DATABASE $DBNAME CHARACTER SET utf8mb4;"
+    rabbitmqctl -q delete_vhost "$VHOST" >/dev/null 2>&1 || true
+    rabbitmqctl -q add_vhost "$VHOST"
+    rabbitmqctl -q set_permissions -p "$VHOST" berth '.*' '.*' '.*'
+    cp "$BASE/venv/etc/neutron/api-paste.ini" "$BASE/etc/"
+    sed -i "s#/var/lib/neutron/healthcheck_disable#$BASE/state/healthcheck_disable#" "$BASE/etc/api-paste.ini"
+    cat >"$BASE/etc/neutron.conf" <<EOC
+[DEFAULT]
+host = $NEUTRON_HOST
+core_plugin = ml2
+service_plugins =
+auth_strategy = noauth
+api_paste_config = $BASE/etc/api-paste.ini
+transport_url = rabbit://berth:berth@127.0.0.1:5672/$VHOST
+state_path = $BASE/state
+api_workers = 1
+rpc_workers = 1
+rpc_state_report_workers = 0
+notify_nova_on_port_status_changes = false
+notify_nova_on_port_data_changes = false
+use_stderr = true
+[database]
+connection = mysql+pymysql://root@127.0.0.1:3306/$DBNAME
+[oslo_concurrency]
+lock_path = $BASE/lock
+[agent]
+root_helper = env
+report_interval = 5
+EOC
+    cat >"$BASE/etc/plugins/ml2/ml2_conf.ini" <<EOC
+[ml2]
+type_drivers = local,flat,vlan
+project_network_types = local
+mechanism_drivers = openvswitch
+extension_drivers = port_security
+[ml2_type_flat]
+flat_networks = physnet1
+[ml2_type_vlan]
+network_vlan_ranges = physnet1:100:200
+[securitygroup]
+enable_security_group = true
+firewall_driver = openvswitch
+[ovs]
+integration_bridge = br-int
+datapath_type = netdev
+bridge_mappings = physnet1:br-phys1
+of_listen_address = 127.0.0.1
+ovsdb_connection = tcp:127.0.0.1:6640
+[agent]
+tunnel_types =
+EOC
+    cat >"$BASE/etc/neutron_api_wsgi.py" <<EOC
+import os, sys
+os.environ.setdefault('OS_NEUTRON_CONFIG_DIR', '$BASE/etc')
+os.environ.setdefault('OS_NEUTRON_CONFIG_FILES', 'neutron.conf;plugins/ml2/ml2_conf.ini')
+_argv, sys.argv = sys.argv, sys.argv[:1]   # neutron parses sys.argv with oslo.config
+from neutron.wsgi.api import application  # noqa
+sys.argv = _argv
+EOC
+    local t0; t0=$(now)
+    # shellcheck disable=SC2086
+    "$V/neutron-db-manage" $CONF upgrade heads >"$BASE/log/db-manage.log" 2>&1 \
+        || { tail -n 20 "$BASE/log/db-manage.log" >&2; die "neutron-db-manage upgrade heads failed"; }
+    log "database migrated in $(since "$t0") s"
+}
+
+start_ovs() {   # the userspace datapath: this kernel has no openvswitch module
+    mkdir -p /var/run/openvswitch /var/log/openvswitch /var/lib/openvswitch
+    if ! ovs-vsctl --timeout=2 show >/dev/null 2>&1; then
+        rm -f /var/lib/openvswitch/conf.db
+        ovsdb-tool create /var/lib/openvswitch/conf.db /usr/share/openvswitch/vswitch.ovsschema
+        ovsdb-server /var/lib/openvswitch/conf.db --remote=punix:/var/run/openvswitch/db.sock \
+            --remote=db:Open_vSwitch,Open_vSwitch,manager_options --pidfile --detach \
+            --log-file="$BASE/log/ovsdb-server.log"
+        ovs-vsctl --no-wait init
+        ovs-vswitchd --pidfile --detach --log-file="$BASE/log/ovs-vswitchd.log"
+        cp /var/run/openvswitch/ovsdb-server.pid /var/run/openvswitch/ovs-vswitchd.pid "$BASE/pids/"
+    fi
+    ovs-vsctl set-manager ptcp:6640:127.0.0.1
+    ovs-vsctl --may-exist add-br br-int -- set bridge br-int datapath_type=netdev
+    ovs-vsctl --may-exist add-br br-phys1 -- set bridge br-phys1 datapath_type=netdev
+}
+
+start() {
+    if agent_up; then log "neutron: already up at $URL (host $NEUTRON_HOST)"; return 0; fi
+    install
+    setup
+    start_ovs
+    local t0; t0=$(now)
+    export PATH=$V:$PATH    # privsep-helper must be on PATH
+    cd "$BASE"
+    : >"$BASE/log/ovs-agent.log"
+    # shellcheck disable=SC2086
+    setsid nohup "$V/neutron-rpc-server" $CONF >log/rpc-server.log 2>&1 </dev/null & echo $! >pids/rpc-server.pid
+    setsid nohup "$V/gunicorn" --chdir "$BASE/etc" --bind "127.0.0.1:$PORT" --workers 1 --threads 8 \
+        --timeout 120 neutron_api_wsgi:application >log/api.log 2>&1 </dev/null & echo $! >pids/api.pid
+    # shellcheck disable=SC2086
+    setsid nohup "$V/neutron-openvswitch-agent" $CONF >log/ovs-agent.log 2>&1 </dev/null & echo $! >pids/ovs-agent.pid
+    local i
+    for i in $(seq 1 360); do agent_up && break; sleep 0.5; done
+    agent_up || { tail -n 30 "$BASE/log/ovs-agent.log" >&2; die "the OVS agent did not come up within 180 s (logs in $BASE/log)"; }
+    log "neutron API, RPC server and OVS agent up in $(since "$t0") s at $URL (host $NEUTRON_HOST)"
+}
+
+stop() {
+    local s pid pids="" priv
+    # privsep daemons are re-parented to init: remember them before the agent goes
+    priv=$(pgrep -f "privsep-helper --config-file $BASE/etc/neutron.conf" || true)
+    for s in "${SERVICES[@]}"; do
+        pid=$(cat "$BASE/pids/$s.pid" 2>/dev/null || true)
+        if pid_alive "$pid"; then kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true; pids="$pids $pid"; fi
+    done
+    for pid in $pids; do
+        for _ in $(seq 1 50); do pid_alive "$pid" || break; sleep 0.2; done
+        pid_alive "$pid" && { kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true; }
+    done
+    for pid in $priv; do kill "$pid" 2>/dev/null || true; done
+    rm -f "$BASE"/pids/{api,rpc-server,ovs-agent}.pid
+    [ -n "$pids" ] && log "neutron: stopped" || log "neutron: not started by this script"
+    if command -v ovs-vsctl >/dev/null && ovs-vsctl --timeout=2 show >/dev/null 2>&1; then
+        for s in br-int br-phys1; do ovs-vsctl --if-exists del-br "$s" 2>/dev/null || true; done
+        if [ -f "$BASE/pids/ovs-vswitchd.pid" ]; then   # only when start started OVS
+            ovs-appctl -t ovs-vswitchd exit 2>/dev/null || true
+            ovs-appctl -t ovsdb-server exit 2>/dev/null || true
+            rm -f "$BASE"/pids/ovs-*.pid "$BASE"/pids/ovsdb-*.pid
+        fi
+    fi
+    if [ -f "$BASE/etc/neutron.conf" ]; then
+        mysql -h127.0.0.1 -uroot -e "DROP DATABASE IF EXISTS $DBNAME;" 2>/dev/null || true
+        rabbitmqctl -q delete_vhost "$VHOST" >/dev/null 2>&1 || true
+    fi
+    rm -rf "$BASE/state" "$BASE/etc"
+}
+
+status() { agent_up && echo "neutron: up at $URL (host $NEUTRON_HOST)" || echo "neutron: down"; }
+
+print_env() {
+    cat <<ENV
+BERTH_NEUTRON_URL=$URL
+BERTH_NEUTRON_HOST=$NEUTRON_HOST
+BERTH_NEUTRON_BASE=$BASE
+ENV
+}
+
+[ "$(id -u)" = 0 ] || die "run as root"
+case "${1:-}" in
+    install) install ;;
+    start) start ;;
+    stop) stop ;;
+    status) status ;;
+    env) print_env ;;
+    *) sed -n '2,22p' "$0"; exit 2 ;;
+esac

@@ -1,0 +1,281 @@
+"""The agent's network step with Neutron (``[network]driver = cni``): the container's
+ports, bound to this host, plugged by ``berth-cni-daemon`` into Open vSwitch.
+
+The row keeps, per network (interface order)::
+
+    cni_metadata = {"networks": [{"network": <Neutron network id>, "ifname": "eth0",
+                                  "fixed_ip": "10.0.0.7" | None,
+                                  "port": <Neutron port id> | None,
+                                  "preserve_on_delete": <the user gave the port>}, ...],
+                    "pid": <the plugged process; 0: unplugged>,
+                    "exposed_sg": <id of the security group berth made for the
+                                   exposed ports> | absent}
+    addresses    = {<Neutron network id>: [{"addr", "version", "port": <port id>,
+                                            "subnet_id", "preserve_on_delete", ...}]}
+
+Port lifetime::
+
+    first plug ──► port made (binding:host_id = this host, device_id = the uuid),
+                   or the user's port bound ──► plugged ──► ACTIVE (the daemon waits)
+    stop / exit ──► unplugged (the port stays, with its addresses)
+    start       ──► the same port plugged again
+    delete      ──► unplugged; ports berth made deleted, the user's unbound and kept;
+                   the exposed-ports group berth made deleted (the one it recorded,
+                   never "the first group", Zun's guess)
+
+A plug that fails deletes the ports this plug made and unplugs what it plugged.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from typing import Any
+
+from berth.cni.contract import CniError
+from berth.common import exceptions as exc
+from berth.compute.networking import ContainerNetworks, next_ifname, plugged_pid, requested
+from berth.db.engine import Database
+from berth.db.models import Container
+from berth.network.neutron.client import Network, NeutronAPI, NeutronError, Port
+from berth.network.neutron.ovs import NeutronVIF
+from berth.network.neutron.vif_client import VifClient
+
+LOG = logging.getLogger(__name__)
+
+NetworkPlugFailed = exc.NetworkPlugFailed
+
+
+def address_entries(network_id: str, port: Port, entry: dict[str, Any],
+                    ifname: str) -> list[dict[str, Any]]:
+    """Zun's ``addresses`` items of one port: one per fixed IP."""
+    return [{"addr": ip, "version": ipaddress.ip_address(ip).version, "port": port.id,
+             "subnet_id": subnet, "preserve_on_delete": bool(entry.get("preserve_on_delete")),
+             "ifname": ifname, "mac_addr": port.mac} for ip, subnet in port.fixed_ips]
+
+
+def exposed_rules(exposed: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Ingress rules for ``{"80/tcp": {}, ...}``, from anywhere, IPv4 and IPv6."""
+    rules = []
+    for spec in sorted(exposed or {}):
+        port, _, proto = str(spec).partition("/")
+        for ethertype in ("IPv4", "IPv6"):
+            rules.append({"protocol": proto or "tcp", "port_range_min": int(port),
+                          "port_range_max": int(port), "ethertype": ethertype})
+    return rules
+
+
+class NeutronNetworks(ContainerNetworks):
+    """``ContainerNetworks`` on Neutron ports. Thread-safe for different containers
+    (the caller holds the container's task)."""
+
+    def __init__(self, db: Database, client: VifClient, neutron: NeutronAPI, host: str,
+                 bridge: str = "br-int") -> None:
+        super().__init__(db, client)
+        self.vifs, self.neutron, self.host, self.bridge = client, neutron, host, bridge
+
+    # -- plug and unplug --
+
+    def plug(self, row: Container, pid: int) -> dict[str, Any]:
+        netns = f"/proc/{pid}/ns/net"
+        entries = requested(row)
+        meta = dict(row.cni_metadata or {})
+        made: list[str] = []
+        plugged: list[str] = []
+        addresses: dict[str, Any] = {}
+        entry: dict[str, Any] = {}
+        try:
+            groups = self._groups(row, meta)
+            for index, entry in enumerate(entries):
+                port, new = self._port(row, entry, groups)
+                if new:
+                    made.append(port.id)
+                entry["port"] = port.id
+                network = self.neutron.network(entry["network"])
+                self.vifs.add_vif(self._vif(row, netns, entry["ifname"], port, network,
+                                            default_route=index == 0))
+                plugged.append(port.id)
+                addresses.setdefault(entry["network"], []).extend(
+                    address_entries(entry["network"], port, entry, entry["ifname"]))
+        except (CniError, exc.BerthError) as err:
+            self._undo(row, plugged, made)
+            if meta.get("exposed_sg") and not (row.cni_metadata or {}).get("exposed_sg"):
+                self._delete_group(meta["exposed_sg"])   # made by this plug: not kept
+            reason = getattr(err, "msg", str(err))
+            if getattr(err, "http_status", None) == 504:
+                reason = f"{reason} (the port never became ACTIVE in Neutron)"
+            raise NetworkPlugFailed(network=entry.get("network", "?"), reason=reason) from err
+        LOG.info("plugged Neutron port(s) %s", ", ".join(
+            f"{a['ifname']} {a['addr']} ({a['port']})" for v in addresses.values() for a in v))
+        return {"addresses": addresses,
+                "cni_metadata": dict(meta, networks=entries, pid=pid)}
+
+    def _undo(self, row: Container, plugged: list[str], made: list[str]) -> None:
+        for port_id in plugged:
+            try:
+                self.vifs.delete_vif(port_id, self.bridge, row.uuid)
+            except CniError as err:
+                LOG.warning("could not unplug port %s (%s); the daemon's sync pass removes "
+                            "it once the namespace is gone", port_id, err.msg)
+        for port_id in made:
+            try:
+                self.neutron.delete_port(port_id)
+                LOG.info("deleted port %s made for the failed plug", port_id)
+            except NeutronError as err:
+                LOG.error("could not delete port %s after a failed plug: %s", port_id,
+                          err.msg)
+
+    def _groups(self, row: Container, meta: dict[str, Any]) -> list[str] | None:
+        """The security groups of the container's ports: the row's (ids, resolved by
+        the API) and the one berth makes for its exposed ports (once, recorded)."""
+        groups = list(row.security_groups or [])
+        if row.exposed_ports and not meta.get("exposed_sg"):
+            meta["exposed_sg"] = self.neutron.create_security_group(
+                f"berth-{row.uuid}", row.project_id or "", exposed_rules(row.exposed_ports))
+            LOG.info("made security group %s for the exposed ports %s", meta["exposed_sg"],
+                     ", ".join(sorted(row.exposed_ports)))
+        if meta.get("exposed_sg"):
+            groups.append(meta["exposed_sg"])
+        return groups or None
+
+    def _port(self, row: Container, entry: dict[str, Any], groups: list[str] | None
+              ) -> tuple[Port, bool]:
+        """The entry's port, bound to this host for the container: the recorded one, the
+        user's, or a new one. (port, whether it was made now)."""
+        port_id = entry.get("port")
+        port = self.neutron.port_or_none(port_id) if port_id else None
+        if port is not None:
+            if port.host == self.host and port.device_id == row.uuid:
+                return port, False
+            return self.neutron.bind_port(port.id, self.host, row.uuid, groups), False
+        if entry.get("preserve_on_delete"):
+            raise exc.NetworkNotFound(network=f"port {port_id} (deleted in Neutron)")
+        fixed = [{"ip_address": entry["fixed_ip"]}] if entry.get("fixed_ip") else []
+        port = self.neutron.create_port(entry["network"], self.host, row.uuid,
+                                        row.project_id or "", fixed, groups)
+        LOG.info("made port %s on network %s for %s", port.id, entry["network"],
+                 entry["ifname"])
+        return port, True
+
+    def _vif(self, row: Container, netns: str, ifname: str, port: Port, network: Network,
+             default_route: bool) -> NeutronVIF:
+        subnets = {s.id: s for s in network.subnets}
+        addresses, gateways = [], []
+        for ip, subnet_id in port.fixed_ips:
+            subnet = subnets.get(subnet_id)
+            prefix = ipaddress.ip_network(subnet.cidr).prefixlen if subnet else 32
+            addresses.append(f"{ip}/{prefix}")
+            if subnet is not None and subnet.gateway_ip and subnet.gateway_ip not in gateways:
+                gateways.append(subnet.gateway_ip)
+        return NeutronVIF(container_id=row.uuid, ifname=ifname, netns=netns, port_id=port.id,
+                          mac=port.mac, addresses=tuple(addresses), gateways=tuple(gateways),
+                          bridge=port.bridge or self.bridge, mtu=network.mtu,
+                          default_route=default_route)
+
+    def unplug(self, row: Container, entries: list[dict[str, Any]] | None = None
+               ) -> dict[str, Any]:
+        """Every VIF of the row unplugged (idempotent); the ports stay."""
+        entries = requested(row) if entries is None else entries
+        for entry in entries:
+            if not entry.get("port"):
+                continue
+            try:
+                self.vifs.delete_vif(entry["port"], self.bridge, row.uuid)
+            except CniError as err:
+                raise NetworkPlugFailed(network=entry["network"], reason=err.msg) from err
+        if entries:
+            LOG.info("unplugged from %d Neutron network(s)", len(entries))
+        return {"cni_metadata": dict(row.cni_metadata or {}, networks=requested(row), pid=0)}
+
+    def release(self, row: Container) -> None:
+        """The container is deleted: ports berth made deleted, the user's unbound and
+        kept, the exposed-ports group berth made deleted. Neutron errors are logged."""
+        self._release_ports(requested(row))
+        group = (row.cni_metadata or {}).get("exposed_sg")
+        if group:
+            self._delete_group(group)
+
+    def _delete_group(self, group: str) -> None:
+        try:
+            self.neutron.delete_security_group(group)
+            LOG.info("deleted security group %s (exposed ports)", group)
+        except NeutronError as err:
+            LOG.error("could not delete security group %s: %s", group, err.msg)
+
+    def _release_ports(self, entries: list[dict[str, Any]]) -> None:
+        for entry in entries:
+            port_id = entry.get("port")
+            if not port_id:
+                continue
+            try:
+                if entry.get("preserve_on_delete"):
+                    self.neutron.release_port(port_id)
+                    LOG.info("port %s is the user's: unbound and kept", port_id)
+                else:
+                    self.neutron.delete_port(port_id)
+                    LOG.info("deleted port %s", port_id)
+            except NeutronError as err:
+                LOG.error("could not release port %s: %s", port_id, err.msg)
+
+    def apply_security_groups(self, row: Container) -> None:
+        """The row's groups (and the exposed-ports one) set on every port of the row."""
+        meta = dict(row.cni_metadata or {})
+        groups = list(row.security_groups or [])
+        if meta.get("exposed_sg"):
+            groups.append(meta["exposed_sg"])
+        for entry in requested(row):
+            if entry.get("port"):
+                self.neutron.set_security_groups(entry["port"], groups)
+
+    # -- attach and detach while the container lives --
+
+    def attach(self, row: Container, network_uuid: str, fixed_ip: str | None,
+               port: str | None = None) -> dict[str, Any]:
+        entries = requested(row)
+        if any(e["network"] == network_uuid for e in entries):
+            raise exc.Conflict(f"Container {row.uuid} is already attached to network "
+                               f"{network_uuid}.")
+        entry = {"network": network_uuid, "ifname": next_ifname(entries),
+                 "fixed_ip": fixed_ip or None, "port": port or None,
+                 "preserve_on_delete": bool(port)}
+        addresses = dict(row.addresses or {})
+        meta = dict(row.cni_metadata or {})
+        pid = plugged_pid(row)
+        if pid:
+            single = self.plug_one(row, pid, entry, len(entries))
+            addresses[network_uuid] = single
+        else:
+            addresses.setdefault(network_uuid, [])
+        return {"addresses": addresses,
+                "cni_metadata": dict(meta, networks=entries + [entry], pid=pid)}
+
+    def plug_one(self, row: Container, pid: int, entry: dict[str, Any], index: int
+                 ) -> list[dict[str, Any]]:
+        made: list[str] = []
+        try:
+            port, new = self._port(row, entry, self._groups(row, dict(row.cni_metadata or {})))
+            if new:
+                made.append(port.id)
+            entry["port"] = port.id
+            network = self.neutron.network(entry["network"])
+            self.vifs.add_vif(self._vif(row, f"/proc/{pid}/ns/net", entry["ifname"], port,
+                                        network, default_route=index == 0))
+        except (CniError, exc.BerthError) as err:
+            self._undo(row, [], made)
+            raise NetworkPlugFailed(network=entry["network"],
+                                    reason=getattr(err, "msg", str(err))) from err
+        return address_entries(entry["network"], port, entry, entry["ifname"])
+
+    def detach(self, row: Container, network_uuid: str) -> dict[str, Any]:
+        entries = requested(row)
+        gone = [e for e in entries if e["network"] == network_uuid]
+        if not gone:
+            raise exc.Conflict(f"Container {row.uuid} is not attached to network "
+                               f"{network_uuid}.")
+        self.unplug(row, gone)
+        kept = [e for e in entries if e not in gone]
+        self._release_ports(gone)
+        addresses = {k: v for k, v in (row.addresses or {}).items() if k != network_uuid}
+        return {"addresses": addresses,
+                "cni_metadata": dict(row.cni_metadata or {}, networks=kept,
+                                     pid=plugged_pid(row))}

@@ -1,0 +1,153 @@
+"""A real OpenStack Neutron for the cni network driver (``.ci/neutron-ci.sh``: Neutron 29
+from PyPI, ML2/OVS on Open vSwitch's userspace datapath, MariaDB, noauth).
+
+``neutron`` (session): Neutron answers at ``NEUTRON_URL`` with its OVS agent up; when it
+does not, ``ci-services.sh start rabbitmq`` then ``neutron-ci.sh start`` run once (and
+``neutron-ci.sh stop`` at the end). A start that fails FAILS the test, never a skip.
+``neutron_raw``: an httpx client speaking to Neutron as its admin (noauth, no project
+header), to set up networks and read back what berth did.
+``berth_neutron``: a ``berth serve`` with ``[network]driver = cni`` whose host is
+Neutron's (the ports it binds must be the OVS agent's to become ACTIVE).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+import uuid as uuidlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import docker
+import httpx
+import pytest
+from support.berth_proc import BerthProcess
+
+ROOT = Path(__file__).resolve().parents[3]
+CI = ROOT / ".ci"
+NEUTRON_URL = os.environ.get("BERTH_NEUTRON_URL", "http://127.0.0.1:9696")
+NEUTRON_HOST = os.environ.get("BERTH_NEUTRON_HOST", "berth-neutron-ci")
+#: The project of the berth user the tests act as (noauth token "alice:<project>").
+PROJECT = f"5a1e{os.getpid():028x}"   # the same however often this module is imported
+USER_TOKEN = f"alice:{PROJECT}"
+
+
+def _status() -> str:
+    proc = subprocess.run(["bash", str(CI / "neutron-ci.sh"), "status"], check=False,
+                          capture_output=True, text=True, timeout=60)
+    return proc.stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def neutron() -> Iterator[str]:
+    started = False
+    if ": up" not in _status():
+        t0 = time.monotonic()
+        subprocess.run(["bash", str(CI / "ci-services.sh"), "start", "rabbitmq"], check=False,
+                       capture_output=True, timeout=900)
+        proc = subprocess.run(["bash", str(CI / "neutron-ci.sh"), "start"], check=False,
+                              capture_output=True, text=True, timeout=1800)
+        if proc.returncode != 0 or ": up" not in _status():
+            pytest.fail(f"could not start Neutron with `{CI / 'neutron-ci.sh'} start` "
+                        f"(exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+        started = True
+        print(f"Neutron started in {time.monotonic() - t0:.1f} s")
+    yield NEUTRON_URL
+    if started:
+        subprocess.run(["bash", str(CI / "neutron-ci.sh"), "stop"], check=False,
+                       capture_output=True, timeout=300)
+
+
+@pytest.fixture(scope="session")
+def neutron_raw(neutron: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=f"{neutron}/v2.0", timeout=60) as client:
+        yield client
+
+
+def berth_conf(neutron_url: str, timeout: int = 60) -> str:
+    return (f"[network]\ndriver = cni\n"
+            f"[neutron]\nendpoint_override = {neutron_url}\n"
+            f"[cni_daemon]\nvif_active_timeout = {timeout}\n")
+
+
+def remove_leftovers(host: str = NEUTRON_HOST) -> None:
+    """What a failed test leaves once its berth is stopped: the host's Docker
+    containers, then the OVS ports whose veth went with them."""
+    client = docker.from_env()
+    try:
+        for c in client.containers.list(all=True, filters={"label": f"berth.host={host}"}):
+            c.remove(force=True)
+    finally:
+        client.close()
+    out = subprocess.run(["ovs-vsctl", "list-ports", "br-int"], check=False,
+                         capture_output=True, text=True).stdout
+    for name in out.split():
+        if name.startswith("tap") and not Path(f"/sys/class/net/{name}").exists():
+            subprocess.run(["ovs-vsctl", "--if-exists", "del-port", "br-int", name],
+                           check=False, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def berth_neutron(neutron: str) -> Iterator[BerthProcess]:
+    proc = BerthProcess(berth_conf(neutron), host=NEUTRON_HOST)
+    proc.start(timeout=180)
+    yield proc
+    proc.stop()
+    remove_leftovers()
+
+
+@pytest.fixture
+def http(berth_neutron: BerthProcess) -> Iterator[httpx.Client]:
+    with berth_neutron.http(token=USER_TOKEN) as client:
+        yield client
+
+
+class Networks:
+    """Neutron networks (with a subnet each) of the test project, removed at the end
+    with every port left on them."""
+
+    def __init__(self, raw: httpx.Client) -> None:
+        self.raw, self.ids = raw, []  # type: tuple[httpx.Client, list[str]]
+
+    def make(self, cidr: str, v6: str | None = None, project: str = PROJECT
+             ) -> dict[str, Any]:
+        net = self.raw.post("/networks", json={"network": {
+            "name": f"it-{uuidlib.uuid4().hex[:6]}", "project_id": project}})
+        assert net.status_code == 201, net.text
+        network = dict(net.json()["network"])
+        self.ids.append(network["id"])
+        for version, block in ((4, cidr), (6, v6)):
+            if block:
+                sub = self.raw.post("/subnets", json={"subnet": {
+                    "network_id": network["id"], "ip_version": version, "cidr": block,
+                    "project_id": project}})
+                assert sub.status_code == 201, sub.text
+        return network
+
+    def cleanup(self) -> None:
+        for group in self.raw.get("/security-groups").json()["security_groups"]:
+            if group["name"].startswith("berth-") and group["project_id"] == PROJECT:
+                self.raw.delete(f"/security-groups/{group['id']}")
+        for net_id in self.ids:
+            for port in self.raw.get("/ports", params={"network_id": net_id}).json()["ports"]:
+                if port["device_owner"].startswith("network:"):
+                    continue
+                self.raw.delete(f"/ports/{port['id']}")
+            self.raw.delete(f"/networks/{net_id}")
+
+
+@pytest.fixture
+def networks(neutron_raw: httpx.Client) -> Iterator[Networks]:
+    made = Networks(neutron_raw)
+    yield made
+    made.cleanup()
+
+
+@pytest.fixture
+def ports_of(neutron_raw: httpx.Client) -> Callable[[str], list[dict[str, Any]]]:
+    def ports(device_id: str) -> list[dict[str, Any]]:
+        body = neutron_raw.get("/ports", params={"device_id": device_id}).json()
+        return list(body["ports"])
+    return ports

@@ -1,0 +1,38 @@
+"""Pure mappings of the Neutron driver: exposed ports to security group rules, a port
+to Zun's ``addresses`` items, and the refusal of ``kuryr``."""
+
+from __future__ import annotations
+
+import pytest
+from oslo_config import cfg
+
+from berth.cmd import neutron_wiring
+from berth.compute.neutron_networks import address_entries, exposed_rules
+from berth.conf import register_opts
+from berth.network.neutron.client import Port
+
+
+def test_exposed_ports_become_ingress_rules_for_both_families() -> None:
+    rules = exposed_rules({"80/tcp": {}, "53/udp": {}})
+    assert {(r["protocol"], r["port_range_min"], r["ethertype"]) for r in rules} == {
+        ("tcp", 80, "IPv4"), ("tcp", 80, "IPv6"), ("udp", 53, "IPv4"), ("udp", 53, "IPv6")}
+
+
+def test_addresses_carry_the_real_port_id_and_the_ip_version() -> None:
+    port = Port(id="port-1", network_id="net", mac="fa:16:3e:00:00:01",
+                fixed_ips=(("10.0.0.5", "sub4"), ("fd00::5", "sub6")), status="ACTIVE",
+                device_id="c", project_id="p")
+    items = address_entries("net", port, {"preserve_on_delete": True}, "eth0")
+    assert [(a["addr"], a["version"], a["port"], a["subnet_id"]) for a in items] == [
+        ("10.0.0.5", 4, "port-1", "sub4"), ("fd00::5", 6, "port-1", "sub6")]
+    assert all(a["preserve_on_delete"] for a in items)
+
+
+def test_kuryr_is_refused_at_start_up_naming_cni() -> None:
+    conf = cfg.ConfigOpts()
+    register_opts(conf)
+    conf([], project="berth")
+    conf.set_override("driver", "kuryr", group="network")
+    with pytest.raises(SystemExit) as raised:
+        neutron_wiring.check_driver(conf)
+    assert "driver = cni" in str(raised.value)
