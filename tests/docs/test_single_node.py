@@ -20,7 +20,7 @@ def test_single_node_page_runs_as_written(tmp_path: Path) -> None:
             # the image the test machines hold (the README's set-up builds local/busybox)
             ("local/busybox", TEST_IMAGE.split(":")[0])]
     env = {"OS_CNI_DAEMON__SWEEP_ORPHAN_VETHS": "false",
-           "OS_NETWORK__LOCAL_SUBNET_POOL": "10.244.96.0/21"}
+           "OS_NETWORK__LOCAL_SUBNET_POOL": "10.244.96.0/22"}
     try:
         seconds = run_page("single-node.md", tmp_path, subs, env=env)
     finally:
