@@ -42,7 +42,7 @@ def test_every_metric_the_guide_names_is_declared() -> None:
     assert len(declared) >= 20
 
 
-def test_monitoring_page_runs_as_written(tmp_path: Path) -> None:
+def test_monitoring_page_runs_as_written(tmp_path: Path, docker_engine: None) -> None:
     host = f"docs-{uuid.uuid4().hex[:8]}"
     subs = [("node1", host), ("/var/lib/berth", str(tmp_path / "state")),
             ("9517", str(free_port())), ("6784", str(free_port())),

@@ -23,7 +23,7 @@ from docs.runner import run_page
 NODES = ("docs1", "docs2")
 
 
-def test_multi_node_page_runs_as_written(tmp_path: Path) -> None:
+def test_multi_node_page_runs_as_written(tmp_path: Path, docker_engine: None) -> None:
     absent = services.missing()
     if absent:
         pytest.fail("docs/multi-node.md needs the shared services; start them with: "

@@ -12,7 +12,7 @@ from support.berth_proc import TEST_IMAGE, free_port
 from docs.runner import run_page
 
 
-def test_single_node_page_runs_as_written(tmp_path: Path) -> None:
+def test_single_node_page_runs_as_written(tmp_path: Path, docker_engine: None) -> None:
     host = f"docs-{uuid.uuid4().hex[:8]}"
     subs = [("node1", host), ("/var/lib/berth", str(tmp_path / "state")),
             ("9517", str(free_port())), ("6784", str(free_port())),

@@ -13,7 +13,7 @@ from berth.db import migrate
 from docs.runner import run_page
 
 
-def test_upgrade_page_runs_as_written(tmp_path: Path) -> None:
+def test_upgrade_page_runs_as_written(tmp_path: Path, docker_engine: None) -> None:
     state = tmp_path / "state"
     state.mkdir()
     migrate.upgrade(f"sqlite:///{state / 'berth.sqlite'}", "0001")
