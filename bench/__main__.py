@@ -12,6 +12,7 @@ import traceback
 
 from bench import (
     p1_p2_create,
+    p1n_network_create,
     p3_state_latency,
     p4_sync_rows,
     p5_api_latency,
@@ -23,11 +24,13 @@ from bench import (
     p10_volume_create,
     p11_auth_cost,
     p12_cri_capsule,
+    p13_dashboard_list,
 )
 from bench.common import Berth, Result
 
 BENCHMARKS = {
     "P1": p1_p2_create.p1,
+    "P1N": p1n_network_create.p1n,
     "P2": p1_p2_create.p2,
     "P3": p3_state_latency.p3,
     "P4": p4_sync_rows.p4,
@@ -40,6 +43,7 @@ BENCHMARKS = {
     "P10": p10_volume_create.p10,
     "P11": p11_auth_cost.p11,
     "P12": p12_cri_capsule.p12,
+    "P13": p13_dashboard_list.p13,
 }
 
 

@@ -27,6 +27,8 @@ from berth.api.routers import (
     services,
 )
 from berth.api.state import ApiSettings, ApiState
+from berth.dashboard import app as dashboard
+from berth.dashboard.login import KeystoneLogin
 
 # Order matters only where paths overlap: the fixed /v1/containers/{ident}/<action>
 # routes never clash with /v1/containers/{ident}.
@@ -54,6 +56,9 @@ def create_app(state: ApiState, *, noauth: bool = True,
         app.include_router(identity.router)
     settings = state.settings if state is not None else ApiSettings()
     openapi.install(app, settings, [module.router for module in ROUTERS])
+    # Last: the console's static mount answers every path under /dashboard.
+    dashboard.install(app, state, KeystoneLogin(keystone[0].identity_url)
+                      if keystone is not None else None)
     if keystone is not None:
         # Inside BerthMiddleware, so that a 401 carries the request id and version headers.
         app.add_middleware(KeystoneAuthMiddleware, validator=keystone[0], cache=keystone[1])

@@ -39,6 +39,7 @@ from oslo_config import cfg
 
 from berth.api.errors import berth_error_response
 from berth.common import exceptions as exc
+from berth.dashboard.paths import is_public as dashboard_public
 
 LOG = logging.getLogger(__name__)
 
@@ -124,6 +125,12 @@ class TokenValidator:
             roles=tuple(auth.role_names), expires_at=auth.expires.timestamp(),
             restricted=credential.get("access_rules") is not None)
 
+    @property
+    def identity_url(self) -> str:
+        """Keystone's public URL, where users log in (the web console's login)."""
+        opts = self._conf.keystone_authtoken
+        return str(opts.www_authenticate_uri or getattr(opts, "auth_url", "") or "")
+
     def challenge(self) -> str:
         """The ``WWW-Authenticate`` value of a 401 (may ask Keystone once when
         ``www_authenticate_uri`` is unset: call it off the event loop)."""
@@ -194,7 +201,8 @@ class KeystoneAuthMiddleware:
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         # Only HTTP is checked: the API has no WebSocket route (consoles are served by
         # berth-wsproxy, with console tokens of their own), and lifespan events pass.
-        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
+        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS \
+                or dashboard_public(scope["path"]):
             await self.app(scope, receive, send)
             return
         user_token = service_token = None

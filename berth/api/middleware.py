@@ -24,7 +24,7 @@ from berth.common.context import new_request_id
 from berth.metrics.catalog import observe_request
 
 _OWN_ROOTS = {"", "v1", "identity", "healthcheck", "docs", "openapi.json", "metrics",
-              "healthz", "readyz"}
+              "healthz", "readyz", "dashboard"}
 _VERSION_HEADERS = [
     (b"openstack-api-minimum-version", f"{mv.SERVICE} {mv.MIN_VERSION}".encode()),
     (b"openstack-api-maximum-version", f"{mv.SERVICE} {mv.MAX_VERSION}".encode()),

@@ -24,6 +24,7 @@ import urllib.parse
 from typing import Any
 
 from berth.cni.contract import (
+    CURRENT_VERSION,
     CniError,
     CniRequest,
     Code,
@@ -32,6 +33,7 @@ from berth.cni.contract import (
     vif_from_result,
 )
 from berth.network.base import VIF, AttachmentKey, NetworkSpec
+from berth.network.policy import Policy
 
 PATHS = {"ADD": "/addNetwork", "DEL": "/delNetwork", "CHECK": "/checkNetwork"}
 
@@ -45,10 +47,13 @@ class DaemonClient:
         self.timeout = timeout
 
     def add(self, spec: NetworkSpec, container_id: str, netns: str, ifname: str = "eth0",
-            fixed_ip: ipaddress.IPv4Address | None = None, mac: str | None = None) -> VIF:
-        """Plug the namespace into ``spec``'s network; ``CniError`` on failure (code 11:
-        retry later; the daemon undid its half of the work)."""
-        request = build_request(Command.ADD, spec, container_id, ifname, netns, fixed_ip, mac)
+            fixed_ip: ipaddress.IPv4Address | None = None, mac: str | None = None,
+            policy: Policy | None = None) -> VIF:
+        """Plug the namespace into ``spec``'s network, reachable as ``policy`` says;
+        ``CniError`` on failure (code 11: retry later; the daemon undid its half of the
+        work)."""
+        request = build_request(Command.ADD, spec, container_id, ifname, netns, fixed_ip, mac,
+                                policy=policy)
         result = self.call(request)
         if result is None:
             raise CniError(Code.DECODE_FAILURE, "berth-cni-daemon answered an ADD with nothing")
@@ -64,16 +69,26 @@ class DaemonClient:
         """``CniError`` (code 102) unless the attachment is as it was made."""
         self.call(build_request(Command.CHECK, spec, container_id, ifname, netns))
 
+    def set_policy(self, container_id: str, policy: Policy | None) -> int:
+        """Every attachment of the container takes ``policy`` now; how many changed."""
+        body = json.dumps({"container_id": container_id,
+                           "policy": policy.to_dict() if policy else None}).encode()
+        answer = self._exchange("/setPolicy", body, CURRENT_VERSION)
+        return int(answer.get("changed", 0)) if isinstance(answer, dict) else 0
+
     def call(self, request: CniRequest) -> dict[str, Any] | None:
         """The daemon's result for ADD; None for DEL and CHECK; ``CniError`` on failure."""
         body = json.dumps(request.to_wire()).encode()
+        return self._exchange(PATHS[str(request.command)], body, request.version)
+
+    def _exchange(self, path: str, body: bytes, version: str) -> dict[str, Any] | None:
         try:
-            status, data = self._post(PATHS[str(request.command)], body)
+            status, data = self._post(path, body)
         except (OSError, ValueError) as exc:
             reason = "did not answer in time" if isinstance(exc, TimeoutError) else str(exc)
             raise CniError(Code.TRY_AGAIN_LATER,
                            f"berth-cni-daemon at {self.host}:{self.port} is unreachable",
-                           reason, version=request.version) from exc
+                           reason, version=version) from exc
         if status == 204:
             return None
         try:
@@ -84,10 +99,10 @@ class DaemonClient:
             return answer
         if isinstance(answer, dict) and isinstance(answer.get("code"), int):
             raise CniError(answer["code"], str(answer.get("msg", "")),
-                           str(answer.get("details", "")), version=request.version)
+                           str(answer.get("details", "")), version=version)
         raise CniError(Code.TRY_AGAIN_LATER if status >= 500 else Code.DRIVER_FAILURE,
                        f"berth-cni-daemon answered HTTP {status}",
-                       data[:200].decode(errors="replace"), version=request.version)
+                       data[:200].decode(errors="replace"), version=version)
 
     def _post(self, path: str, body: bytes) -> tuple[int, bytes]:
         """(status, body) of one POST; the daemon closes the connection after an

@@ -16,7 +16,10 @@ berth's network configuration (the well-known fields, plus)::
      "daemonUrl": "http://127.0.0.1:9036"}                           # optional
 
 ``CNI_ARGS`` may carry ``IP=<address>`` (a fixed IP) and ``MAC=<mac>`` (CONVENTIONS.md);
-other keys are ignored, as the conventions ask.
+other keys are ignored, as the conventions ask. ``runtimeConfig.berthPolicy``
+(``{"groups": [...], "ports": ["80/tcp"]}``, the capability ``berthPolicy``) says who
+may reach the container (``berth.network.policy``); without it the network's own
+rules alone apply.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from berth.network.base import VIF, AttachmentKey, InvalidNetworkSpec, NetworkSpec
+from berth.network.policy import InvalidPolicy, Policy
 
 #: The spec versions whose configuration and result berth reads and writes.
 SUPPORTED_VERSIONS = ("0.3.0", "0.3.1", "0.4.0", "1.0.0")
@@ -39,6 +43,8 @@ CURRENT_VERSION = "1.0.0"
 _CHECK_SINCE = (0, 4, 0)
 
 DEFAULT_DAEMON_URL = "http://127.0.0.1:9036"
+#: The ``runtimeConfig`` key (and conflist capability) carrying a container's policy.
+POLICY_CAPABILITY = "berthPolicy"
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 _MAC_RE = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
@@ -115,6 +121,12 @@ class CniRequest:
     @property
     def mac(self) -> str | None:
         return self.args.get("MAC") or None
+
+    @property
+    def policy(self) -> Policy | None:
+        runtime = self.config.get("runtimeConfig")
+        raw = runtime.get(POLICY_CAPABILITY) if isinstance(runtime, Mapping) else None
+        return None if raw is None else Policy.from_dict(raw)
 
     @property
     def daemon_url(self) -> str:
@@ -222,6 +234,11 @@ def parse_request(env: Mapping[str, str], stdin: bytes) -> CniRequest:
     request = CniRequest(command=command, container_id=container_id, ifname=ifname,
                          netns=netns, config=config, args=args, path=env.get("CNI_PATH") or "")
     network_spec(request)  # a bad network is code 7 here, before the daemon sees it
+    try:
+        request.policy  # noqa: B018 - checked here, as the network is
+    except InvalidPolicy as exc:
+        raise CniError(Code.INVALID_NETWORK_CONFIG, f"runtimeConfig.{POLICY_CAPABILITY}: {exc}",
+                       version=version) from exc
     return request
 
 
@@ -280,12 +297,16 @@ def network_config(spec: NetworkSpec, daemon_url: str | None = None,
 
 def build_request(command: Command, spec: NetworkSpec, container_id: str, ifname: str,
                   netns: str | None, fixed_ip: ipaddress.IPv4Address | None = None,
-                  mac: str | None = None, daemon_url: str | None = None) -> CniRequest:
+                  mac: str | None = None, daemon_url: str | None = None,
+                  policy: Policy | None = None) -> CniRequest:
     """A request made in-process (the compute agent's), checked like a plugin's."""
     args = ";".join(f"{k}={v}" for k, v in (("IP", fixed_ip), ("MAC", mac)) if v)
     env = {"CNI_COMMAND": str(command), "CNI_CONTAINERID": container_id,
            "CNI_IFNAME": ifname, "CNI_NETNS": netns or "", "CNI_ARGS": args}
-    return parse_request(env, json.dumps(network_config(spec, daemon_url)).encode())
+    config = network_config(spec, daemon_url)
+    if policy is not None:
+        config["runtimeConfig"] = {POLICY_CAPABILITY: policy.to_dict()}
+    return parse_request(env, json.dumps(config).encode())
 
 
 def vif_from_result(key: AttachmentKey, result: Mapping[str, Any]) -> VIF:

@@ -27,6 +27,7 @@ import threading
 from dataclasses import dataclass, replace
 
 from berth.network.base import VIF, AttachmentKey, NetworkSpec
+from berth.network.policy import Policy
 
 LOG = logging.getLogger(__name__)
 
@@ -45,18 +46,26 @@ class Entry:
     state: State
     #: ``dev:ino`` of the namespace when it was plugged (see berth.network.netns).
     netns_id: str = ""
+    #: Who may reach the interface (None: the network's own rules alone).
+    policy: Policy | None = None
 
     @property
     def key(self) -> AttachmentKey:
         return self.vif.key
 
     def to_dict(self) -> dict[str, object]:
-        return {"vif": self.vif.to_dict(), "state": str(self.state), "netns_id": self.netns_id}
+        out: dict[str, object] = {"vif": self.vif.to_dict(), "state": str(self.state),
+                                  "netns_id": self.netns_id}
+        if self.policy is not None:
+            out["policy"] = self.policy.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> Entry:
+        policy = data.get("policy")
         return cls(vif=VIF.from_dict(data["vif"]),  # type: ignore[arg-type]
-                   state=State(str(data["state"])), netns_id=str(data.get("netns_id", "")))
+                   state=State(str(data["state"])), netns_id=str(data.get("netns_id", "")),
+                   policy=Policy.from_dict(policy) if policy is not None else None)
 
 
 class Registry:
@@ -115,6 +124,13 @@ class Registry:
             entry = replace(self._entries[key], state=state)
             if vif is not None:
                 entry = replace(entry, vif=vif)
+            self._entries[key] = entry
+            self._save()
+            return entry
+
+    def set_policy(self, key: AttachmentKey, policy: Policy | None) -> Entry:
+        with self._lock:
+            entry = replace(self._entries[key], policy=policy)
             self._entries[key] = entry
             self._save()
             return entry

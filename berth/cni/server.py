@@ -1,8 +1,10 @@
 """The daemon's HTTP endpoints (stdlib ``http.server``, requests on a bounded pool).
 
 ``POST /addNetwork``, ``/delNetwork``, ``/checkNetwork`` take a forwarded plugin
-invocation (``CniRequest.to_wire``); ``GET /healthz`` answers 200 once the daemon has
-recovered its registry. Answers:
+invocation (``CniRequest.to_wire``); ``POST /setPolicy`` (berth's own, for the compute
+agent) takes ``{"container_id": ..., "policy": {"groups": [...], "ports": [...]} | null}``
+and answers 200 ``{"changed": <attachments>}``; ``GET /healthz`` answers 200 once the
+daemon has recovered its registry. Answers:
 
 =========  ============================================  ===========================
 status     when                                          CNI code in the body
@@ -43,6 +45,7 @@ from berth.network.base import (
     NetworkDriverError,
     VIFNotReady,
 )
+from berth.network.policy import InvalidPolicy, Policy
 
 LOG = logging.getLogger(__name__)
 
@@ -86,7 +89,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         action = {"/addNetwork": "add", "/delNetwork": "delete",
-                  "/checkNetwork": "check"}.get(self.path)
+                  "/checkNetwork": "check", "/setPolicy": "set_policy"}.get(self.path)
         if action is None:
             self._send(HTTPStatus.NOT_FOUND, {"msg": f"no such path {self.path}"})
             return
@@ -99,6 +102,9 @@ class _Handler(BaseHTTPRequestHandler):
                 body = json.loads(self.rfile.read(length))
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
                 raise CniError(Code.DECODE_FAILURE, "request body is not JSON", str(exc)) from exc
+            if action == "set_policy":
+                self._set_policy(body)
+                return
             request = CniRequest.from_wire(body)
             version = request.version
             with log.container_context(request.container_id):
@@ -116,6 +122,19 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 LOG.info("%s refused (%d): %s", self.path, status, err.msg)
             self._send(status, err.to_json())
+
+    def _set_policy(self, body: Any) -> None:
+        container_id = body.get("container_id") if isinstance(body, dict) else None
+        if not isinstance(container_id, str) or not container_id:
+            raise CniError(Code.INVALID_ENVIRONMENT, "setPolicy needs a container_id")
+        try:
+            raw = body.get("policy")
+            policy = None if raw is None else Policy.from_dict(raw)
+        except InvalidPolicy as exc:
+            raise CniError(Code.INVALID_NETWORK_CONFIG, f"policy: {exc}") from exc
+        with log.container_context(container_id):
+            changed = self.server.service.set_policy(container_id, policy)
+        self._send(HTTPStatus.OK, {"changed": changed})
 
     def _send(self, status: int, payload: Any) -> None:
         data = b"" if payload is None else json.dumps(payload).encode()

@@ -41,6 +41,7 @@ from berth.network.base import (
     stable_mac,
 )
 from berth.network.ipam import SubnetAllocator
+from berth.network.policy import Member, Policy, network_chains
 
 LOG = logging.getLogger(__name__)
 
@@ -49,6 +50,8 @@ class FirewallRules(Protocol):
     def ensure_network(self, spec: NetworkSpec) -> None: ...
     def remove_network(self, spec: NetworkSpec) -> None: ...
     def has_network(self, spec: NetworkSpec) -> bool: ...
+    def apply_policy(self, spec: NetworkSpec, members: list[Member]) -> None: ...
+    def collect_policy_chains(self, keep: set[str]) -> int: ...
 
 
 class CniService:
@@ -72,6 +75,8 @@ class CniService:
         self._allocators: dict[str, SubnetAllocator] = {}
         # The networks whose bridge and rules this process laid, as it laid them.
         self._ready: dict[str, NetworkSpec] = {}
+        # The networks where some attachment has had a policy (their chains need laying).
+        self._policied: set[str] = set()
 
     # -- start-up --
 
@@ -93,6 +98,9 @@ class CniService:
                 else:
                     self._allocator(spec)
                     self._ensure_network(spec)
+                    if self._members(spec):
+                        self._policied.add(spec.name)
+                    self._lay_policy(spec)
         self.sync()
 
     # -- the three CNI commands --
@@ -119,6 +127,9 @@ class CniService:
                         and existing.netns_id == str(identity))
                 if same and self._intact(existing.vif):
                     LOG.info("%s is already attached as asked; answering again", key)
+                    if existing.policy != request.policy:
+                        self.registry.set_policy(key, request.policy)
+                        self._lay_policy(spec)
                     return existing.vif
                 LOG.info("%s: replacing the earlier attachment (%s)", key, existing.state)
                 self._undo(existing)
@@ -128,12 +139,15 @@ class CniService:
             planned = VIF(key=key, netns=netns, mac=mac, address=address, gateway=spec.gateway,
                           bridge=spec.bridge, host_ifname=key.host_ifname, mtu=spec.mtu)
             try:
-                self.registry.put(Entry(planned, State.PLUGGING, str(identity)), spec)
+                self.registry.put(Entry(planned, State.PLUGGING, str(identity),
+                                        request.policy), spec)
             except BaseException:
                 allocator.release(address)
                 raise
             try:
                 self._ensure_network(spec)
+                # The policy is in place before the interface exists: no moment open.
+                self._lay_policy(spec)
                 vif = self.driver.attach(spec, key, netns, address, mac)
                 self._wait_ready(vif)
                 self.registry.set_state(key, State.ACTIVE, vif)
@@ -163,6 +177,28 @@ class CniService:
             if spec is not None:
                 self._drop_network_if_unused(spec)
         LOG.info("detached %s", key)
+
+    def set_policy(self, container_id: str, policy: Policy | None) -> int:
+        """Every attachment of ``container_id`` takes ``policy`` (its security groups
+        changed); the rules of their networks follow at once. Returns how many
+        attachments it changed (none when the container is not plugged: its next add
+        carries the policy)."""
+        changed = 0
+        for entry in self.registry.entries():
+            if entry.key.container_id != container_id:
+                continue
+            with self._network_lock(entry.key.network):
+                current = self.registry.get(entry.key)
+                spec = self.registry.network(entry.key.network)
+                if current is None or spec is None or current.policy == policy:
+                    continue
+                self.registry.set_policy(entry.key, policy)
+                self._lay_policy(spec)
+                changed += 1
+        if changed:
+            LOG.info("container %s: policy %s applied to %d attachment(s)", container_id,
+                     policy.to_dict() if policy else None, changed)
+        return changed
 
     def check(self, request: CniRequest) -> None:
         key = request.key
@@ -243,6 +279,12 @@ class CniService:
                     LOG.warning("firewall rules of network %s were missing; laying them again",
                                 spec.name)
                     self.firewall.ensure_network(spec)
+                self._lay_policy(spec)   # atomic and idempotent: whatever was edited by hand
+        if self.sweep_orphan_veths:      # the one daemon of the host owns BERTH-D/C/G-*
+            keep: set[str] = set()
+            for spec in self.registry.networks():
+                keep |= network_chains(spec, self._members(spec))
+            removed += self.firewall.collect_policy_chains(keep)
         return removed
 
     def drop_idle_networks(self) -> None:
@@ -307,6 +349,20 @@ class CniService:
         self.firewall.ensure_network(spec)
         self._ready[spec.name] = spec
 
+    def _members(self, spec: NetworkSpec) -> list[Member]:
+        return [Member(e.key, e.vif.address.ip, e.policy)
+                for e in self.registry.entries(spec.name) if e.policy is not None]
+
+    def _lay_policy(self, spec: NetworkSpec) -> None:
+        """The network's policy chains match its attachments' policies (network lock
+        held). Free for a network where no attachment ever had one."""
+        members = self._members(spec)
+        if not members and spec.name not in self._policied:
+            return
+        self.firewall.apply_policy(spec, members)
+        if members:
+            self._policied.add(spec.name)
+
     def _intact(self, vif: VIF) -> bool:
         try:
             self.driver.check(vif)
@@ -330,6 +386,9 @@ class CniService:
         if allocator is not None:
             allocator.release(entry.vif.address)
         self.registry.remove(entry.key)
+        spec = self.registry.network(entry.key.network)
+        if entry.policy is not None and spec is not None:
+            self._lay_policy(spec)   # its address may go to another container next
 
     def _drop_network_if_unused(self, spec: NetworkSpec) -> None:
         if self.registry.entries(spec.name):
@@ -345,6 +404,7 @@ class CniService:
         self.registry.drop_network(spec.name)
         self._allocators.pop(spec.name, None)
         self._ready.pop(spec.name, None)
+        self._policied.discard(spec.name)
         self._idle.pop(spec.name, None)
         LOG.info("network %s has no attachment left: bridge %s and its rules removed",
                  spec.name, spec.bridge)

@@ -12,6 +12,9 @@ order asked for. The row keeps two things::
     addresses    = {<network uuid>: [{"addr", "version", "port", "subnet_id",
                                       "preserve_on_delete"}]}          (Zun's shape)
 
+Each plug carries the container's policy (``policy_of``): its security groups, as
+memberships, and its exposed ports; the daemon's firewall lets nothing else in.
+
 A container's namespace lives and dies with its process, so the plug follows the
 process (``follow``)::
 
@@ -42,6 +45,7 @@ from berth.db import networks as db_networks
 from berth.db.engine import Database
 from berth.db.models import Container
 from berth.network.base import VIF, NetworkSpec
+from berth.network.policy import Policy
 from berth.runtime import base as rt
 
 LOG = logging.getLogger(__name__)
@@ -137,14 +141,29 @@ class ContainerNetworks:
         previous = next((a.get("addr") for a in held
                          if a.get("ifname", entry["ifname"]) == entry["ifname"]), None)
         wanted = fixed or previous
+        policy = policy_of(row)
         try:
             return self.client.add(spec, row.uuid, netns, entry["ifname"],
-                                   fixed_ip=ipaddress.IPv4Address(wanted) if wanted else None)
+                                   fixed_ip=ipaddress.IPv4Address(wanted) if wanted else None,
+                                   policy=policy)
         except CniError as err:
             if fixed or not wanted or err.code != Code.ADDRESS_UNAVAILABLE:
                 raise
             LOG.info("address %s was taken meanwhile (%s); taking another", wanted, err.msg)
-            return self.client.add(spec, row.uuid, netns, entry["ifname"])
+            return self.client.add(spec, row.uuid, netns, entry["ifname"], policy=policy)
+
+    def apply_policy(self, row: Container, security_groups: list[str]) -> None:
+        """The plugged interfaces of the row take its policy with ``security_groups``
+        (add/remove_security_group): at once, before the row records the change.
+        Nothing to do while it is unplugged: its next plug carries the row's groups.
+        ``NetworkPlugFailed`` when the daemon refuses or cannot be reached."""
+        if not requested(row) or not plugged_pid(row):
+            return
+        policy = Policy.of_container(security_groups, row.exposed_ports)
+        try:
+            self.client.set_policy(row.uuid, policy)
+        except CniError as err:
+            raise NetworkPlugFailed(network="(all)", reason=err.msg) from err
 
     def unplug(self, row: Container, entries: list[dict[str, Any]] | None = None
                ) -> dict[str, Any]:
@@ -210,6 +229,12 @@ class ContainerNetworks:
         return {"addresses": addresses,
                 "cni_metadata": {"networks": [e for e in entries if e not in gone],
                                  "pid": plugged_pid(row)}}
+
+
+def policy_of(row: Container) -> Policy:
+    """Who may reach the row's container (``berth.network.policy``: its security
+    groups as memberships, its exposed ports open to all)."""
+    return Policy.of_container(row.security_groups, row.exposed_ports)
 
 
 def follow(networks: ContainerNetworks | None, row: Container,

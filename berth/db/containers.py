@@ -415,3 +415,29 @@ def _held(rows: Sequence[Any]) -> tuple[float, int, int]:
     cpu = sum(r.cpu or 0.0 for r in rows)
     mem = sum(memory_mib(r.memory) for r in rows)
     return cpu, mem, len(rows)
+
+
+def fingerprints(db: Database, container_types: Sequence[int]) -> list[Row[Any]]:
+    """``(uuid, container_type, project_id, status, task_state, updated_at)`` of every
+    row of ``container_types``: the few columns the console's change watcher compares
+    from one second to the next (berth.dashboard.watch)."""
+    c = Container.__table__.c
+    stmt = select(c.uuid, c.container_type, c.project_id, c.status, c.task_state,
+                  c.updated_at).where(c.container_type.in_(list(container_types)))
+    with db.reader() as s:
+        found: list[Row[Any]] = list(s.connection().execute(stmt).all())  # type: ignore[arg-type]
+        return found
+
+
+def list_columns_of(db: Database, columns: Sequence[str], uuids: Iterable[str]
+                    ) -> list[Row[Any]]:
+    """The rows of ``uuids`` (any project) as rows of ``columns``, as ``list_columns``;
+    uuids without a row are left out."""
+    wanted = sorted(set(uuids))
+    base = select(*(_column(name) for name in columns))
+    found: list[Row[Any]] = []
+    with db.reader() as s:
+        for i in range(0, len(wanted), 500):   # as find_by_uuids: bounded IN lists
+            stmt = base.where(Container.uuid.in_(wanted[i:i + 500]))
+            found.extend(s.connection().execute(stmt).all())
+    return found

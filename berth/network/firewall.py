@@ -3,18 +3,25 @@
 ::
 
     filter FORWARD ──(first rule)──► BERTH-FORWARD, per network on bridge BR:
+        -o BR                                         BERTH-D-<BR>  the containers' policies
         -i BR -o BR                                   ACCEPT  members talk to each other
         -i BR -o bth+                                 DROP    never into another berth network
         -i BR                                         ACCEPT  egress (masquerade networks only)
         -o BR -m conntrack --ctstate RELATED,ESTABLISHED ACCEPT  replies to what went out
         -o BR                                         DROP    nothing else comes in
+    filter OUTPUT ──(first rule)──► BERTH-OUTPUT, per network:
+        -o BR                                         BERTH-D-<BR>  the host, under the same
     nat POSTROUTING ──► BERTH-POSTROUTING (masquerade networks only):
         -s CIDR ! -o BR                               MASQUERADE
+
+``BERTH-D-<BR>`` holds the security groups and exposed ports of the network's
+containers (``berth.network.policy``); it is empty until one has a policy, and then
+only its containers' traffic is judged there.
 
 Why: Docker sets FORWARD's policy to DROP and br_netfilter makes frames crossing any
 bridge traverse FORWARD, so without the first rule two containers on one bridge cannot
 talk. The host reaches every network through its gateway address on the bridge
-(INPUT/OUTPUT, not FORWARD), so it is not affected. Each network's rules carry the
+(INPUT/OUTPUT, not FORWARD): only a container's policy limits it. Each network's rules carry the
 comment ``berth:<bridge>`` and are found again by their exact text, so adding is
 idempotent (``-C`` before ``-A``), and ``remove_network`` and ``cleanup`` take away
 exactly what berth added.
@@ -31,15 +38,27 @@ import threading
 from collections.abc import Callable, Sequence
 
 from berth.network.base import BRIDGE_PREFIX, FirewallError, NetworkSpec
+from berth.network.policy import (
+    CONTAINER_PREFIX,
+    GROUP_PREFIX,
+    POLICY_PREFIXES,
+    Member,
+    dispatch_chain,
+    network_chains,
+    restore_lines,
+)
 
 LOG = logging.getLogger(__name__)
 
 FORWARD_CHAIN = "BERTH-FORWARD"
+OUTPUT_CHAIN = "BERTH-OUTPUT"
 NAT_CHAIN = "BERTH-POSTROUTING"
 
 #: Runs one iptables command line (without the leading ``iptables -w``), returns its
 #: exit status; raises FirewallError only when iptables cannot run at all.
 Runner = Callable[[Sequence[str]], "subprocess.CompletedProcess[str]"]
+#: Feeds one ``iptables-restore --noflush`` input, returns its exit status.
+RestoreRunner = Callable[[str], "subprocess.CompletedProcess[str]"]
 
 
 def run_iptables(args: Sequence[str]) -> subprocess.CompletedProcess[str]:
@@ -50,10 +69,19 @@ def run_iptables(args: Sequence[str]) -> subprocess.CompletedProcess[str]:
         raise FirewallError(reason=f"iptables {' '.join(args)}: {exc}") from exc
 
 
+def run_iptables_restore(text: str) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(["iptables-restore", "-w", "--noflush"], input=text,
+                              capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise FirewallError(reason=f"iptables-restore: {exc}") from exc
+
+
 def forward_rules(spec: NetworkSpec) -> list[list[str]]:
     """The rule specs (after ``-A BERTH-FORWARD``) of one network, in order."""
     br, tag = spec.bridge, ["-m", "comment", "--comment", f"berth:{spec.bridge}"]
     rules = [
+        ["-o", br, *tag, "-j", dispatch_chain(spec)],
         ["-i", br, "-o", br, *tag, "-j", "ACCEPT"],
         ["-i", br, "-o", BRIDGE_PREFIX + "+", *tag, "-j", "DROP"],
     ]
@@ -64,6 +92,12 @@ def forward_rules(spec: NetworkSpec) -> list[list[str]]:
         ["-o", br, *tag, "-j", "DROP"],
     ]
     return rules
+
+
+def output_rules(spec: NetworkSpec) -> list[list[str]]:
+    """The rule (after ``-A BERTH-OUTPUT``) that puts the host under the policies."""
+    tag = ["-m", "comment", "--comment", f"berth:{spec.bridge}"]
+    return [["-o", spec.bridge, *tag, "-j", dispatch_chain(spec)]]
 
 
 def nat_rules(spec: NetworkSpec) -> list[list[str]]:
@@ -77,14 +111,19 @@ class Firewall:
     """Thread-safe: one lock orders berth's own iptables edits (iptables' lock only
     makes each command atomic, not a check followed by an append)."""
 
-    def __init__(self, runner: Runner = run_iptables) -> None:
-        self._run = runner
+    def __init__(self, runner: Runner = run_iptables,
+                 restore: RestoreRunner = run_iptables_restore) -> None:
+        self._run, self._restore = runner, restore
         self._lock = threading.Lock()
+        # Per network: the policy chains this process laid (to remove those it no longer needs).
+        self._policy_chains: dict[str, set[str]] = {}
 
     def ensure_network(self, spec: NetworkSpec) -> None:
         """The chains, their jumps and this network's rules are in place."""
         with self._lock:
             self._ensure_chain("filter", FORWARD_CHAIN, "FORWARD")
+            self._ensure_chain("filter", OUTPUT_CHAIN, "OUTPUT")
+            self._ensure_chain("filter", dispatch_chain(spec), None)
             if spec.masquerade:
                 self._ensure_chain("nat", NAT_CHAIN, "POSTROUTING")
             if self._complete(spec):
@@ -94,6 +133,8 @@ class Firewall:
             self._remove(spec)
             for rule in forward_rules(spec):
                 self._checked(["-t", "filter", "-A", FORWARD_CHAIN, *rule])
+            for rule in output_rules(spec):
+                self._checked(["-t", "filter", "-A", OUTPUT_CHAIN, *rule])
             for rule in nat_rules(spec):
                 self._checked(["-t", "nat", "-A", NAT_CHAIN, *rule])
             LOG.info("firewall rules in place for network %s (bridge %s%s)", spec.name,
@@ -104,21 +145,70 @@ class Firewall:
             return self._complete(spec)
 
     def remove_network(self, spec: NetworkSpec) -> None:
-        """This network's rules are gone, whatever its masquerade setting was when they
-        were added (both variants are removed); the chains stay."""
+        """This network's rules and policy chains are gone, whatever its masquerade
+        setting was when they were added (both variants are removed); berth's shared
+        chains stay."""
         with self._lock:
             self._remove(spec)
+            done = self._call(["-t", "filter", "-S"])
+            listing = done.stdout if done.returncode == 0 else ""
+            stale = (self._policy_chains.pop(spec.name, set())
+                     | _reached_from(dispatch_chain(spec), listing))
+            self._drop_chains(stale, listing)
+
+    def apply_policy(self, spec: NetworkSpec, members: list[Member]) -> None:
+        """The network's policy chains hold exactly ``members``' policies (one atomic
+        ``iptables-restore``); the chains of members gone since the last call go in the
+        same step. Call with the network's rules in place (``ensure_network``)."""
+        with self._lock:
+            chains = network_chains(spec, members)
+            stale = self._policy_chains.get(spec.name, set()) - chains
+            lines = restore_lines(spec, members)
+            lines += [f":{c} - [0:0]" for c in sorted(stale)]
+            lines += [f"-X {c}" for c in sorted(stale)]
+            self._restore_checked(lines, f"the policies of network {spec.name}")
+            self._policy_chains[spec.name] = chains
+            LOG.debug("network %s: policies of %d container(s) laid", spec.name, len(members))
+
+    def collect_policy_chains(self, keep: set[str]) -> int:
+        """Remove every container and group chain (``BERTH-C/G-*``) not in ``keep``,
+        and the jumps to it: what a daemon killed half-way left. (A network's own
+        ``BERTH-D-*`` goes with the network, which the registry always knows.) Only for
+        the one daemon of a host. Returns how many chains it removed."""
+        with self._lock:
+            done = self._call(["-t", "filter", "-S"])
+            if done.returncode != 0:
+                return 0
+            declared = [line.split()[1] for line in done.stdout.splitlines()
+                        if line.startswith("-N ")]
+            stale = {c for c in declared
+                     if c.startswith((CONTAINER_PREFIX, GROUP_PREFIX)) and c not in keep}
+            if not stale:
+                return 0
+            for chains in self._policy_chains.values():
+                chains -= stale
+            self._drop_chains(stale, listing=done.stdout)
+            LOG.warning("removed %d policy chain(s) no attachment needs: %s", len(stale),
+                        ", ".join(sorted(stale)))
+            return len(stale)
 
     def cleanup(self) -> None:
         """Every rule and chain berth made is gone (the jumps first, then the chains)."""
         with self._lock:
             for table, chain, parent in (("filter", FORWARD_CHAIN, "FORWARD"),
+                                         ("filter", OUTPUT_CHAIN, "OUTPUT"),
                                          ("nat", NAT_CHAIN, "POSTROUTING")):
                 self._remove_rule(table, parent, ["-j", chain])
                 if self._call(["-t", table, "-n", "-L", chain]).returncode == 0:
                     self._checked(["-t", table, "-F", chain])
                     self._checked(["-t", table, "-X", chain])
                     LOG.info("removed iptables chain %s/%s", table, chain)
+            done = self._call(["-t", "filter", "-S"])
+            policy = {line.split()[1] for line in done.stdout.splitlines()
+                      if line.startswith("-N ") and line.split()[1].startswith(POLICY_PREFIXES)
+                      } if done.returncode == 0 else set()
+            self._drop_chains(policy)
+            self._policy_chains.clear()
 
     def rules(self, table: str = "filter", chain: str = FORWARD_CHAIN) -> list[str]:
         """The chain's rules as ``iptables -S`` prints them (empty when it is absent)."""
@@ -138,8 +228,31 @@ class Firewall:
             raise FirewallError(reason=f"iptables {' '.join(args)}: "
                                        f"{(done.stderr or '').strip() or done.returncode}")
 
+    def _restore_checked(self, lines: list[str], what: str) -> None:
+        done = self._restore("*filter\n" + "\n".join(lines) + "\nCOMMIT\n")
+        if done.returncode != 0:
+            raise FirewallError(reason=f"iptables-restore of {what}: "
+                                       f"{(done.stderr or '').strip() or done.returncode}")
+
+    def _drop_chains(self, chains: set[str], listing: str | None = None) -> None:
+        """Remove ``chains`` and every rule of berth's chains that jumps to them, in one
+        step. Absent chains are fine (declaring one makes it, to be removed at once)."""
+        if not chains:
+            return
+        if listing is None:
+            done = self._call(["-t", "filter", "-S"])
+            listing = done.stdout if done.returncode == 0 else ""
+        jumps = [line for line in listing.splitlines()
+                 if line.startswith("-A ") and line.split()[-1] in chains
+                 and line.split()[1] not in chains]
+        lines = [f":{c} - [0:0]" for c in sorted(chains)]
+        lines += ["-D" + line[2:] for line in jumps]
+        lines += [f"-X {c}" for c in sorted(chains)]
+        self._restore_checked(lines, f"removing chains {', '.join(sorted(chains))}")
+
     def _complete(self, spec: NetworkSpec) -> bool:
         return all(self._exists("filter", FORWARD_CHAIN, r) for r in forward_rules(spec)) \
+            and all(self._exists("filter", OUTPUT_CHAIN, r) for r in output_rules(spec)) \
             and all(self._exists("nat", NAT_CHAIN, r) for r in nat_rules(spec))
 
     def _remove(self, spec: NetworkSpec) -> None:
@@ -148,13 +261,15 @@ class Firewall:
                                   masquerade, spec.mtu)
             for rule in forward_rules(variant):
                 self._remove_rule("filter", FORWARD_CHAIN, rule)
+            for rule in output_rules(variant):
+                self._remove_rule("filter", OUTPUT_CHAIN, rule)
             for rule in nat_rules(variant):
                 self._remove_rule("nat", NAT_CHAIN, rule)
 
     def _exists(self, table: str, chain: str, rule: Sequence[str]) -> bool:
         return self._call(["-t", table, "-C", chain, *rule]).returncode == 0
 
-    def _ensure_chain(self, table: str, chain: str, parent: str) -> None:
+    def _ensure_chain(self, table: str, chain: str, parent: str | None) -> None:
         if self._call(["-t", table, "-n", "-L", chain]).returncode != 0:
             done = self._call(["-t", table, "-N", chain])
             if done.returncode != 0 and "exists" not in (done.stderr or ""):
@@ -163,9 +278,28 @@ class Firewall:
             LOG.info("created iptables chain %s/%s", table, chain)
         # First in the parent chain, so that Docker's rules (which accept whatever
         # leaves docker0) cannot let other traffic into berth's networks before ours.
-        if not self._exists(table, parent, ["-j", chain]):
+        if parent is not None and not self._exists(table, parent, ["-j", chain]):
             self._checked(["-t", table, "-I", parent, "1", "-j", chain])
 
     def _remove_rule(self, table: str, chain: str, rule: Sequence[str]) -> None:
         while self._exists(table, chain, rule):  # duplicates too
             self._checked(["-t", table, "-D", chain, *rule])
+
+
+def _reached_from(chain: str, listing: str) -> set[str]:
+    """``chain`` and every policy chain its rules jump to, transitively, as an
+    ``iptables -S`` listing shows them: a network's dispatch chain reaches its
+    containers' chains, and those their groups' (found even by a process that did not
+    lay them)."""
+    jumps: dict[str, set[str]] = {}
+    for line in listing.splitlines():
+        words = line.split()
+        if len(words) > 2 and words[0] == "-A" and words[-2] == "-j" \
+                and words[-1].startswith(POLICY_PREFIXES):
+            jumps.setdefault(words[1], set()).add(words[-1])
+    found, todo = {chain}, [chain]
+    while todo:
+        for target in jumps.get(todo.pop(), set()) - found:
+            found.add(target)
+            todo.append(target)
+    return found

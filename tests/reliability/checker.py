@@ -17,6 +17,13 @@ a container that has a Docker container is mounted; a mounted volume is needed b
 such a container; no mapping without its container row; no auto-remove volume that
 no mapping points at; no local backing file without its volume row.
 
+With ``cni_state`` (the node's CNI daemon's state directory, for local networks), the
+plugs too: a running row's requested interfaces are ACTIVE attachments in the
+daemon's registry, in that row's process's namespace; every attachment belongs to a
+row plugged into it (no orphan after a SIGKILL in the middle of an ADD or a DEL);
+a network's bridge has exactly the veths of its attachments; and its dispatch chain
+jumps to exactly the policy chains of its attachments.
+
 Capsules count too: a capsule's sandbox and members are Docker containers that its
 rows refer to; its members' statuses follow Docker like containers' (a capsule's own
 is derived from them, so only its sandbox's presence is checked); the capsule, not
@@ -25,6 +32,9 @@ its members, holds the allocation; the capsule list agrees with the rows.
 
 from __future__ import annotations
 
+import json
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import docker
@@ -33,6 +43,8 @@ import httpx
 from berth.db import containers, nodes
 from berth.db.capsules import CAPSULE
 from berth.db.engine import Database
+from berth.network.base import AttachmentKey, NetworkSpec
+from berth.network.policy import Policy, container_chain, dispatch_chain
 from berth.placement.embedded import EmbeddedPlacement
 from berth.placement.requests import container_resources
 
@@ -43,11 +55,14 @@ TRANSITIONAL = {"Creating", "Deleting", "Rebuilding", "Restarting"}
 
 
 def problems(db: Database, host: str, engine: docker.DockerClient,
-             http: httpx.Client, volume_dir: str | None = None) -> list[str]:
+             http: httpx.Client, volume_dir: str | None = None,
+             cni_state: str | None = None) -> list[str]:
     found: list[str] = []
     if volume_dir is not None:
         found += volume_problems(db, volume_dir)
     every = {r.uuid: r for r in containers.list_by_host(db, host, None)}
+    if cni_state is not None:
+        found += network_problems(every, cni_state)
     listed = {c.id: c for c in engine.containers.list(
         all=True, filters={"label": f"berth.host={host}"})}
     referred = {r.container_id for r in every.values() if r.container_id}
@@ -136,4 +151,54 @@ def volume_problems(db: Database, volume_dir: str) -> list[str]:
     for name in os.listdir(local) if os.path.isdir(local) else []:
         if name.endswith(".img") and name[:-4] not in known:
             found.append(f"backing file {name} has no volume row (leaked)")
+    return found
+
+
+def network_problems(rows: dict[str, Any], cni_state: str) -> list[str]:
+    path = Path(cni_state) / "registry.json"
+    registry = json.loads(path.read_text()) if path.exists() else {}
+    found: list[str] = []
+    entries = registry.get("attachments") or []
+    by_key = {(e["vif"]["container_id"], e["vif"]["ifname"]): e for e in entries}
+    for r in rows.values():
+        meta = r.cni_metadata if isinstance(r.cni_metadata, dict) else {}
+        pid = int(meta.get("pid") or 0)
+        for want in meta.get("networks") or []:
+            entry = by_key.get((r.uuid, want["ifname"]))
+            if r.status == "Running" and pid and (
+                    entry is None or entry["state"] != "active"
+                    or entry["vif"]["netns"] != f"/proc/{pid}/ns/net"):
+                found.append(f"{r.uuid} is Running in pid {pid} but {want['ifname']} is "
+                             f"not plugged there: {entry and entry['state']}")
+    for e in entries:
+        vif = e["vif"]
+        row = rows.get(vif["container_id"])
+        meta = row.cni_metadata if row is not None and isinstance(row.cni_metadata, dict) \
+            else {}
+        pid = int(meta.get("pid") or 0)
+        if e["state"] != "active" or not pid or vif["netns"] != f"/proc/{pid}/ns/net":
+            found.append(f"orphan attachment {vif['container_id']}/{vif['ifname']} "
+                         f"({e['state']}, {vif['netns']}, {vif['address']}): its row "
+                         f"{'is gone' if row is None else f'is plugged in pid {pid}'}")
+    for raw in registry.get("networks") or []:
+        spec = NetworkSpec.from_dict(raw)
+        mine = [e for e in entries if e["vif"]["network"] == spec.name]
+        ports = subprocess.run(["ip", "-o", "link", "show", "master", spec.bridge],
+                               capture_output=True, text=True, check=False).stdout
+        veths = {line.split(":")[1].strip().split("@")[0] for line in ports.splitlines()}
+        if veths != {e["vif"]["host_ifname"] for e in mine}:
+            found.append(f"bridge {spec.bridge} has veths {sorted(veths)}, its "
+                         f"attachments {sorted(e['vif']['host_ifname'] for e in mine)}")
+        chain = subprocess.run(["iptables", "-w", "-S", dispatch_chain(spec)],
+                               capture_output=True, text=True, check=False).stdout
+        jumps = {line.split()[-1] for line in chain.splitlines() if line.startswith("-A ")}
+        wanted = {container_chain(AttachmentKey(spec.name, e["vif"]["container_id"],
+                                                e["vif"]["ifname"]))
+                  for e in mine if e.get("policy") is not None}
+        for e in mine:
+            if e.get("policy") is not None:
+                Policy.from_dict(e["policy"])     # a readable policy
+        if mine and jumps != wanted:
+            found.append(f"network {spec.name}: policy chains {sorted(jumps)}, its "
+                         f"attachments want {sorted(wanted)}")
     return found

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import docker
 import pytest
-from support.berth_proc import TEST_IMAGE, BerthProcess, unmount_volumes
+from support.berth_proc import TEST_IMAGE, BerthProcess, remove_local_networks, unmount_volumes
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / ".ci" / "ci-services.sh"
@@ -93,3 +93,6 @@ def berth_on(node_engine: NodeEngine) -> Iterator[Callable[[str], BerthProcess]]
     for proc in made:
         proc.stop()
         unmount_volumes(proc)
+        # Killed berths (R1) leave their bridges behind: another berth's network on the
+        # same default subnet would be routed to a dead bridge.
+        remove_local_networks(proc)

@@ -135,7 +135,8 @@ def _kill_and_recover(proc: Any, kills: int, rng: random.Random, conf_extra: str
         time.sleep(1.0)          # one more sync period over the settled rows
         with database_of(proc) as db, proc.http() as http:
             found = problems(db, host, engine_client, http,
-                             volume_dir=str(proc.dir / "state" / "mnt"))
+                             volume_dir=str(proc.dir / "state" / "mnt"),
+                             cni_state=str(proc.dir / "state" / "cni"))
             report.append((len(http.get("/v1/containers").json()["containers"]),
                            len(capsule_uuids(http))))
         assert found == [], (i + 1, found)

@@ -16,6 +16,8 @@ from reliability.conftest import NodeEngine, scale
 from support.berth_proc import TEST_IMAGE, wait_for
 from support.lifecycle import database_of
 
+from berth.db import containers
+
 pytestmark = pytest.mark.reliability
 
 COMMAND = ["sh", "-c", "trap 'exit 0' TERM; sleep 6000 & wait"]
@@ -50,17 +52,29 @@ def test_rows_follow_an_engine_restarted_and_killed(berth_on, node_engine,  # ty
 
         wait_for(lambda: set(statuses().values()) == {"Running"}, 120, 0.5,
                  what="every container Running")
+        def plugged_as_docker_runs() -> bool:
+            """Each row plugged into the process Docker runs for it now: after a SIGKILL
+            the statuses read as before at once, while berth still follows the new
+            processes."""
+            pids = {c.name: c.attrs["State"]["Pid"] for c in engine.containers.list(
+                all=True, filters={"label": f"berth.host={proc.host}"})}
+            with database_of(proc) as db:
+                rows = containers.list_by_host(db, proc.host, None)
+            return all(int((r.cni_metadata or {}).get("pid") or 0) == pids.get(f"zun-{r.uuid}")
+                       for r in rows)
+
         want_after = {u: "Running" if i % 2 == 0 else "Stopped" for i, u in enumerate(uuids)}
         lags = []
         for round_ in range(restarts + 1):
             stop_engine(node_engine, signal.SIGKILL if round_ == restarts else signal.SIGTERM)
             node_engine.start()
             back = time.monotonic()
-            wait_for(lambda: statuses() == want_after, 60, 0.1,
+            wait_for(lambda: statuses() == want_after and plugged_as_docker_runs(), 60, 0.1,
                      what=f"the rows to follow the engine after restart {round_ + 1}")
             lags.append(time.monotonic() - back)
             with database_of(proc) as db:
-                assert problems(db, proc.host, engine, http) == []
+                assert problems(db, proc.host, engine, http,
+                                cni_state=str(proc.dir / "state" / "cni")) == []
         print(f"R2: {count} containers, {restarts} restarts + 1 SIGKILL; rows agreed "
               f"{', '.join(f'{s:.1f}' for s in lags)} s after the engine answered")
         log = proc.log_text()

@@ -12,6 +12,7 @@ from berth.network.base import (
     NetworkDriverError,
     NetworkSpec,
 )
+from berth.network.policy import Member, Policy
 
 
 class FakeDriver:
@@ -59,6 +60,9 @@ class FakeDriver:
 class FakeFirewall:
     def __init__(self) -> None:
         self.networks: dict[str, NetworkSpec] = {}
+        #: network -> {attachment key: its policy}, as last laid.
+        self.policies: dict[str, dict[str, Policy]] = {}
+        self.kept: set[str] = set()
 
     def ensure_network(self, spec: NetworkSpec) -> None:
         self.networks[spec.name] = spec
@@ -68,3 +72,10 @@ class FakeFirewall:
 
     def has_network(self, spec: NetworkSpec) -> bool:
         return spec.name in self.networks
+
+    def apply_policy(self, spec: NetworkSpec, members: list[Member]) -> None:
+        self.policies[spec.name] = {str(m.key): m.policy for m in members}
+
+    def collect_policy_chains(self, keep: set[str]) -> int:
+        self.kept = set(keep)
+        return 0

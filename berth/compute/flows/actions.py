@@ -360,8 +360,10 @@ def remove_security_group(deps: AgentDeps, ctx: RequestContext, uuid: str,
 
 def _security_group(deps: AgentDeps, ctx: RequestContext, uuid: str, group: str,
                     add: bool) -> None:
-    """Record the group on the container. berth has no Neutron ports yet, so there is
-    nothing to enforce it on: the list is what networking will apply when it comes."""
+    """Change the container's groups: on berth's local networks the daemon's rules
+    follow first (a failure leaves the row as it was, with the action's error), then
+    the row records the list. With Docker's network driver nothing enforces groups:
+    the list is only recorded."""
     verb = "add_security_group" if add else "remove_security_group"
     if containers.find_by_uuid(deps.db, uuid) is None:
         LOG.info("not running %s: the container was deleted", verb)
@@ -379,8 +381,11 @@ def _security_group(deps: AgentDeps, ctx: RequestContext, uuid: str, group: str,
                     LOG.info("security group %s already %s", group,
                              "present" if add else "absent")
                     return
+                if deps.networks is not None:
+                    deps.networks.apply_policy(row, groups)
                 containers.update_(deps.db, uuid, {"security_groups": groups})
-        LOG.info("security group %s %s (recorded; enforced once networking is there)",
-                 group, "added" if add else "removed")
+        LOG.info("security group %s %s%s", group, "added" if add else "removed",
+                 "" if deps.networks is not None else
+                 " (recorded only: Docker's network driver enforces no groups)")
     except exc.BerthError as err:
         LOG.warning("%s %s failed: %s", verb, group, err.msg)

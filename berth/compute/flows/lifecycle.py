@@ -98,6 +98,15 @@ def follow_network(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer
         return NetworkStep(seen, networking.follow(deps.networks, row, seen))
     except networking.NetworkPlugFailed as err:
         container_id = _require_created(row)
+        ended = _process_ended(deps, container_id, seen)
+        if ended is not None:
+            # Not a network problem: the process exited (or Docker restarted it)
+            # before it could be plugged. Its exit is the story, not the plug.
+            LOG.info("the process %s ended before its network was plugged (%s)",
+                     seen.state.pid, err.msg)
+            if ended.state is not None and ended.state.running:
+                return NetworkStep(ended, {})   # a restart by Docker: the PLEG plugs it
+            return NetworkStep(ended, unplug_quietly(deps, row, ended))
         reason = f"{err.msg}. The container was stopped; start it again."
         LOG.error("%s", reason)
         try:
@@ -107,6 +116,20 @@ def follow_network(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer
             LOG.warning("could not stop the unplugged container: %s", stop_err.msg)
             stopped = seen
         return NetworkStep(stopped, {"status_reason": reason[:2000]}, err)
+
+
+def _process_ended(deps: AgentDeps, container_id: str, seen: rt.RuntimeContainer
+                   ) -> rt.RuntimeContainer | None:
+    """What the engine says now, when the process ``seen`` ran is gone; else None."""
+    try:
+        now = deps.runtime.inspect(container_id)
+    except rt.RuntimeDriverError:
+        return None
+    if now.state is None or seen.state is None:
+        return None
+    if now.state.running and now.state.pid == seen.state.pid:
+        return None
+    return now
 
 
 def unplug_quietly(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer | None

@@ -15,6 +15,7 @@ from berth.db import containers
 from berth.db import networks as db_networks
 from berth.db.engine import Database
 from berth.network.base import VIF, AttachmentKey, NetworkSpec
+from berth.network.policy import Policy
 from berth.runtime import base as rt
 
 POOL = db_networks.SubnetPool("10.244.0.0/22", 24)
@@ -29,11 +30,14 @@ class FakeDaemon:
         self.refuse: set[str] = set()
         self.taken: set[str] = set()
         self.calls: list[tuple[str, str, str]] = []
+        self.policies: dict[str, Policy | None] = {}
         self._next = 10
 
     def add(self, spec: NetworkSpec, container_id: str, netns: str, ifname: str = "eth0",
-            fixed_ip: ipaddress.IPv4Address | None = None, mac: str | None = None) -> VIF:
+            fixed_ip: ipaddress.IPv4Address | None = None, mac: str | None = None,
+            policy: Policy | None = None) -> VIF:
         self.calls.append(("add", spec.name, ifname))
+        self.policies[container_id] = policy
         if spec.name in self.refuse:
             raise CniError(Code.DRIVER_FAILURE, "refused")
         if fixed_ip is not None and str(fixed_ip) in self.taken:
@@ -47,6 +51,11 @@ class FakeDaemon:
                   gateway=spec.gateway, bridge=spec.bridge, host_ifname=key.host_ifname)
         self.attached[(spec.name, container_id, ifname)] = vif
         return vif
+
+    def set_policy(self, container_id: str, policy: Policy | None) -> int:
+        self.calls.append(("set_policy", container_id, ""))
+        self.policies[container_id] = policy
+        return 1
 
     def delete(self, spec: NetworkSpec, container_id: str, ifname: str = "eth0",
                netns: str | None = None) -> None:
@@ -149,3 +158,19 @@ def test_without_networks_nothing_is_plugged(db: Database,
     row = containers.create(db, {"project_id": "p1", "status": "Running"})
     assert nets.network_mode(row) is None and nets.follow(row, seen(100)) == {}
     assert networking.follow(None, row, seen(100)) == {}
+
+
+def test_each_plug_carries_the_rows_policy_and_a_group_change_reaches_a_plugged_one(
+        db: Database, nets: networking.ContainerNetworks, daemon: FakeDaemon) -> None:
+    a = db_networks.create_local(db, POOL, {"name": "a"})
+    row = row_on(db, a.uuid)
+    row = apply(db, row, {"exposed_ports": {"80/tcp": {}}})
+    nets.apply_policy(row, ["g"])                         # unplugged: nothing to tell
+    assert ("set_policy", row.uuid, "") not in daemon.calls
+    row = apply(db, row, nets.follow(row, seen(100)))
+    assert daemon.policies[row.uuid] == Policy.build((), ["80/tcp"])
+    nets.apply_policy(row, ["g"])
+    assert daemon.policies[row.uuid] == Policy.build(["g"], ["80/tcp"])
+    plain = row_on(db, a.uuid)
+    apply(db, plain, nets.follow(plain, seen(101)))
+    assert daemon.policies[plain.uuid] == Policy.build(["default"])

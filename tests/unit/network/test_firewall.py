@@ -2,33 +2,51 @@
 
 from __future__ import annotations
 
+import ipaddress
+import shlex
 import subprocess
 from collections.abc import Sequence
 
-from berth.network.base import NetworkSpec
-from berth.network.firewall import FORWARD_CHAIN, NAT_CHAIN, Firewall
+from berth.network.base import AttachmentKey, NetworkSpec
+from berth.network.firewall import FORWARD_CHAIN, NAT_CHAIN, OUTPUT_CHAIN, Firewall
+from berth.network.policy import Member, Policy, container_chain, dispatch_chain, group_chain
+
+BUILTIN = {"FORWARD", "OUTPUT", "POSTROUTING", "INPUT"}
 
 
 class FakeIptables:
+    """``iptables`` and ``iptables-restore --noflush`` over dicts of rule tuples."""
+
     def __init__(self) -> None:
         self.chains: dict[tuple[str, str], list[tuple[str, ...]]] = {
-            ("filter", "FORWARD"): [("-j", "DOCKER-USER")], ("nat", "POSTROUTING"): []}
+            ("filter", "FORWARD"): [("-j", "DOCKER-USER")], ("filter", "OUTPUT"): [],
+            ("nat", "POSTROUTING"): []}
+        self.restores = 0
 
     def __call__(self, args: Sequence[str]) -> subprocess.CompletedProcess[str]:
         args = [a for a in args if a != "-n"]
         assert args[0] == "-t"
-        table, op, chain, rest = args[1], args[2], args[3], tuple(args[4:])
-        key = (table, chain)
         ok = subprocess.CompletedProcess(args, 0, "", "")
         bad = subprocess.CompletedProcess(args, 1, "", "No chain/target/match by that name.")
+        if len(args) == 3 and args[2] == "-S":  # every chain of the table
+            table = args[1]
+            lines = [f"-N {c}" for (t, c) in self.chains if t == table and c not in BUILTIN]
+            lines += [" ".join(["-A", c, *r]) for (t, c), rules in self.chains.items()
+                      if t == table for r in rules]
+            return subprocess.CompletedProcess(args, 0, "\n".join(lines) + "\n", "")
+        table, op, chain, rest = args[1], args[2], args[3], tuple(args[4:])
+        key = (table, chain)
         if op == "-N":
             self.chains.setdefault(key, [])
             return ok
         if key not in self.chains:
             return bad
         rules = self.chains[key]
-        if op in ("-L", "-S"):
+        if op == "-L":
             return ok
+        if op == "-S":
+            return subprocess.CompletedProcess(
+                args, 0, "".join(" ".join(["-A", chain, *r]) + "\n" for r in rules), "")
         if op == "-C":
             return ok if rest in rules else bad
         if op == "-A":
@@ -43,24 +61,45 @@ class FakeIptables:
             del self.chains[key]
         return ok
 
+    def restore(self, text: str) -> subprocess.CompletedProcess[str]:
+        self.restores += 1
+        table = ""
+        for line in text.splitlines():
+            if line.startswith("*"):
+                table = line[1:]
+            elif line.startswith(":"):
+                self.chains[(table, line[1:].split()[0])] = []
+            elif line.startswith("-"):
+                words = shlex.split(line)
+                done = self(["-t", table, *words])
+                assert done.returncode == 0, line
+        return subprocess.CompletedProcess(["iptables-restore"], 0, "", "")
+
+
+def make() -> tuple[FakeIptables, Firewall]:
+    fake = FakeIptables()
+    return fake, Firewall(fake, fake.restore)
+
 
 def test_network_rules_are_added_once_in_order_and_jumped_to_first() -> None:
-    fake = FakeIptables()
-    fw = Firewall(fake)
+    fake, fw = make()
     spec = NetworkSpec.build("a", "10.244.1.0/24")
     fw.ensure_network(spec)
     fw.ensure_network(spec)
     assert fake.chains[("filter", "FORWARD")][0] == ("-j", FORWARD_CHAIN)
+    assert fake.chains[("filter", "OUTPUT")][0] == ("-j", OUTPUT_CHAIN)
     rules = fake.chains[("filter", FORWARD_CHAIN)]
-    assert len(rules) == 4
-    assert rules[0][-1] == "ACCEPT" and rules[-1][-1] == "DROP"
+    assert len(rules) == 5
+    assert rules[0][-1] == dispatch_chain(spec)       # policies judged first
+    assert rules[1][-1] == "ACCEPT" and rules[-1][-1] == "DROP"
+    assert fake.chains[("filter", OUTPUT_CHAIN)] == [rules[0]]
+    assert fake.chains[("filter", dispatch_chain(spec))] == []
     assert ("nat", NAT_CHAIN) not in fake.chains
     assert fw.has_network(spec)
 
 
 def test_missing_rule_lays_the_whole_network_again_in_order() -> None:
-    fake = FakeIptables()
-    fw = Firewall(fake)
+    fake, fw = make()
     spec = NetworkSpec.build("a", "10.244.1.0/24")
     fw.ensure_network(spec)
     expected = list(fake.chains[("filter", FORWARD_CHAIN)])
@@ -70,25 +109,77 @@ def test_missing_rule_lays_the_whole_network_again_in_order() -> None:
 
 
 def test_masquerade_adds_egress_and_nat_and_removal_takes_both_variants() -> None:
-    fake = FakeIptables()
-    fw = Firewall(fake)
+    fake, fw = make()
     plain = NetworkSpec.build("a", "10.244.1.0/24")
     masq = NetworkSpec.build("a", "10.244.1.0/24", masquerade=True)
     other = NetworkSpec.build("b", "10.244.2.0/24")
     fw.ensure_network(masq)
     fw.ensure_network(other)
     assert len(fake.chains[("nat", NAT_CHAIN)]) == 1
-    assert len(fake.chains[("filter", FORWARD_CHAIN)]) == 5 + 4
+    assert len(fake.chains[("filter", FORWARD_CHAIN)]) == 6 + 5
     fw.remove_network(plain)
     assert fake.chains[("nat", NAT_CHAIN)] == []
     assert all(f"berth:{other.bridge}" in rule for rule in fake.chains[("filter", FORWARD_CHAIN)])
 
 
 def test_cleanup_removes_jumps_and_chains_and_leaves_the_rest() -> None:
-    fake = FakeIptables()
-    fw = Firewall(fake)
+    fake, fw = make()
     fw.ensure_network(NetworkSpec.build("a", "10.244.1.0/24", masquerade=True))
     fw.cleanup()
     fw.cleanup()
     assert fake.chains == {("filter", "FORWARD"): [("-j", "DOCKER-USER")],
-                           ("nat", "POSTROUTING"): []}
+                           ("filter", "OUTPUT"): [], ("nat", "POSTROUTING"): []}
+
+
+def member(ip: str, container: str, groups: tuple[str, ...] = (),
+           ports: tuple[str, ...] = ()) -> Member:
+    return Member(AttachmentKey("a", container, "eth0"), ipaddress.IPv4Address(ip),
+                  Policy.build(groups, ports))
+
+
+def test_policy_chains_hold_each_members_rules_and_follow_changes() -> None:
+    fake, fw = make()
+    spec = NetworkSpec.build("a", "10.244.1.0/24")
+    fw.ensure_network(spec)
+    web = member("10.244.1.2", "web", ports=("80/tcp",))
+    db = member("10.244.1.3", "db", groups=("back",))
+    app = member("10.244.1.4", "app", groups=("back", "default"))
+    fw.apply_policy(spec, [web, db, app])
+    assert fake.restores == 1
+    dispatch = fake.chains[("filter", dispatch_chain(spec))]
+    assert [r[-1] for r in dispatch] == [container_chain(m.key) for m in (web, db, app)]
+    web_rules = fake.chains[("filter", container_chain(web.key))]
+    assert web_rules[0][:4] == ("-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED")
+    assert sum("--dport" in r for r in web_rules) == 2 and web_rules[-1][-1] == "DROP"
+    back = fake.chains[("filter", group_chain("a", "back"))]
+    assert [r[1] for r in back] == ["10.244.1.3/32", "10.244.1.4/32"]
+    # db leaves: its chain goes, the group no longer lets its address in
+    fw.apply_policy(spec, [web, app])
+    assert ("filter", container_chain(db.key)) not in fake.chains
+    assert [r[1] for r in fake.chains[("filter", group_chain("a", "back"))]] == ["10.244.1.4/32"]
+    # the network goes: every policy chain with it, the jumps first
+    fw.remove_network(spec)
+    assert not [c for (_, c) in fake.chains if c.startswith("BERTH-") and c not in
+                (FORWARD_CHAIN, OUTPUT_CHAIN)]
+    assert fake.chains[("filter", FORWARD_CHAIN)] == []
+
+
+def test_collect_removes_chains_nobody_needs_and_jumps_to_them() -> None:
+    fake, fw = make()
+    spec = NetworkSpec.build("a", "10.244.1.0/24")
+    fw.ensure_network(spec)
+    fw.apply_policy(spec, [member("10.244.1.2", "x", groups=("g",))])
+    keep = {dispatch_chain(spec)}
+    assert fw.collect_policy_chains(keep) == 2            # container and group chains
+    assert fake.chains[("filter", dispatch_chain(spec))] == []
+    assert fw.collect_policy_chains(keep) == 0
+
+
+def test_a_process_that_did_not_lay_the_policies_still_removes_them_all() -> None:
+    fake, fw = make()
+    spec = NetworkSpec.build("a", "10.244.1.0/24")
+    fw.ensure_network(spec)
+    fw.apply_policy(spec, [member("10.244.1.2", "x", groups=("g",), ports=("80/tcp",))])
+    Firewall(fake, fake.restore).remove_network(spec)    # e.g. a test's clean-up
+    assert not [c for (_, c) in fake.chains if c.startswith(("BERTH-D-", "BERTH-C-",
+                                                             "BERTH-G-"))]
