@@ -42,6 +42,8 @@ def test_multi_node_page_runs_as_written(tmp_path: Path, docker_engine: None) ->
         ("controller:9517", f"127.0.0.1:{api}"), ("10.0.0.11:9517", f"127.0.0.1:{api}"),
         ("10.0.0.31:9518", f"127.0.0.1:{metrics['compute1']}"),
         ("10.0.0.32:9518", f"127.0.0.1:{metrics['compute2']}"),
+        ("10.0.0.31:6784", f"127.0.0.1:{wsproxy['compute1']}"),
+        ("10.0.0.32:6784", f"127.0.0.1:{wsproxy['compute2']}"),
         ("controller:", "127.0.0.1:"),
         ("10.0.0.11", "127.0.0.1"), ("10.0.0.31", "127.0.0.1"), ("10.0.0.32", "127.0.0.1"),
         ("9517", str(api)),
