@@ -84,12 +84,16 @@ def delete_vhost(name: str) -> None:
 
 def delete_resource_providers(names: list[str]) -> None:
     """The nodes' providers in the shared Placement (their names are the page's
-    host names, which are this run's own)."""
+    host names, which are this run's own), with the allocations a failed page left
+    on them (Placement refuses to delete a provider that has some)."""
     headers = {"X-Auth-Token": "admin", "OpenStack-API-Version": "placement 1.28"}
     with httpx.Client(base_url=PLACEMENT, headers=headers, timeout=30) as http:
         for name in names:
             for rp in http.get("/resource_providers", params={"name": name}
                                ).json().get("resource_providers", []):
+                held = http.get(f"/resource_providers/{rp['uuid']}/allocations").json()
+                for consumer in held.get("allocations", {}):
+                    http.delete(f"/allocations/{consumer}")
                 http.delete(f"/resource_providers/{rp['uuid']}")
 
 
