@@ -75,10 +75,17 @@ def test_multi_node_page_runs_as_written(tmp_path: Path, docker_engine: None) ->
         seconds = run_page("multi-node.md", tmp_path, subs, file_substitutions=files)
         print(f"multi-node.md ran in {seconds:.1f} s")
     finally:
-        services.ci_services("node-stop", *NODES)
+        cleanups = [lambda: services.ci_services("node-stop", *NODES),
+                    lambda: services.delete_resource_providers(list(hosts.values())),
+                    lambda: services.drop_database(db),
+                    lambda: services.delete_vhost(vhost)]
         if keystone_region is not None:
-            keystone_region.delete()
-        services.delete_resource_providers(list(hosts.values()))
-        services.drop_database(db)
-        services.delete_vhost(vhost)
+            cleanups.append(keystone_region.delete)
+        failed = []
+        for cleanup in cleanups:      # each one, whatever the others did
+            try:
+                cleanup()
+            except Exception as err:  # noqa: BLE001 - reported below
+                failed.append(repr(err))
+        assert not failed, f"cleanup failed: {failed}"
 
