@@ -92,10 +92,19 @@ class _SlowHeadReport:
 
 _SLOW_HEADS = _SlowHeadReport()
 
+#: Seconds an idle keep-alive connection stays open (uvicorn's default is 5). OpenStack
+#: clients poll on one keep-alive connection: osc-lib's ``wait_for_status`` (behind
+#: ``openstack appcontainer run --wait`` and ``delete --wait``) every 5 s, so with
+#: uvicorn's 5 s the server closed the connection just as the next poll went out and the
+#: client failed with ``RemoteDisconnected``. A slow client cannot hold a connection
+#: longer for it: the head timer runs from the first byte of every request.
+KEEP_ALIVE_TIMEOUT = 75
+
 
 def config(app: Any, host: str, port: int, head_timeout: float) -> uvicorn.Config:
     """uvicorn's configuration for the API (``berth-api`` and ``berth serve``)."""
     protocol = type("HeadTimeoutProtocol", (HeadTimeoutProtocol,),
                     {"head_timeout": float(head_timeout)})
     return uvicorn.Config(app, host=host, port=port, http=protocol, log_config=None,
-                          access_log=False, timeout_graceful_shutdown=5)
+                          access_log=False, timeout_graceful_shutdown=5,
+                          timeout_keep_alive=KEEP_ALIVE_TIMEOUT)

@@ -45,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     CONF(args=list(argv if argv is not None else sys.argv[1:]), project="berth",
          default_config_files=[], version=version_string(), prog="berth-cni-daemon",
          description=helptext.CNI_DAEMON, epilog=helptext.CONFIG)
-    log.setup()
+    log.setup(use_json=CONF.use_json)
     daemon = CniDaemon(settings(CONF), neutron=neutron_wiring.vif_service(CONF))
     try:
         daemon.start()

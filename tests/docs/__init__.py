@@ -1,0 +1,1 @@
+"""The deployment guide (docs/) run for real: every command of every page, in order."""
