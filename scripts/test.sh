@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # README command 2: install everything the tests need on this Debian machine (Docker
-# engine, a local registry, test images, RabbitMQ/PostgreSQL/MariaDB clients, and the
+# engine, a local registry, test images, chromium, RabbitMQ/PostgreSQL/MariaDB clients, and the
 # OpenStack Placement, Keystone, Cinder and Neutron services for integration tests, berth with
 # its test extras) and run the whole suite. Extra arguments go to pytest.
 source "$(dirname "$0")/lib.sh"
 need_root
 # iproute2 and iptables: tests/functional/network; containernetworking-plugins: bench P8's
 # reference bridge plugin and the CRI pods' network; busybox-static: the capsule sandbox
-# image (berth/sandbox:1); e2fsprogs and mount: local volumes (mkfs.ext4, loop mounts).
+# image (berth/sandbox:1); e2fsprogs and mount: local volumes (mkfs.ext4, loop mounts);
+# chromium: tests/functional/dashboard drive the web console in it with Playwright.
 apt_install curl ca-certificates iproute2 iptables containernetworking-plugins busybox-static \
-    e2fsprogs mount
+    e2fsprogs mount chromium
+# Playwright must never download a browser: the tests use Debian's chromium.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 # RabbitMQ and PostgreSQL usually run before the session (shared/infra.md): stop them at
 # exit only when this script starts them (ci-services.sh itself never stops what it did not start).
 STOP=(registry placement keystone containerd)
