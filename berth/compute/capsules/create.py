@@ -280,11 +280,12 @@ def fail(deps: AgentDeps, row: Container, reason: str, placed: bool = True) -> N
     node refused it, which clears its host as for a container); the node's usage
     published without it (a row in Error holds nothing)."""
     # Its sandbox is gone: a row still naming it would read as removed behind berth's back.
-    common.fail(deps, row.uuid, reason, container_id=None, addresses={},
-                **({} if placed else {"host": None}))
+    # The members first: whoever sees the capsule in Error sees its members in Error too.
     capsules.update_members(deps.db, row.id, {"status": Status.ERROR.value,
                                               "status_reason": f"Capsule failed: {reason}"[:2000],
                                               "container_id": None, "addresses": {}})
+    common.fail(deps, row.uuid, reason, container_id=None, addresses={},
+                **({} if placed else {"host": None}))
     deps.tracker.publish_usage()
 
 
