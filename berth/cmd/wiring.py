@@ -86,6 +86,12 @@ def build_transport(conf: cfg.ConfigOpts) -> Transport:
 
 
 def build_runtime(conf: cfg.ConfigOpts):  # type: ignore[no-untyped-def]
+    if conf.compute.runtime_driver == "simulated":
+        from berth.runtime.simulated import SimulatedRuntime
+
+        LOG.warning("[compute]runtime_driver = simulated: containers are simulated in "
+                    "memory, for benchmarks only; nothing runs on this node")
+        return SimulatedRuntime(start_latency=conf.compute.simulated_start_latency)
     from berth.runtime.docker import DockerRuntime
 
     d = conf.docker

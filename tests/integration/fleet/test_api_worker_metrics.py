@@ -17,7 +17,7 @@ pytestmark = pytest.mark.integration
 
 SENT = 60
 _HEALTHZ = re.compile(r'^berth_api_requests_total\{method="GET",route="/healthz",'
-                      r'status="200"\} (\S+)$', re.M)
+                      r'status="200"\} (\S+)$', re.MULTILINE)
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def healthz_count(base: str) -> float:
 
 
 def test_two_workers_counts_add_up_in_every_scrape(api: tuple[Any, Any, str]) -> None:
-    d, proc, base = api
+    d, _proc, base = api
     before = healthz_count(base)
     for _ in range(SENT):
         # A new connection each: the kernel hands each to one worker or the other.
