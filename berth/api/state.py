@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from berth.api.image_checks import RecentImageChecks
 from berth.api.schemas.container import CreateLimits
 from berth.conf.api import BODY_TIMEOUT, MAX_REQUEST_BODY_SIZE
 from berth.db import nodes
@@ -70,6 +71,8 @@ class ApiState:
     readiness: Readiness | None = None
     #: The API side of the volume drivers (look-ups and creates), by provider.
     volume_drivers: dict[str, VolumeDriver] = field(default_factory=dict)
+    #: Nodes that said yes to an image check lately (``berth.api.image_checks``).
+    image_checks: RecentImageChecks = field(default_factory=RecentImageChecks)
 
     def __post_init__(self) -> None:
         if self.up_hosts is None:

@@ -113,3 +113,6 @@ class Scheduler(Protocol):
         (``node_claim.NodeFilledMeanwhile``), or, with ``best``, when what was placed
         there meanwhile makes another candidate the better choice
         (``node_claim.NodeNoLongerBest``)."""
+
+    def placed(self, hostname: str, spec: RequestSpec) -> None:
+        """The row placing a container of ``spec`` on ``hostname`` was written."""

@@ -57,7 +57,9 @@ def insert_placed(state: ApiState, spec: RequestSpec, selection: Selection, firs
             node_check(conn)
 
         try:
-            return selection, insert(selection.host, guard)
+            placed = insert(selection.host, guard)
+            state.scheduler.placed(selection.host, spec)
+            return selection, placed
         except NodeFilledMeanwhile as err:
             full.add(err.host)
             LOG.info("%s; scheduling again without it", err)
