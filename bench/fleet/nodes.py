@@ -66,6 +66,21 @@ def build_agents(db: Database, prefix: str, first: int, count: int) -> list[Comp
     return agents
 
 
+def start_agent(agent: ComputeAgent, attempts: int = 5) -> None:
+    """Start ``agent``; a start that fails (the shared pool's connections all busy
+    while hundreds of agents start) is tried again after the agent is stopped."""
+    for attempt in range(1, attempts + 1):
+        try:
+            agent.start()
+            return
+        except Exception:
+            if attempt == attempts:
+                raise
+            LOG.exception("agent %s did not start (attempt %d); again", agent.host, attempt)
+            agent.stop()
+            time.sleep(attempt)
+
+
 def engine_containers(agents: list[ComputeAgent]) -> dict[str, list[list[Any]]]:
     out: dict[str, list[list[Any]]] = {}
     for agent in agents:
@@ -104,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     agents = build_agents(db, args.prefix, args.first, args.count)
     began = time.monotonic()
     with ThreadPoolExecutor(args.start_threads) as pool:
-        list(pool.map(lambda a: a.start(), agents))
+        list(pool.map(start_agent, agents))
     print(f"READY {len(agents)} agents in {time.monotonic() - began:.1f} s", flush=True)
     for line in sys.stdin:
         words = line.split()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -38,7 +39,7 @@ class FleetSpec:
     start_latency: float = 0.3
     concurrency: int = 16
     window: int = 400
-    pool_size: int = 8
+    pool_size: int = 5
     rows_sample: int = 20
 
 
@@ -146,16 +147,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--start-latency", type=float, default=d.start_latency)
     p.add_argument("--concurrency", type=int, default=d.concurrency)
     p.add_argument("--window", type=int, default=d.window)
+    p.add_argument("--pool-size", type=int, default=d.pool_size,
+                   help="[database]max_pool_size of each process (overflow: twice that)")
     p.add_argument("--out", type=Path, default=RESULTS)
     a = p.parse_args(argv)
     spec = FleetSpec(nodes=a.nodes, containers=a.containers, step=a.step,
                      node_processes=a.node_processes, api_workers=a.api_workers,
                      start_latency=a.start_latency, concurrency=a.concurrency,
-                     window=a.window)
+                     window=a.window, pool_size=a.pool_size)
     # A SIGTERM (timeout, CI) still stops the processes and drops the database.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    with tempfile.TemporaryDirectory(prefix="berth-fleet-") as tmp:
+    tmp = tempfile.mkdtemp(prefix="berth-fleet-")
+    try:
         figures = run(spec, Path(tmp), a.out)
+    except BaseException:
+        _print_logs(Path(tmp))
+        print(f"the processes' logs are kept in {tmp}", file=sys.stderr)
+        raise
+    try:
         print(f"P13 fleet: {spec.nodes} nodes, {spec.containers} containers in "
               f"{figures['seconds']} s: {figures['per_second_overall']}/s overall, "
               f"{figures['per_second_first_block']}/s at 0, "
@@ -165,10 +174,17 @@ def main(argv: list[str] | None = None) -> int:
         for problem in figures["problems"][:20]:
             print(f"PROBLEM: {problem}", file=sys.stderr)
         if figures["problems"]:
-            for log in sorted(Path(tmp).glob("*.log")):
-                print(f"--- {log.name} (tail)\n{log.read_text(errors='replace')[-3000:]}",
-                      file=sys.stderr)
+            _print_logs(Path(tmp))
+    finally:
+        if not figures["problems"]:
+            shutil.rmtree(tmp, ignore_errors=True)
     return 1 if figures["problems"] else 0
+
+
+def _print_logs(workdir: Path) -> None:
+    for log in sorted(workdir.glob("*.log")):
+        print(f"--- {log.name} (tail)\n{log.read_text(errors='replace')[-3000:]}",
+              file=sys.stderr)
 
 
 if __name__ == "__main__":
