@@ -28,6 +28,14 @@ class LoadResult:
     refused: list[str]
     samples: list[tuple[float, int, int]] = field(default_factory=list)  # t, running, error
 
+    def overall_rate(self) -> float:
+        """Containers Running per second from the start to the last one Running."""
+        if not self.samples:
+            return 0.0
+        last = max(running for _, running, _ in self.samples)
+        at = next(t for t, running, _ in self.samples if running == last)
+        return round(last / at, 1) if at > 0 else 0.0
+
     def crossings(self, step: int) -> list[tuple[int, float]]:
         """(count, time) when the Running count first reached each multiple of step."""
         out = [(0, 0.0)]
