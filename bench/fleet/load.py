@@ -55,15 +55,38 @@ class LoadResult:
                 for (a, ta), (b, tb) in itertools.pairwise(points)]
 
 
-def _counts(conn: Any) -> tuple[int, int]:
-    row = conn.execute("SELECT count(*) FILTER (WHERE status = 'Running'), "
-                       "count(*) FILTER (WHERE status = 'Error') FROM container").fetchone()
-    return int(row[0]), int(row[1])
+class _Counter:
+    """Counts Running and Error rows; reconnects after the database went away (the
+    machine's PostgreSQL is shared and may be restarted under the run)."""
+
+    def __init__(self, pg_url: str) -> None:
+        self._url = pg_url
+        self._conn: Any = None
+
+    def __call__(self) -> tuple[int, int] | None:
+        try:
+            if self._conn is None:
+                self._conn = psycopg.connect(self._url, autocommit=True, connect_timeout=5)
+            row = self._conn.execute(
+                "SELECT count(*) FILTER (WHERE status = 'Running'), "
+                "count(*) FILTER (WHERE status = 'Error') FROM container").fetchone()
+            return int(row[0]), int(row[1])
+        except psycopg.OperationalError:
+            self.close()
+            return None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except psycopg.Error:
+                pass
+            self._conn = None
 
 
 def fill(api_url: str, pg_url: str, total: int, *, concurrency: int = 16,
          window: int = 400, poll: float = 0.2, timeout: float = 3600,
-         stall: float = 120) -> LoadResult:
+         stall: float = 60) -> LoadResult:
     """Fill until ``total`` containers are Running or in Error, or until ``timeout``,
     or until nothing changed for ``stall`` seconds (what is left is then reported by
     the checks)."""
@@ -86,7 +109,12 @@ def fill(api_url: str, pg_url: str, total: int, *, concurrency: int = 16,
                 if not ready:
                     time.sleep(0.01)
                     continue
-                resp = http.post("/v1/containers", params={"run": "true"}, json=BODY)
+                try:
+                    resp = http.post("/v1/containers", params={"run": "true"}, json=BODY)
+                except httpx.HTTPError as err:
+                    with lock:
+                        refused.append(f"no answer: {err!r}")
+                    continue
                 with lock:
                     if resp.status_code == 202:
                         state["accepted"] += 1
@@ -94,7 +122,8 @@ def fill(api_url: str, pg_url: str, total: int, *, concurrency: int = 16,
                         refused.append(f"{resp.status_code}: {resp.text[:200]}")
 
     result = LoadResult(total=total, seconds=0.0, accepted=0, refused=refused)
-    with psycopg.connect(pg_url, autocommit=True) as conn:
+    counts = _Counter(pg_url)
+    try:
         began = time.monotonic()
         changed = 0.0
         threads = [threading.Thread(target=fire, name=f"fire-{i}", daemon=True)
@@ -103,7 +132,11 @@ def fill(api_url: str, pg_url: str, total: int, *, concurrency: int = 16,
             t.start()
         try:
             while time.monotonic() - began < timeout:
-                running, errors = _counts(conn)
+                got = counts()
+                if got is None:
+                    time.sleep(1)
+                    continue
+                running, errors = got
                 now = time.monotonic() - began
                 with lock:
                     state["running"], state["errors"] = running, errors
@@ -121,5 +154,7 @@ def fill(api_url: str, pg_url: str, total: int, *, concurrency: int = 16,
             for t in threads:
                 t.join(130)
         result.seconds = time.monotonic() - began
+    finally:
+        counts.close()
     result.accepted = state["accepted"]
     return result

@@ -79,6 +79,8 @@ class Selection:
     state: HostState | None = field(default=None, compare=False)
     #: The other nodes that passed the filters, as the scheduler saw them.
     alternatives: tuple[HostState, ...] = field(default=(), compare=False)
+    #: Which read of the nodes the choice was made on (``HostStateCache.generation``).
+    view: int = field(default=-1, compare=False)
 
 
 class Filter(Protocol):
@@ -114,5 +116,5 @@ class Scheduler(Protocol):
         there meanwhile makes another candidate the better choice
         (``node_claim.NodeNoLongerBest``)."""
 
-    def placed(self, hostname: str, spec: RequestSpec) -> None:
-        """The row placing a container of ``spec`` on ``hostname`` was written."""
+    def placed(self, selection: Selection, spec: RequestSpec) -> None:
+        """The row placing a container of ``spec`` on ``selection``'s node was written."""

@@ -79,10 +79,10 @@ class FilterScheduler:
         if self._cache is not None and host is not None:
             self._cache.learn(host)
 
-    def placed(self, hostname: str, spec: RequestSpec) -> None:
-        """The row placing a container of ``spec`` on ``hostname`` is committed."""
+    def placed(self, selection: Selection, spec: RequestSpec) -> None:
+        """The row placing a container of ``spec`` on ``selection``'s node is committed."""
         if self._cache is not None:
-            self._cache.placed(hostname, spec)
+            self._cache.placed(selection.host, spec, selection.view)
 
     def _better_than(self, chosen: HostState, others: Sequence[HostState],
                      spec: RequestSpec) -> str | None:
@@ -93,6 +93,7 @@ class FilterScheduler:
 
     def select_destination(self, spec: RequestSpec, exclude: frozenset[str] = frozenset()
                            ) -> Selection:
+        view = self._cache.generation if self._cache is not None else -1
         hosts = list(self._hosts())
         if spec.requested_host:
             hosts = [h for h in hosts if h.hostname == spec.requested_host]
@@ -124,4 +125,4 @@ class FilterScheduler:
             LOG.debug("weighed %s; chose %s", ", ".join(f"{h.hostname}={w:.3f}"
                                                         for w, h in ranked), best.hostname)
         return Selection(host=best.hostname, state=best,
-                         alternatives=tuple(h for _, h in ranked[1:]))
+                         alternatives=tuple(h for _, h in ranked[1:]), view=view)

@@ -39,6 +39,10 @@ class HostStateCache:
         self._reload = threading.Lock()
         self._hosts: dict[str, HostState] = {}
         self._read_at: float | None = None
+        #: Counts the reads; a placement chosen on an older read is not added (the
+        #: newer read may hold it already: counting it twice would turn the node
+        #: away wrongly, while missing it is caught by the check under the lock).
+        self.generation = 0
 
     def __call__(self) -> Sequence[HostState]:
         if self._fresh():
@@ -48,6 +52,8 @@ class HostStateCache:
         if self._reload.acquire(blocking=self._read_at is None):
             try:
                 if not self._fresh():
+                    with self._lock:
+                        self.generation += 1
                     hosts = list(self._load())
                     with self._lock:
                         self._hosts = {h.hostname: h for h in hosts}
@@ -67,9 +73,12 @@ class HostStateCache:
             if host.hostname in self._hosts:
                 self._hosts[host.hostname] = host
 
-    def placed(self, hostname: str, spec: RequestSpec) -> None:
-        """A container of ``spec`` was placed on ``hostname`` by this process."""
+    def placed(self, hostname: str, spec: RequestSpec, generation: int) -> None:
+        """A container of ``spec`` was placed on ``hostname`` by this process, chosen
+        on the read ``generation``."""
         with self._lock:
+            if generation != self.generation:
+                return
             h = self._hosts.get(hostname)
             if h is not None:
                 self._hosts[hostname] = replace(

@@ -58,7 +58,7 @@ def insert_placed(state: ApiState, spec: RequestSpec, selection: Selection, firs
 
         try:
             placed = insert(selection.host, guard)
-            state.scheduler.placed(selection.host, spec)
+            state.scheduler.placed(selection, spec)
             return selection, placed
         except NodeFilledMeanwhile as err:
             full.add(err.host)

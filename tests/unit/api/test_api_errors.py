@@ -48,7 +48,7 @@ class Scheduler:
                    ) -> Callable[[Any], None]:
         return lambda conn: None
 
-    def placed(self, hostname: str, spec: RequestSpec) -> None:
+    def placed(self, selection: Selection, spec: RequestSpec) -> None:
         return None
 
 
