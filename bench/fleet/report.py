@@ -36,7 +36,7 @@ def write_png(path: Path, report: dict[str, Any]) -> Path | None:
     ax.set_title(f"berth fleet fill: {report['nodes']} simulated nodes, "
                  f"{report['containers']} containers (load {report['load_average']})",
                  fontsize=9)
-    ax.legend(loc="lower right")
+    ax.legend(loc="center right")
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
