@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from berth.api.image_checks import RecentImageChecks
 from berth.api.schemas.container import CreateLimits
 from berth.conf.api import BODY_TIMEOUT, MAX_REQUEST_BODY_SIZE
 from berth.db import nodes
@@ -73,6 +74,8 @@ class ApiState:
     volume_drivers: dict[str, VolumeDriver] = field(default_factory=dict)
     #: With [network]driver = cni: the Neutron client (berth.network.neutron.client).
     neutron: Any = None
+    #: Nodes that said yes to an image check lately (``berth.api.image_checks``).
+    image_checks: RecentImageChecks = field(default_factory=RecentImageChecks)
 
     def __post_init__(self) -> None:
         if self.up_hosts is None:

@@ -26,6 +26,8 @@ import time
 from collections.abc import Callable
 from types import FrameType
 
+from berth.metrics import multiproc
+
 LOG = logging.getLogger(__name__)
 
 MAX_RESTARTS = 5
@@ -107,6 +109,7 @@ class Supervisor:
             index = self._workers.pop(pid, None)
             if index is None:
                 continue
+            multiproc.mark_dead(pid)
             code = os.waitstatus_to_exitcode(status)
             if self._stopping:
                 LOG.info("berth-api worker %d (pid %d) stopped (%d)", index, pid, code)

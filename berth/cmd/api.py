@@ -8,7 +8,8 @@ Docker engine: everything that touches containers goes to the agent of the
 container's host, over ``[compute]topic`` (the same topic as its agents).
 
 ``[api]workers`` processes serve one port (``berth.api.workers``); each is a whole
-API with the scheduler, and they share nothing but the database and the broker.
+API with the scheduler, and they share nothing but the database and the broker (and
+the directory of their metrics files: ``berth.metrics.multiproc``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from berth.cmd import helptext, wiring
 from berth.common import log
 from berth.conf import CONF
 from berth.db import migrate
+from berth.metrics import multiproc
 
 LOG = logging.getLogger(__name__)
 
@@ -56,7 +58,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     LOG.info("berth-api: %d worker processes on http://%s:%s/v1", count, address,
              CONF.api.port)
-    return workers.Supervisor(count, lambda index: _serve(address, sock)).run()
+    metrics_dir = metrics_directory(CONF.state_path, CONF.api.port)
+    multiproc.enable(metrics_dir)
+    try:
+        return workers.Supervisor(count, lambda index: _serve(address, sock)).run()
+    finally:
+        multiproc.remove(metrics_dir)
+
+
+def metrics_directory(state_path: str, port: int) -> str:
+    """Where the workers' metrics files go (``berth.metrics.multiproc``):
+    ``PROMETHEUS_MULTIPROC_DIR`` when the operator set it, else a directory of this
+    port's under ``state_path``; emptied at start either way."""
+    return os.environ.get(multiproc.ENV) or os.path.join(state_path, f"api-metrics-{port}")
 
 
 def worker_count(configured: int | None) -> int:

@@ -87,6 +87,12 @@ def build_transport(conf: cfg.ConfigOpts) -> Transport:
 
 
 def build_runtime(conf: cfg.ConfigOpts):  # type: ignore[no-untyped-def]
+    if conf.compute.runtime_driver == "simulated":
+        from berth.runtime.simulated import SimulatedRuntime
+
+        LOG.warning("[compute]runtime_driver = simulated: containers are simulated in "
+                    "memory, for benchmarks only; nothing runs on this node")
+        return SimulatedRuntime(start_latency=conf.compute.simulated_start_latency)
     from berth.runtime.docker import DockerRuntime
 
     d = conf.docker
@@ -228,6 +234,7 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
     from berth.rpc.client import ComputeAPI
     from berth.scheduler import filters, weighers
     from berth.scheduler.filter_scheduler import FilterScheduler
+    from berth.scheduler.host_cache import HostStateCache
     from berth.scheduler.host_state import load_host_states
 
     down_time = conf.service_down_time
@@ -261,8 +268,9 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
     reservations = node_reservations(conf)
     elsewhere = reported_inventories(conf, db)
     scheduler = FilterScheduler(
-        lambda: load_host_states(db, reservations, down_time, conf.default_availability_zone,
-                                 elsewhere),
+        HostStateCache(lambda: load_host_states(db, reservations, down_time,
+                                                conf.default_availability_zone, elsewhere),
+                       conf.scheduler.host_state_max_age),
         filters.by_name(list(conf.scheduler.enabled_filters), conf.default_schedule_zone),
         weighers.by_name(list(conf.scheduler.enabled_weighers), {
             "RAMWeigher": conf.scheduler.ram_weight_multiplier,

@@ -80,6 +80,16 @@ OPTS = [
                help="The same deadline for the tasks of a create (container_creating, "
                     "image_pulling, network_*, sg_*), longer because a pull can be slow. "
                     "0 or less: no deadline."),
+    cfg.StrOpt("runtime_driver", default="docker", choices=[
+                   ("docker", "the Docker engine at [docker]api_url"),
+                   ("simulated", ("FOR BENCHMARKS ONLY: containers kept in memory, no "
+                                 "process runs"))],
+               help="The container engine the agent drives. Never set 'simulated' on a "
+                    "real node: it is the fleet benchmark's stand-in (bench/fleet), which "
+                    "runs a thousand agents in one process to measure the control plane."),
+    cfg.FloatOpt("simulated_start_latency", default=0.3, min=0.0,
+                 help="FOR BENCHMARKS ONLY, with runtime_driver = simulated: seconds a "
+                      "container start takes (about what Docker takes here)."),
 ]
 
 

@@ -30,6 +30,13 @@ OPTS = [
     cfg.FloatOpt("cpu_weight_multiplier", default=1.0,
                  help="Multiplier of CPUWeigher: as ram_weight_multiplier, for free cpu. "
                       "Set both negative to pack."),
+    cfg.FloatOpt("host_state_max_age", default=1.0, min=0.0,
+                 help="berth-api: seconds the scheduler reuses its read of the nodes "
+                      "(their capacity, service and usage) before reading them again; "
+                      "in between it counts what this API process placed. Safe at any "
+                      "value: the row that places a container is written only after the "
+                      "node's usage is read again under its lock. 0: read them for every "
+                      "create (a create then costs a read of every node)."),
     cfg.IntOpt("max_placement_results", default=1000, deprecated_for_removal=True,
                deprecated_reason="berth's scheduler does not ask Placement for candidates",
                help="Zun's limit on Placement's allocation candidates; berth does not "

@@ -62,10 +62,13 @@ _LIMITS = union_all(
     .where(QuotaClass.class_name == bindparam("class_name")),
     select(literal(1).label("layer"), Quota.resource, Quota.hard_limit)
     .where(Quota.project_id == bindparam("project_id")))
+# Grouped by size in the database: a project's usage is a few rows however many
+# containers it holds (bench P15).
 _USAGE = select(Container.container_type, Container.cpu, Container.memory,
-                Container.disk).where(
+                Container.disk, func.count().label("n")).where(
     Container.project_id == bindparam("project_id"),
-    Container.container_type.in_((*COUNTED_TYPES, *CONTAINER_TYPES)))
+    Container.container_type.in_((*COUNTED_TYPES, *CONTAINER_TYPES))).group_by(
+    Container.container_type, Container.cpu, Container.memory, Container.disk)
 
 
 def class_and_project_limits(db: Database, class_name: str, project_id: str
@@ -130,11 +133,11 @@ def project_usage_on(conn: Connection, project_id: str) -> dict[str, int | float
     ignored volumes)."""
     found = conn.execute(_USAGE, {"project_id": project_id}).all()
     rows = [r for r in found if r.container_type in COUNTED_TYPES]
-    memory = sum(memory_mib(r.memory) for r in rows)
+    memory = sum(memory_mib(r.memory) * r.n for r in rows)
     volumes = int(conn.execute(_VOLUME_GIB, {"project_id": project_id}).scalar() or 0)
-    return {"containers": sum(1 for r in found if r.container_type in CONTAINER_TYPES),
-            "cpu": round(sum(r.cpu or 0.0 for r in rows), 6),
-            "memory": memory, "disk": sum(r.disk or 0 for r in rows) + volumes}
+    return {"containers": sum(r.n for r in found if r.container_type in CONTAINER_TYPES),
+            "cpu": round(sum((r.cpu or 0.0) * r.n for r in rows), 6),
+            "memory": memory, "disk": sum((r.disk or 0) * r.n for r in rows) + volumes}
 
 
 _VOLUME_GIB = select(func.sum(Volume.size)).where(Volume.project_id == bindparam("project_id"))

@@ -79,6 +79,8 @@ class Selection:
     state: HostState | None = field(default=None, compare=False)
     #: The other nodes that passed the filters, as the scheduler saw them.
     alternatives: tuple[HostState, ...] = field(default=(), compare=False)
+    #: Which read of the nodes the choice was made on (``HostStateCache.generation``).
+    view: int = field(default=-1, compare=False)
 
 
 class Filter(Protocol):
@@ -113,3 +115,6 @@ class Scheduler(Protocol):
         (``node_claim.NodeFilledMeanwhile``), or, with ``best``, when what was placed
         there meanwhile makes another candidate the better choice
         (``node_claim.NodeNoLongerBest``)."""
+
+    def placed(self, selection: Selection, spec: RequestSpec) -> None:
+        """The row placing a container of ``spec`` on ``selection``'s node was written."""

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from sqlalchemy import Connection, bindparam, select
+from sqlalchemy import Connection, bindparam, func, select
 
 from berth.common.units import memory_mib
 from berth.db import nodes
@@ -23,9 +23,14 @@ from berth.scheduler.base import HostState
 
 # Every create schedules: the three reads are built once, and read plain columns
 # (building them and the ORM objects of every node and service cost more than the SQL).
-_USAGE = (select(Container.host, Container.cpu, Container.memory, Container.disk)
+# Grouped by size in the database: one row per host and container size rather than
+# one per container, so the read stays the size of the fleet, not of what it holds
+# (bench P15: a fleet filling to 20,000 containers made every create read them all).
+_USAGE = (select(Container.host, Container.cpu, Container.memory, Container.disk,
+                 func.count().label("n"))
           .where(Container.host.is_not(None), Container.status.not_in(NOT_HOLDING),
-                 Container.container_type.in_((0, 1))))
+                 Container.container_type.in_((0, 1)))
+          .group_by(Container.host, Container.cpu, Container.memory, Container.disk))
 _SERVICES = (select(ZunService.host, ZunService.availability_zone, ZunService.disabled,
                     ZunService.disabled_reason, ZunService.forced_down,
                     ZunService.last_seen_up, ZunService.updated_at, ZunService.created_at)
@@ -45,7 +50,6 @@ _INVENTORIES = (
     .where(ProviderInventory.resource_class.in_((VCPU, MEMORY_MB, DISK_GB))))
 
 
-_USAGE_ON_HOSTS = _USAGE.where(Container.host.in_(bindparam("hosts", expanding=True)))
 
 
 class _Usage(NamedTuple):
@@ -56,14 +60,15 @@ class _Usage(NamedTuple):
 
 
 def _usage_by_host(rows: Iterable[Any]) -> dict[str, _Usage]:
-    """What the containers placed on each host hold, from rows of ``_USAGE``."""
+    """What the containers placed on each host hold, from rows of ``_USAGE`` (``n``
+    containers of each size)."""
     usage: dict[str, _Usage] = {}
-    for host, cpu, memory, disk in rows:
+    for host, cpu, memory, disk, n in rows:
         if host is None:        # excluded by the query; for the type checker
             continue
         u = usage.get(host, _Usage())
-        usage[host] = _Usage(u.cpu + (cpu or 0.0), u.memory_mib + memory_mib(memory),
-                             u.vcpus + vcpus_of(cpu), u.disk_gb + int(disk or 0))
+        usage[host] = _Usage(u.cpu + (cpu or 0.0) * n, u.memory_mib + memory_mib(memory) * n,
+                             u.vcpus + vcpus_of(cpu) * n, u.disk_gb + int(disk or 0) * n)
     return usage
 
 

@@ -49,10 +49,12 @@ class NodeFilledMeanwhile(Exception):
     """Other requests filled the chosen node between the scheduler's read and the
     insert."""
 
-    def __init__(self, host: str, why: str) -> None:
+    def __init__(self, host: str, why: str, now: HostState | None = None) -> None:
         super().__init__(f"node {host} was filled meanwhile: {why}")
         self.host = host
         self.why = why
+        #: The node as read under its lock.
+        self.now = now
 
 
 class NodeNoLongerBest(Exception):
@@ -73,7 +75,7 @@ def fresh_fit(conn: Connection, host: HostState, spec: RequestSpec) -> HostState
     now = usage_now(conn, host)
     why = _FITS.passes(now, spec)
     if why is not None:
-        raise NodeFilledMeanwhile(host.hostname, why)
+        raise NodeFilledMeanwhile(host.hostname, why, now)
     return now
 
 

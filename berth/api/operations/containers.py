@@ -93,14 +93,20 @@ def _schedule_and_cast(state: ApiState, ctx: RequestContext, values: dict[str, A
 
     try:
         selection = state.scheduler.select_destination(spec)
+        check_image = None
         if state.settings.enable_image_validation:
-            # The chosen host's agent answers this: when it went down since the
-            # scheduler's last look (NoValidHost), the create fails as unscheduled.
-            _check_image(state, ctx, selection.host, image_ref, values.get("image_driver"),
-                         registry={"id": values["registry_id"],
-                                   "uuid": values["registry_uuid"]}
-                         if values.get("registry_id") else None)
-        selection, row = placing.insert_placed(state, spec, selection, quota, insert)
+            registry = ({"id": values["registry_id"], "uuid": values["registry_uuid"]}
+                        if values.get("registry_id") else None)
+
+            def check_image(host: str) -> None:
+                # Every node the placement tries, not only the first choice: the
+                # agent of the node the row names is the one that must get the image.
+                # When it went down since the scheduler's last look (NoValidHost),
+                # the create fails as unscheduled.
+                _check_image(state, ctx, host, image_ref, values.get("image_driver"),
+                             registry=registry)
+        selection, row = placing.insert_placed(state, spec, selection, quota, insert,
+                                               check_host=check_image)
     except exc.NoValidHost as err:
         # Zun's contract: still a 202, with the row in Error saying why. The mounts'
         # volumes are not kept: nothing will use them.
@@ -167,9 +173,14 @@ def _check_disk_quota(state: ApiState) -> None:
 
 def _check_image(state: ApiState, ctx: RequestContext, host: str, ref: str,
                  driver: str | None, registry: dict[str, Any] | None = None) -> None:
+    key = (host, ref, driver or "docker", registry["uuid"] if registry else None)
+    if state.image_checks.known(key):
+        return
     found = state.compute.image_search(ctx, host, ref, driver or "docker", exact_match=True,
                                        registry=registry)
-    if not found:
+    if found:
+        state.image_checks.found(key)
+    else:
         raise exc.ImageNotFound(
             f"Image {ref} could not be found: host {host} does not have it and its "
             f"registry has no such repository or tag. Check the name and the tag.")

@@ -30,15 +30,25 @@ MAX_REWEIGHS = 4
 
 
 def insert_placed(state: ApiState, spec: RequestSpec, selection: Selection, first: Guard,
-                  insert: Callable[[str, Guard], T]) -> tuple[Selection, T]:
+                  insert: Callable[[str, Guard], T],
+                  check_host: Callable[[str], None] | None = None) -> tuple[Selection, T]:
     """``insert(host, guard)`` the row placed on ``selection``'s node; ``guard`` (the
     caller's ``first`` check, such as the project's quota, then the node's) must run
     in the insert's transaction. Returns the node finally used and what ``insert``
     returned. NoValidHost when every node that fitted was filled by other requests
-    before the row could be written."""
+    before the row could be written.
+
+    ``check_host(host)`` (such as: the host can get the image) runs, outside the
+    transaction, before the first insert on each node this placement tries: a
+    request scheduled again onto another node is checked there too, never placed on
+    a node only its first choice was checked on. What it raises ends the placement."""
     full: set[str] = set()
+    checked: set[str] = set()
     reweighs = 0
     while True:
+        if check_host is not None and selection.host not in checked:
+            check_host(selection.host)
+            checked.add(selection.host)
         node_check = state.scheduler.room_check(selection, spec,
                                                 best=reweighs < MAX_REWEIGHS)
 
@@ -47,7 +57,9 @@ def insert_placed(state: ApiState, spec: RequestSpec, selection: Selection, firs
             node_check(conn)
 
         try:
-            return selection, insert(selection.host, guard)
+            placed = insert(selection.host, guard)
+            state.scheduler.placed(selection, spec)
+            return selection, placed
         except NodeFilledMeanwhile as err:
             full.add(err.host)
             LOG.info("%s; scheduling again without it", err)

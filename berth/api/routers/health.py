@@ -1,7 +1,8 @@
 """``GET /metrics`` (Prometheus text: this process's metrics, the agent's too in
-``berth serve``), ``GET /healthz`` (the process answers) and ``GET /readyz`` (the
-database, the RPC transport and, where an agent shares the process, Docker answer:
-200, or 503 with a JSON body naming the failed checks).
+``berth serve``, every worker's summed with several ``[api]workers``), ``GET
+/healthz`` (the process answers) and ``GET /readyz`` (the database, the RPC
+transport and, where an agent shares the process, Docker answer: 200, or 503 with a
+JSON body naming the failed checks).
 
 No authentication (a prober and a scraper have no token) and kept out of the OpenAPI
 document: they are not Zun resources, and a 503 from /readyz is its answer, not a
@@ -12,9 +13,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from berth.api.responses import JSONResponse
+from berth.metrics import multiproc
 from berth.metrics.health import ALIVE_BODY
 
 router = APIRouter()
@@ -22,7 +24,7 @@ router = APIRouter()
 
 @router.get("/metrics", include_in_schema=False)
 def metrics() -> Response:
-    return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
+    return Response(generate_latest(multiproc.registry()), media_type=CONTENT_TYPE_LATEST)
 
 
 @router.get("/healthz", include_in_schema=False)

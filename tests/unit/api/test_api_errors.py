@@ -48,6 +48,9 @@ class Scheduler:
                    ) -> Callable[[Any], None]:
         return lambda conn: None
 
+    def placed(self, selection: Selection, spec: RequestSpec) -> None:
+        return None
+
 
 class Agent:
     """What the API casts and calls on node1; ``images`` answers image_search."""

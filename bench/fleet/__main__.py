@@ -1,0 +1,5 @@
+import sys
+
+from bench.fleet.run import main
+
+sys.exit(main())

@@ -1,0 +1,165 @@
+"""The run's own PostgreSQL database and RabbitMQ vhost (made at the start, dropped
+at the end: the machine's services are shared), its config file, and its
+processes: the agents' hosts (``nodes.py``) and ``berth-api``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+
+PG_ADMIN_URL = "postgresql://berth:berth@127.0.0.1:5432/berth"
+RABBIT_USER = "berth"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _bin(name: str) -> str:
+    return str(Path(sys.executable).parent / name)
+
+
+@dataclass
+class Services:
+    """A database and a vhost named ``berth_fleet_<tag>``."""
+
+    tag: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+
+    @property
+    def name(self) -> str:
+        return f"berth_fleet_{self.tag}"
+
+    @property
+    def db_url(self) -> str:
+        return f"postgresql+psycopg://berth:berth@127.0.0.1:5432/{self.name}"
+
+    @property
+    def transport_url(self) -> str:
+        return f"rabbit://{RABBIT_USER}:berth@127.0.0.1:5672/{self.name}"
+
+    def create(self) -> None:
+        import psycopg
+
+        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{self.name}"')
+        _rabbitmqctl("add_vhost", self.name)
+        _rabbitmqctl("set_permissions", "-p", self.name, RABBIT_USER, ".*", ".*", ".*")
+
+    def drop(self) -> None:
+        import psycopg
+
+        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+        _rabbitmqctl("delete_vhost", self.name, check=False)
+
+
+def _rabbitmqctl(*args: str, check: bool = True) -> None:
+    done = subprocess.run(["rabbitmqctl", *args], capture_output=True, text=True,
+                          timeout=120, check=False)
+    if check and done.returncode != 0:
+        raise RuntimeError(f"rabbitmqctl {' '.join(args)}: {done.stderr or done.stdout}")
+
+
+def write_config(path: Path, services: Services, *, port: int, api_workers: int,
+                 start_latency: float, pool_size: int, extra: str = "") -> Path:
+    """One config file for the API and every agent (each agent's host is set by
+    ``nodes.py``). Quotas off (one project fills the fleet); containers stay on
+    Docker's network driver (no CNI daemon: nothing to plug on a simulated engine)."""
+    path.write_text(
+        f"[DEFAULT]\ntransport_url = {services.transport_url}\n"
+        f"image_pull_policy = ifnotpresent\nstate_path = {path.parent / 'state'}\n"
+        f"auth_encryption_key = fleet-{services.tag}\n"
+        f"[database]\nconnection = {services.db_url}\nmax_pool_size = {pool_size}\n"
+        f"[api]\nhost_ip = 127.0.0.1\nport = {port}\nworkers = {api_workers}\n"
+        f"[compute]\nruntime_driver = simulated\nsimulated_start_latency = {start_latency}\n"
+        f"topic = berth-fleet-{services.tag}\n"
+        f"[network]\ndriver = docker\n"
+        f"[quota]\ncontainers = -1\nmemory = -1\ncpu = -1\ndisk = -1\n{extra}\n")
+    return path
+
+
+def berth_db_upgrade(conf: Path) -> None:
+    subprocess.run([_bin("berth"), "db", "upgrade", "--config-file", str(conf)],
+                   check=True, capture_output=True, timeout=300)
+
+
+class NodeHost:
+    """One process hosting agents ``prefix-first`` .. ``prefix-(first+count-1)``."""
+
+    def __init__(self, conf: Path, prefix: str, first: int, count: int, log: Path) -> None:
+        self._log: IO[bytes] = open(log, "ab")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bench.fleet.nodes", "--config-file", str(conf),
+             "--prefix", prefix, "--first", str(first), "--count", str(count)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True,
+            cwd=ROOT, env=dict(os.environ, PYTHONUNBUFFERED="1"), start_new_session=True)
+
+    def wait_ready(self, timeout: float) -> str:
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if line.startswith("READY"):
+                return line.strip()
+            if not line and self.proc.poll() is not None:
+                raise RuntimeError(f"node host exited {self.proc.returncode} (see its log)")
+        raise TimeoutError("node host not ready")
+
+    def ask(self, command: str) -> Any:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.flush()
+                self.proc.wait(120)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait(10)
+        self._log.close()
+
+
+class Api:
+    """``berth-api`` on the run's config (its ``[api]workers``)."""
+
+    def __init__(self, conf: Path, port: int, log: Path) -> None:
+        self.url = f"http://127.0.0.1:{port}"
+        self._log: IO[bytes] = open(log, "ab")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen([_bin("berth-api"), "--config-file", str(conf)],
+                                     stdout=self._log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+
+    def wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"berth-api exited {self.proc.returncode} (see its log)")
+            try:
+                if httpx.get(f"{self.url}/healthcheck", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        raise TimeoutError("berth-api not ready")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self._log.close()

@@ -1,0 +1,30 @@
+"""The fleet benchmark's short version (bench P15 at 50 nodes and 1,000 containers):
+50 agents on the simulated engine in one process, behind a berth-api with two
+workers, over the run's own RabbitMQ vhost and PostgreSQL database. Correctness only,
+never speed: every container ends Running on the node its row names (that node's
+engine runs it under the row's engine id), no engine holds a container no row names,
+no node holds more than its capacity, and a node's state sync reads its own rows.
+The full run is ``python -m bench.fleet`` (README, "Benchmarks")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.fleet.run import FleetSpec, run
+
+pytestmark = pytest.mark.integration
+
+
+def test_fifty_simulated_nodes_take_a_thousand_containers(
+        rabbit_services: None, tmp_path: Path) -> None:
+    spec = FleetSpec(nodes=50, containers=1000, step=250, node_processes=1,
+                     api_workers=2, start_latency=0.05, rows_sample=10)
+    figures: dict[str, Any] = run(spec, tmp_path, out=None)
+    assert figures["problems"] == [], figures["problems"][:20]
+    assert figures["running"] == 1000
+    assert len(figures["sync_rows"]) == 10
+    for host, tally in figures["sync_rows"].items():
+        assert tally["rows"] <= tally["own"] + 10, (host, tally)

@@ -1,0 +1,75 @@
+"""The per-node check of a placement (the create's image check) runs on every node the
+placement tries, not only on the scheduler's first choice: a create scheduled again
+onto another node (its first choice was filled meanwhile) is checked there too, on a
+real (SQLite) database."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from berth.api.operations import placing
+from berth.common import exceptions as exc
+from berth.db import containers, nodes
+from berth.db.engine import Database
+from berth.placement.requests import NodeReservations
+from berth.scheduler import filters, weighers
+from berth.scheduler.base import RequestSpec
+from berth.scheduler.filter_scheduler import FilterScheduler
+from berth.scheduler.host_state import load_host_states
+
+NO_RESERVATION = NodeReservations(reserved_memory_mb=0, ram_allocation_ratio=1.0)
+SPEC = RequestSpec(cpu=0.5, memory_mib=1536)
+
+
+def no_quota(conn: Any) -> None:
+    return None
+
+
+@pytest.fixture
+def stale(db: Database) -> Any:
+    """A scheduler reading the nodes once: n1 (2048 MiB) is always its first choice."""
+    for name, memory in (("n1", 2048), ("n2", 1600)):
+        nodes.upsert_compute_node(db, name, {"cpus": 4, "mem_total": memory})
+        nodes.report_service_up(db, name, nodes.COMPUTE_BINARY, None)
+    snapshot = load_host_states(db, NO_RESERVATION, 60, "nova")
+    sched = FilterScheduler(lambda: snapshot, filters.by_name(["ResourceFilter"]),
+                            weighers.by_name(["RAMWeigher"], {}))
+    return SimpleNamespace(scheduler=sched)
+
+
+def place(db: Database, state: Any, check_host: Any) -> str:
+    def insert(host: str, guard: placing.Guard) -> Any:
+        return containers.create(db, {"host": host, "status": "Creating", "cpu": 0.5,
+                                      "memory": "1536"}, guard=guard)
+
+    selection, _ = placing.insert_placed(state, SPEC, state.scheduler.select_destination(SPEC),
+                                         no_quota, insert, check_host=check_host)
+    return selection.host
+
+
+def test_a_create_scheduled_again_is_checked_on_the_node_it_lands_on(
+        db: Database, stale: Any) -> None:
+    checked: list[str] = []
+    assert place(db, stale, checked.append) == "n1"
+    assert checked == ["n1"]
+    checked.clear()
+    # n1 is full now, but the stale read chooses it first: the placement moves to n2,
+    # and n2 is asked too.
+    assert place(db, stale, checked.append) == "n2"
+    assert checked == ["n1", "n2"]
+
+
+def test_a_node_refused_by_the_check_after_a_reschedule_gets_no_row(
+        db: Database, stale: Any) -> None:
+    place(db, stale, lambda host: None)
+
+    def only_n1_has_it(host: str) -> None:
+        if host != "n1":
+            raise exc.ImageNotFound(f"host {host} does not have it")
+
+    with pytest.raises(exc.ImageNotFound, match="host n2"):
+        place(db, stale, only_n1_has_it)
+    assert containers.list_by_host(db, "n2") == []

@@ -1,0 +1,68 @@
+"""The scheduler's view of the nodes is read at most every max_age seconds, counts at
+once what this process placed, and learns a node's usage as the room check read it
+under the node's lock (an injected clock; real HostStates)."""
+
+from __future__ import annotations
+
+from berth.scheduler.base import HostState, RequestSpec
+from berth.scheduler.host_cache import HostStateCache
+
+
+def node(name: str, memory_used: int = 0) -> HostState:
+    return HostState(hostname=name, cpus=8.0, memory_mib=4096, cpu_used=0.0,
+                     memory_used_mib=memory_used, runtimes=("runc",),
+                     availability_zone="nova", service_up=True, service_disabled=False)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_nodes_are_read_again_only_when_the_view_is_older_than_max_age() -> None:
+    reads: list[int] = []
+    clock = Clock()
+    cache = HostStateCache(lambda: reads.append(1) or [node("n1")], 1.0, clock)
+    cache()
+    clock.now += 0.5
+    cache()
+    assert len(reads) == 1
+    clock.now += 0.6
+    cache()
+    assert len(reads) == 2
+
+
+def test_max_age_zero_reads_every_time() -> None:
+    reads: list[int] = []
+    cache = HostStateCache(lambda: reads.append(1) or [node("n1")], 0.0, Clock())
+    cache()
+    cache()
+    assert len(reads) == 2
+
+
+def test_a_placement_counts_at_once_and_a_fresh_read_under_lock_replaces_the_usage() -> None:
+    cache = HostStateCache(lambda: [node("n1"), node("n2")], 1.0, Clock())
+    cache()
+    cache.placed("n1", RequestSpec(cpu=0.5, memory_mib=256), cache.generation)
+    by_name = {h.hostname: h for h in cache()}
+    assert (by_name["n1"].memory_used_mib, by_name["n1"].cpu_used, by_name["n1"].vcpus_used) \
+        == (256, 0.5, 1)
+    assert by_name["n2"].memory_used_mib == 0
+    cache.learn(node("n2", memory_used=1024))       # another API process filled it
+    assert {h.hostname: h.memory_used_mib for h in cache()} == {"n1": 256, "n2": 1024}
+    cache.learn(node("n3", memory_used=1))          # not in the view: ignored
+    assert len(cache()) == 2
+
+
+def test_a_placement_chosen_on_an_older_read_is_not_counted_twice() -> None:
+    clock = Clock()
+    cache = HostStateCache(lambda: [node("n1")], 1.0, clock)
+    cache()
+    chosen_on = cache.generation
+    clock.now += 2                      # read again before the insert's placed()
+    cache()
+    cache.placed("n1", RequestSpec(cpu=0.5, memory_mib=256), chosen_on)
+    assert cache()[0].memory_used_mib == 0
