@@ -100,13 +100,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         version = CURRENT_VERSION
         try:
-            length = int(self.headers.get("Content-Length") or 0)
-            if not 0 < length <= MAX_BODY:
-                raise CniError(Code.DECODE_FAILURE, f"request body of {length} bytes")
-            try:
-                body = json.loads(self.rfile.read(length))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise CniError(Code.DECODE_FAILURE, "request body is not JSON", str(exc)) from exc
+            body = self._read_body()
             if action == "set_policy":
                 self._set_policy(body)
                 return
@@ -127,6 +121,17 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 LOG.info("%s refused (%d): %s", self.path, status, err.msg)
             self._send(status, err.to_json())
+
+    def _read_body(self) -> Any:
+        """The request's JSON body; ``CniError`` (code 6) when it is missing, too large
+        or not JSON."""
+        length = int(self.headers.get("Content-Length") or 0)
+        if not 0 < length <= MAX_BODY:
+            raise CniError(Code.DECODE_FAILURE, f"request body of {length} bytes")
+        try:
+            return json.loads(self.rfile.read(length))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise CniError(Code.DECODE_FAILURE, "request body is not JSON", str(exc)) from exc
 
     def _set_policy(self, body: Any) -> None:
         container_id = body.get("container_id") if isinstance(body, dict) else None
@@ -149,13 +154,7 @@ class _Handler(BaseHTTPRequestHandler):
             if service is None:
                 raise CniError(Code.INVALID_NETWORK_CONFIG, "this daemon runs no Neutron "
                                "VIF backend: set [network]driver = cni")
-            length = int(self.headers.get("Content-Length") or 0)
-            if not 0 < length <= MAX_BODY:
-                raise CniError(Code.DECODE_FAILURE, f"request body of {length} bytes")
-            try:
-                body = json.loads(self.rfile.read(length))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise CniError(Code.DECODE_FAILURE, "request body is not JSON", str(exc)) from exc
+            body = self._read_body()
             if not isinstance(body, dict):
                 raise CniError(Code.DECODE_FAILURE, "request body is not a JSON object")
             with log.container_context(str(body.get("container_id") or "")):

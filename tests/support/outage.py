@@ -56,6 +56,19 @@ class Load:
             time.sleep(0.2)
 
 
+def assert_accounted_for(load: Load, rows: dict[str, dict[str, Any]]) -> None:
+    """Every create the API accepted is Running, deleted (by the load), or in Error
+    saying why."""
+    for uuid in load.created:
+        row = rows.get(uuid)
+        if row is None:
+            assert uuid in load.deleted, f"{uuid} vanished without a delete"
+            continue
+        assert row["status"] in ("Running", "Error"), row
+        if row["status"] == "Error":
+            assert row["status_reason"], row
+
+
 def ride_out(deployment: Any, what: str, stop: Any, start: Any,
              allowed: tuple[int, ...]) -> None:
     api_pid = deployment.api.pid
@@ -89,14 +102,7 @@ def ride_out(deployment: Any, what: str, stop: Any, start: Any,
         rows = wait_for(settled, 150, 1.0, what="every accepted request to settle")
         assert isinstance(rows, list)
         by_uuid = {r["uuid"]: r for r in rows}
-        for uuid in load.created:
-            row = by_uuid.get(uuid)
-            if row is None:
-                assert uuid in load.deleted, f"{uuid} vanished without a delete"
-                continue
-            assert row["status"] in ("Running", "Error"), row
-            if row["status"] == "Error":
-                assert row["status_reason"], row
+        assert_accounted_for(load, by_uuid)
         # Nobody restarted them, and they talk again: a create after the outage runs
         # (on a node emptied of the load, whose creates may have filled it).
         assert deployment.api.pid == api_pid and deployment.api.running()

@@ -23,7 +23,7 @@ import pytest
 from reliability.checker import problems
 from reliability.conftest import scale
 from support.berth_proc import wait_for
-from support.outage import BUSY, Load, ride_out
+from support.outage import BUSY, Load, assert_accounted_for, ride_out
 from support.private_mariadb import PrivateMariaDB
 
 from berth.db.engine import Database
@@ -89,14 +89,7 @@ def test_the_agent_killed_at_random_moments_loses_nothing(deployment: Any,
             time.sleep(2.0)        # one more sync over the settled rows
             assert problems(db, host, engine, http) == []
             rows = {r["uuid"]: r for r in http.get("/v1/containers").json()["containers"]}
-            for uuid in load.created:
-                row = rows.get(uuid)
-                if row is None:
-                    assert uuid in load.deleted, f"{uuid} vanished without a delete"
-                    continue
-                assert row["status"] in ("Running", "Error"), row
-                if row["status"] == "Error":
-                    assert row["status_reason"], row
+            assert_accounted_for(load, rows)
             print(f"R1 (berth-compute over RabbitMQ): {kills} SIGKILLs; "
                   f"{len(load.created)} creates and {len(load.deleted)} deletes accepted; "
                   f"{sum(r['status'] == 'Error' for r in rows.values())} in Error")
