@@ -91,8 +91,12 @@ class ApiState:
         return self.up_hosts(host)
 
     def services_changed(self) -> None:
-        """The API forced a service down (or up) or deleted it: forget the cached
-        up-hosts so that the change counts from the next request. (Disabling does not
-        change whether a host is up: it only keeps the scheduler away.)"""
+        """The API forced a service down (or up), enabled, disabled or deleted it:
+        forget the cached up-hosts and the scheduler's view of the nodes, so that the
+        change counts from this process's next request (other API processes see it
+        within ``[scheduler]host_state_max_age``)."""
         assert self.up_hosts is not None
         self.up_hosts.forget()
+        forget_view = getattr(self.scheduler, "forget_view", None)
+        if forget_view is not None:
+            forget_view()

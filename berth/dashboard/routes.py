@@ -44,11 +44,13 @@ def config(request: Request) -> JSONResponse:
 @router.post("/login")
 async def login(request: Request) -> JSONResponse:
     keystone: KeystoneLogin | None = request.app.state.dashboard_login
+    # The body is read (bounded, and refused when hostile) in either mode.
+    body = await read_json_body(request, required=True)
     if keystone is None:
         raise exc.NotFound(
             "No password login in noauth mode: use a noauth token "
-                    "('admin', or '<user>:<project>').")
-    creds = _credentials(await read_json_body(request, required=True))
+            "('admin', or '<user>:<project>').")
+    creds = _credentials(body)
     token = await anyio.to_thread.run_sync(keystone.login, creds)
     return JSONResponse(asdict(token))
 

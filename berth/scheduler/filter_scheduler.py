@@ -91,8 +91,24 @@ class FilterScheduler:
         weight = next(w for w, h in ranked if h is chosen)
         return ranked[0][1].hostname if ranked[0][0] > weight + 1e-9 else None
 
+    def forget_view(self) -> None:
+        """Read the nodes afresh at the next request (their services changed)."""
+        if self._cache is not None:
+            self._cache.invalidate()
+
     def select_destination(self, spec: RequestSpec, exclude: frozenset[str] = frozenset()
                            ) -> Selection:
+        try:
+            return self._select(spec, exclude)
+        except (exc.NoValidHost, exc.RequestedHostNotFound):
+            if self._cache is None:
+                raise
+            # The cached view may be out of date (a service enabled, a node
+            # registered since it was read): refuse only on a fresh read.
+            self._cache.invalidate()
+            return self._select(spec, exclude)
+
+    def _select(self, spec: RequestSpec, exclude: frozenset[str]) -> Selection:
         view = self._cache.generation if self._cache is not None else -1
         hosts = list(self._hosts())
         if spec.requested_host:

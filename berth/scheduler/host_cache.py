@@ -13,7 +13,10 @@ again (``node_claim``), and the fresh usage read there is learned here::
              insert committed ─► placed(node, spec): the view counts it at once
 
 So requests of one process spread over the nodes without waiting for the next read,
-and a node another process filled is seen as filled after one refused attempt.
+and a node another process filled is seen as filled after one refused attempt. A
+refusal is never made on the cached view alone: the scheduler reads the nodes again
+before it answers that none fits (a service enabled a moment ago must take the next
+create).
 """
 
 from __future__ import annotations
@@ -62,6 +65,12 @@ class HostStateCache:
                 self._reload.release()
         with self._lock:
             return list(self._hosts.values())
+
+    def invalidate(self) -> None:
+        """Read the nodes again at the next call (a refusal made on this view may be
+        out of date: a service enabled, a node registered since)."""
+        with self._lock:
+            self._read_at = None
 
     def _fresh(self) -> bool:
         return (self._max_age > 0 and self._read_at is not None

@@ -162,6 +162,7 @@ def enable_service(state: ApiState, ctx: RequestContext, params: Mapping[str, An
     check_admin(ctx, "zun-service:enable")
     host, binary = _service_ident(params)
     nodes.update_service(state.db, host, binary, {"disabled": False, "disabled_reason": None})
+    state.services_changed()
     LOG.info("service %s on %s enabled", binary, host)
     return {"host": host, "binary": binary, "disabled": False, "disabled_reason": None}
 
@@ -174,6 +175,7 @@ def disable_service(state: ApiState, ctx: RequestContext, params: Mapping[str, A
     reason = None if T.is_none_string(reason) else \
         T.string("disabled_reason", reason, 1, 255, what="a reason")
     nodes.update_service(state.db, host, binary, {"disabled": True, "disabled_reason": reason})
+    state.services_changed()
     LOG.info("service %s on %s disabled (%s): no new containers go there", binary, host,
              reason or "no reason given")
     return {"host": host, "binary": binary, "disabled": True, "disabled_reason": reason}

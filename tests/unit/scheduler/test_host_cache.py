@@ -66,3 +66,19 @@ def test_a_placement_chosen_on_an_older_read_is_not_counted_twice() -> None:
     cache()
     cache.placed("n1", RequestSpec(cpu=0.5, memory_mib=256), chosen_on)
     assert cache()[0].memory_used_mib == 0
+
+
+def test_a_refusal_is_made_on_a_fresh_read_not_on_the_cached_view() -> None:
+    from dataclasses import replace
+
+    from berth.scheduler import filters
+    from berth.scheduler.filter_scheduler import FilterScheduler
+
+    current = [replace(node("n1"), service_disabled=True)]
+    reads: list[int] = []
+    cache = HostStateCache(lambda: reads.append(1) or list(current), 60.0, Clock())
+    sched = FilterScheduler(cache, filters.by_name(["ComputeFilter"]))
+    cache()                                           # the view: n1 disabled
+    current[0] = node("n1")                           # enabled since, by an operator
+    assert sched.select_destination(RequestSpec(cpu=0.1, memory_mib=64)).host == "n1"
+    assert len(reads) == 2                            # read again before refusing
