@@ -65,7 +65,7 @@ def _index(ipr: IPRoute, ifname: str) -> int | None:
     return found[0] if found else None
 
 
-def _delete_link(ipr: IPRoute, ifname: str) -> bool:
+def delete_link(ipr: IPRoute, ifname: str) -> bool:
     """Delete by name; False when there was no such link."""
     try:
         ipr.link("del", ifname=ifname)
@@ -110,7 +110,7 @@ class BridgeDriver:
 
     def delete_network(self, spec: NetworkSpec) -> None:
         with translate_errors(f"removing bridge {spec.bridge}"), IPRoute() as ipr:
-            if _delete_link(ipr, spec.bridge):
+            if delete_link(ipr, spec.bridge):
                 LOG.info("removed bridge %s of network %s", spec.bridge, spec.name)
 
     def attach(self, spec: NetworkSpec, key: AttachmentKey, netns: str,
@@ -125,7 +125,7 @@ class BridgeDriver:
                     raise NetworkDriverError(reason=f"bridge {spec.bridge} does not exist")
                 # The leftover of an interrupted attempt: deleting the host end deletes
                 # the pair, wherever the other end is.
-                _delete_link(ipr, host)
+                delete_link(ipr, host)
                 # One request makes the pair, puts the host end on the bridge and up, and
                 # makes the other end inside the namespace with its final name and MAC:
                 # no window in which it sits in the host's namespace under a temporary name.
@@ -187,7 +187,7 @@ class BridgeDriver:
     def _forget(self, *ifnames: str) -> None:
         with translate_errors(f"removing {', '.join(ifnames)}"), IPRoute() as ipr:
             for name in ifnames:
-                if _delete_link(ipr, name):
+                if delete_link(ipr, name):
                     LOG.info("removed veth %s", name)
 
     def check(self, vif: VIF) -> None:

@@ -31,7 +31,7 @@ from pyroute2.netlink.exceptions import NetlinkError
 
 from berth.network import netns as ns
 from berth.network.base import NetworkDriverError
-from berth.network.bridge import LOOPBACK_INDEX, translate_errors
+from berth.network.bridge import LOOPBACK_INDEX, delete_link, translate_errors
 
 LOG = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ class OvsPlugger:
         fd = ns.open_fd(vif.netns)   # NetnsNotFound before anything is made
         try:
             with translate_errors(f"plugging port {vif.port_id}"), IPRoute() as ipr:
-                _delete(ipr, host)   # an interrupted attempt's leftover
+                delete_link(ipr, host)   # an interrupted attempt's leftover
                 try:
                     ipr.link("add", ifname=host, kind="veth", mtu=vif.mtu, state="up",
                              peer={"ifname": vif.ifname, "net_ns_fd": fd,
@@ -144,7 +144,7 @@ class OvsPlugger:
         host = tap_name(port_id)
         _vsctl("--if-exists", "del-port", bridge, host)
         with translate_errors(f"removing {host}"), IPRoute() as ipr:
-            if _delete(ipr, host):
+            if delete_link(ipr, host):
                 LOG.info("unplugged port %s (%s)", port_id, host)
 
     def plugged(self, bridge: str = "br-int") -> dict[str, str]:
@@ -161,16 +161,6 @@ class OvsPlugger:
                 if k == "iface-id":
                     found[name] = v
         return found
-
-
-def _delete(ipr: IPRoute, ifname: str) -> bool:
-    try:
-        ipr.link("del", ifname=ifname)
-    except NetlinkError as exc:
-        if exc.code == errno.ENODEV:
-            return False
-        raise
-    return True
 
 
 def _configure_inside(ipr: IPRoute, vif: NeutronVIF) -> None:
