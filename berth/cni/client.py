@@ -59,6 +59,16 @@ class DaemonClient:
             raise CniError(Code.DECODE_FAILURE, "berth-cni-daemon answered an ADD with nothing")
         return vif_from_result(AttachmentKey(spec.name, container_id, ifname), result)
 
+    def reserve(self, spec: NetworkSpec, container_id: str, ifname: str = "eth0",
+                fixed_ip: ipaddress.IPv4Address | None = None,
+                policy: Policy | None = None) -> None:
+        """Ahead of the ``add`` of a namespace that does not exist yet: its address
+        taken and its rules laid (``CniService.reserve``); ``delete`` drops it."""
+        request = build_request(Command.ADD, spec, container_id, ifname, None, fixed_ip,
+                                policy=policy, netns_required=False)
+        self._exchange("/reserveNetwork", json.dumps(request.to_wire()).encode(),
+                       request.version)
+
     def delete(self, spec: NetworkSpec, container_id: str, ifname: str = "eth0",
                netns: str | None = None) -> None:
         """Unplug; succeeds when there is nothing to unplug."""

@@ -138,8 +138,9 @@ class CniRequest:
                 "args": dict(self.args), "path": self.path}
 
     @classmethod
-    def from_wire(cls, body: Mapping[str, Any]) -> CniRequest:
-        """The daemon's side: the same checks as the plugin's, on the forwarded body."""
+    def from_wire(cls, body: Mapping[str, Any], netns_required: bool = True) -> CniRequest:
+        """The daemon's side: the same checks as the plugin's, on the forwarded body.
+        ``netns_required=False``: an ADD without a namespace yet (a reservation)."""
         if not isinstance(body, Mapping):
             raise CniError(Code.DECODE_FAILURE, "the request body is not a JSON object")
         env = {"CNI_COMMAND": body.get("command") or "",
@@ -150,7 +151,7 @@ class CniRequest:
         config = body.get("config")
         if not isinstance(config, Mapping):
             raise CniError(Code.INVALID_NETWORK_CONFIG, "the network configuration is missing")
-        return parse_request(env, json.dumps(config).encode())
+        return parse_request(env, json.dumps(config).encode(), netns_required)
 
 
 def _version_tuple(version: str) -> tuple[int, ...]:
@@ -191,7 +192,8 @@ def version_result(version: str) -> dict[str, Any]:
     return {"cniVersion": version, "supportedVersions": list(SUPPORTED_VERSIONS)}
 
 
-def parse_request(env: Mapping[str, str], stdin: bytes) -> CniRequest:
+def parse_request(env: Mapping[str, str], stdin: bytes,
+                  netns_required: bool = True) -> CniRequest:
     """The environment and stdin of an ADD, DEL or CHECK, checked; ``CniError`` with
     the spec's code otherwise. (VERSION: ``parse_version_request``.)"""
     raw = (env.get("CNI_COMMAND") or "").upper()
@@ -221,7 +223,7 @@ def parse_request(env: Mapping[str, str], stdin: bytes) -> CniRequest:
             or any(c in ifname for c in "/:") or any(c.isspace() for c in ifname)):
         raise env_error(f"CNI_IFNAME {ifname!r} is not a valid interface name")
     netns = env.get("CNI_NETNS") or None
-    if netns is None and command is not Command.DEL:
+    if netns is None and command is not Command.DEL and netns_required:
         raise env_error(f"CNI_NETNS is required for {command}")
     args = parse_args(env.get("CNI_ARGS") or "")
     if args.get("IP"):
@@ -298,7 +300,7 @@ def network_config(spec: NetworkSpec, daemon_url: str | None = None,
 def build_request(command: Command, spec: NetworkSpec, container_id: str, ifname: str,
                   netns: str | None, fixed_ip: ipaddress.IPv4Address | None = None,
                   mac: str | None = None, daemon_url: str | None = None,
-                  policy: Policy | None = None) -> CniRequest:
+                  policy: Policy | None = None, netns_required: bool = True) -> CniRequest:
     """A request made in-process (the compute agent's), checked like a plugin's."""
     args = ";".join(f"{k}={v}" for k, v in (("IP", fixed_ip), ("MAC", mac)) if v)
     env = {"CNI_COMMAND": str(command), "CNI_CONTAINERID": container_id,
@@ -306,7 +308,7 @@ def build_request(command: Command, spec: NetworkSpec, container_id: str, ifname
     config = network_config(spec, daemon_url)
     if policy is not None:
         config["runtimeConfig"] = {POLICY_CAPABILITY: policy.to_dict()}
-    return parse_request(env, json.dumps(config).encode())
+    return parse_request(env, json.dumps(config).encode(), netns_required)
 
 
 def vif_from_result(key: AttachmentKey, result: Mapping[str, Any]) -> VIF:

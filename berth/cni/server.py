@@ -1,7 +1,9 @@
 """The daemon's HTTP endpoints (stdlib ``http.server``, requests on a bounded pool).
 
 ``POST /addNetwork``, ``/delNetwork``, ``/checkNetwork`` take a forwarded plugin
-invocation (``CniRequest.to_wire``); ``POST /setPolicy`` (berth's own, for the compute
+invocation (``CniRequest.to_wire``); ``POST /reserveNetwork`` (berth's own) takes an
+ADD without ``netns`` and answers 204 once its address and rules are laid
+(``CniService.reserve``); ``POST /setPolicy`` (berth's own, for the compute
 agent) takes ``{"container_id": ..., "policy": {"groups": [...], "ports": [...]} | null}``
 and answers 200 ``{"changed": <attachments>}``; ``GET /healthz`` answers 200 once the
 daemon has recovered its registry. Answers:
@@ -10,7 +12,7 @@ daemon has recovered its registry. Answers:
 status     when                                          CNI code in the body
 =========  ============================================  ===========================
 200        add done; body is the CNI result              —
-204        delete or check done                          —
+204        delete, check or reservation done                         —
 400        configuration or environment invalid          1, 4, 6, 7
 404        the namespace does not exist                  3
 409        no address free, fixed IP taken or invalid,   100, 101, 102
@@ -33,7 +35,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
-from berth.cni.contract import CURRENT_VERSION, CniError, CniRequest, Code, add_result
+from berth.cni.contract import CURRENT_VERSION, CniError, CniRequest, Code, Command, add_result
 from berth.cni.service import CniService
 from berth.common import log
 from berth.common.threads import ElasticThreadPool
@@ -93,8 +95,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.startswith("/neutron/"):
             self._neutron()
             return
-        action = {"/addNetwork": "add", "/delNetwork": "delete",
-                  "/checkNetwork": "check", "/setPolicy": "set_policy"}.get(self.path)
+        action = {"/addNetwork": "add", "/delNetwork": "delete", "/checkNetwork": "check",
+                  "/reserveNetwork": "reserve", "/setPolicy": "set_policy"}.get(self.path)
         if action is None:
             self._send(HTTPStatus.NOT_FOUND, {"msg": f"no such path {self.path}"})
             return
@@ -104,7 +106,9 @@ class _Handler(BaseHTTPRequestHandler):
             if action == "set_policy":
                 self._set_policy(body)
                 return
-            request = CniRequest.from_wire(body)
+            request = CniRequest.from_wire(body, netns_required=action != "reserve")
+            if action == "reserve" and request.command is not Command.ADD:
+                raise CniError(Code.INVALID_ENVIRONMENT, "reserveNetwork takes an ADD")
             version = request.version
             with log.container_context(request.container_id):
                 if action == "add":

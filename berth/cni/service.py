@@ -45,6 +45,10 @@ from berth.network.policy import Member, Policy, network_chains
 
 LOG = logging.getLogger(__name__)
 
+#: Seconds a reservation (``CniService.reserve``) waits for its ADD before the sync
+#: pass drops it: longer than any engine start; its agent died, or gave up.
+RESERVATION_TTL = 600
+
 
 class FirewallRules(Protocol):
     def ensure_network(self, spec: NetworkSpec) -> None: ...
@@ -122,7 +126,8 @@ class CniService:
                                f"CNI_NETNS {netns} is the host's own network namespace",
                                version=request.version)
             existing = self.registry.get(key)
-            if existing is not None:
+            reserved = existing if _claims(existing, request) else None
+            if existing is not None and reserved is None:
                 same = (existing.state is State.ACTIVE and existing.vif.netns == netns
                         and existing.netns_id == str(identity))
                 if same and self._intact(existing.vif):
@@ -134,7 +139,8 @@ class CniService:
                 LOG.info("%s: replacing the earlier attachment (%s)", key, existing.state)
                 self._undo(existing)
             allocator = self._allocator(spec)
-            address = allocator.allocate(request.fixed_ip)
+            address = (reserved.vif.address if reserved is not None
+                       else allocator.allocate(request.fixed_ip))
             mac = (request.mac or stable_mac(key)).lower()
             planned = VIF(key=key, netns=netns, mac=mac, address=address, gateway=spec.gateway,
                           bridge=spec.bridge, host_ifname=key.host_ifname, mtu=spec.mtu)
@@ -147,7 +153,9 @@ class CniService:
             try:
                 self._ensure_network(spec)
                 # The policy is in place before the interface exists: no moment open.
-                self._lay_policy(spec)
+                # A reservation laid it already, unless the policy changed since.
+                if reserved is None or reserved.policy != request.policy:
+                    self._lay_policy(spec)
                 vif = self.driver.attach(spec, key, netns, address, mac)
                 self._wait_ready(vif)
                 self.registry.set_state(key, State.ACTIVE, vif)
@@ -162,6 +170,46 @@ class CniService:
                 raise
         LOG.info("attached %s: %s on %s in %s", key, address, spec.bridge, netns)
         return vif
+
+    def reserve(self, request: CniRequest) -> None:
+        """Make ready for an ADD whose namespace does not exist yet (berth's own, asked
+        by the compute agent while the engine starts the container): the address taken,
+        the network's bridge and rules laid, and the policy's rules laid with the
+        address in them, so that the ADD which follows only makes the interface. An
+        ADD of the same key claims the reservation (when it asks for no other
+        address); a DEL drops it, and so does the sync pass once it is older than
+        ``RESERVATION_TTL``. Asking again while reserved changes nothing."""
+        spec, key = network_spec(request), request.key
+        with self._network_lock(spec.name):
+            spec = self._admit(spec, request)
+            self._idle.pop(spec.name, None)
+            existing = self.registry.get(key)
+            if existing is not None:
+                if existing.state is not State.RESERVED or _claims(existing, request):
+                    if existing.state is State.RESERVED and existing.policy != request.policy:
+                        self.registry.set_policy(key, request.policy)
+                        self._lay_policy(spec)
+                    return         # attached already, or reserved as asked: the ADD decides
+                self._undo(existing)
+            allocator = self._allocator(spec)
+            address = allocator.allocate(request.fixed_ip)
+            planned = VIF(key=key, netns="", mac=(request.mac or stable_mac(key)).lower(),
+                          address=address, gateway=spec.gateway, bridge=spec.bridge,
+                          host_ifname=key.host_ifname, mtu=spec.mtu)
+            try:
+                self.registry.put(Entry(planned, State.RESERVED, "", request.policy,
+                                        reserved_at=time.time()), spec)
+            except BaseException:
+                allocator.release(address)
+                raise
+            try:
+                self._ensure_network(spec)
+                self._lay_policy(spec)
+            except BaseException:
+                self._undo(self.registry.get(key) or Entry(planned, State.RESERVED))
+                self._drop_network_if_unused(spec)
+                raise
+        LOG.info("reserved %s for %s", address, key)
 
     def delete(self, request: CniRequest) -> None:
         """Idempotent: what is not there is not an error (the spec asks DEL to succeed
@@ -239,6 +287,9 @@ class CniService:
         for entry in entries:
             if entry.state is State.PLUGGING:  # an add in flight (or undone at start-up)
                 continue
+            if entry.state is State.RESERVED and \
+                    time.time() - entry.reserved_at < RESERVATION_TTL:
+                continue                        # its ADD is still to come
             if entry.state is State.ACTIVE:
                 try:
                     identity = ns.identity(entry.vif.netns)
@@ -253,6 +304,9 @@ class CniService:
                     continue
                 if entry.state is State.DELETING:  # a delete that failed half-way
                     LOG.warning("%s: finishing an interrupted delete", entry.key)
+                elif entry.state is State.RESERVED:
+                    LOG.warning("%s: no ADD claimed the reservation of %s in %d s; "
+                                "dropping it", entry.key, entry.vif.address, RESERVATION_TTL)
                 else:
                     LOG.warning("%s: namespace %s is gone; removing the attachment",
                                 entry.key, entry.vif.netns)
@@ -408,3 +462,10 @@ class CniService:
         self._idle.pop(spec.name, None)
         LOG.info("network %s has no attachment left: bridge %s and its rules removed",
                  spec.name, spec.bridge)
+
+
+def _claims(entry: Entry | None, request: CniRequest) -> bool:
+    """Whether ``request`` (an ADD or a reservation) takes up ``entry``'s reservation:
+    it is one, and the request asks for its address or for none in particular."""
+    return (entry is not None and entry.state is State.RESERVED
+            and request.fixed_ip in (None, entry.vif.address.ip))

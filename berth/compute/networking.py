@@ -128,6 +128,7 @@ class ContainerNetworks:
         except (CniError, exc.BerthError) as err:
             for spec, ifname in done:
                 self._delete_quietly(spec, row.uuid, ifname, netns)
+            self._drop_reservations(row, entries[len(done):], netns)
             name = entry["network"]
             raise NetworkPlugFailed(network=name, reason=getattr(err, "msg", str(err))) from err
         LOG.info("plugged into %s", ", ".join(
@@ -135,17 +136,38 @@ class ContainerNetworks:
         return {"addresses": addresses,
                 "cni_metadata": {"networks": entries, "pid": pid}}
 
+    def reserve(self, row: Container) -> None:
+        """Ahead of the plug, while the engine starts the container: each network's
+        address taken and its rules laid (``CniService.reserve``), so that the plug
+        after the start only makes the interfaces. Best effort: a reservation that
+        fails is logged, and the plug that follows meets the same cause and reports
+        it; a reservation no plug claims is dropped by the unplug (or by the daemon's
+        sync pass)."""
+        old = dict(row.addresses or {})
+        policy = policy_of(row)
+        for entry in requested(row):
+            fixed, wanted = _wanted_address(entry, old.get(entry["network"]) or [])
+            try:
+                spec = self.spec(entry["network"])
+                try:
+                    self.client.reserve(spec, row.uuid, entry["ifname"], _ip(wanted), policy)
+                except CniError as err:
+                    if fixed or not wanted or err.code != Code.ADDRESS_UNAVAILABLE:
+                        raise
+                    self.client.reserve(spec, row.uuid, entry["ifname"], policy=policy)
+            except (CniError, exc.BerthError) as err:
+                LOG.info("could not reserve an address on network %s ahead of the plug "
+                         "(%s); the plug tries again", entry["network"],
+                         getattr(err, "msg", err))
+                return
+
     def _add(self, row: Container, spec: NetworkSpec, netns: str, entry: dict[str, Any],
              held: list[dict[str, Any]]) -> VIF:
-        fixed = entry.get("fixed_ip")
-        previous = next((a.get("addr") for a in held
-                         if a.get("ifname", entry["ifname"]) == entry["ifname"]), None)
-        wanted = fixed or previous
+        fixed, wanted = _wanted_address(entry, held)
         policy = policy_of(row)
         try:
             return self.client.add(spec, row.uuid, netns, entry["ifname"],
-                                   fixed_ip=ipaddress.IPv4Address(wanted) if wanted else None,
-                                   policy=policy)
+                                   fixed_ip=_ip(wanted), policy=policy)
         except CniError as err:
             if fixed or not wanted or err.code != Code.ADDRESS_UNAVAILABLE:
                 raise
@@ -184,6 +206,17 @@ class ContainerNetworks:
         if entries:
             LOG.info("unplugged from %d network(s)", len(entries))
         return {"cni_metadata": {"networks": requested(row), "pid": 0}}
+
+    def _drop_reservations(self, row: Container, entries: list[dict[str, Any]],
+                           netns: str) -> None:
+        """After a failed plug: the reservations (``reserve``) of the interfaces it did
+        not make are dropped (a DEL of nothing is nothing)."""
+        for entry in entries:
+            try:
+                self._delete_quietly(self.spec(entry["network"]), row.uuid, entry["ifname"],
+                                     netns)
+            except exc.NetworkNotFound:
+                continue
 
     def _delete_quietly(self, spec: NetworkSpec, uuid: str, ifname: str, netns: str) -> None:
         try:
@@ -236,6 +269,26 @@ def policy_of(row: Container) -> Policy:
     """Who may reach the row's container (``berth.network.policy``: its security
     groups as memberships, its exposed ports open to all)."""
     return Policy.of_container(row.security_groups, row.exposed_ports)
+
+
+def _wanted_address(entry: dict[str, Any], held: list[dict[str, Any]]
+                    ) -> tuple[str | None, str | None]:
+    """The interface's fixed IP (the user's), and the address to ask for: that one,
+    else the one it held before (``held``: the row's addresses on its network)."""
+    fixed = entry.get("fixed_ip")
+    previous = next((a.get("addr") for a in held
+                     if a.get("ifname", entry["ifname"]) == entry["ifname"]), None)
+    return fixed, fixed or previous
+
+
+def _ip(address: str | None) -> ipaddress.IPv4Address | None:
+    return ipaddress.IPv4Address(address) if address else None
+
+
+def reserve(networks: ContainerNetworks | None, row: Container) -> None:
+    """``ContainerNetworks.reserve``, or nothing without local networks."""
+    if networks is not None and requested(row):
+        networks.reserve(row)
 
 
 def follow(networks: ContainerNetworks | None, row: Container,

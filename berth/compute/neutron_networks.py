@@ -76,6 +76,9 @@ class NeutronNetworks(ContainerNetworks):
 
     # -- plug and unplug --
 
+    def reserve(self, row: Container) -> None:
+        """Nothing ahead of a Neutron plug: its port is made and bound by the plug."""
+
     def plug(self, row: Container, pid: int) -> dict[str, Any]:
         netns = f"/proc/{pid}/ns/net"
         entries = requested(row)

@@ -37,6 +37,7 @@ import concurrent.futures as cf
 import logging
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from berth.common import exceptions as exc
@@ -45,7 +46,7 @@ from berth.common.units import memory_mib
 from berth.compute import networking
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
-from berth.compute.flows.lifecycle import start_in_runtime
+from berth.compute.flows.lifecycle import drop_reservation, reserve_networks, start_in_runtime
 from berth.compute.states import Status, TaskState
 from berth.db import nodes
 from berth.db import registries as db_registries
@@ -76,7 +77,7 @@ def create_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
                     err.msg)
         return
     LOG.info("creating container from image %s (run=%s)", row.image, run)
-    starting: cf.Future[None] | None = None
+    starting: _Starting | None = None
     try:
         # With run, the start event begins in the write that ends the create event.
         with common.recorded(deps, ctx, uuid, "compute__do_container_create",
@@ -85,7 +86,7 @@ def create_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
             row, starting = _create(deps, row, run, ctx if volumes else None)
     except exc.BerthError:
         if starting is not None:      # the write ending the create event failed
-            common.settle(starting)
+            starting.settle()
         if run:
             _finish_create_action(deps, ctx, uuid, error=True)
         return
@@ -93,7 +94,9 @@ def create_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
         try:
             with common.recorded(deps, ctx, uuid, "compute__do_container_start",
                                  started=create.next_event_id):
-                start_in_runtime(deps, row, task_held=True, starting=starting)
+                start_in_runtime(deps, row, task_held=True,
+                                 starting=starting.engine if starting else None,
+                                 reserving=starting.networks if starting else None)
         except networking.NetworkPlugFailed as err:
             _fail_unplugged(deps, ctx if volumes else None, uuid, row.container_id, err)
         except exc.BerthError:
@@ -127,9 +130,23 @@ def _finish_create_action(deps: AgentDeps, ctx: RequestContext, uuid: str, error
     actions.action_finish(deps.db, uuid, ctx.request_id, error=error)
 
 
+@dataclass(frozen=True, slots=True)
+class _Starting:
+    """What a create with run leaves under way for the start that follows: the
+    engine's start, and beside it the network reservation (``reserve_networks``)."""
+
+    engine: cf.Future[None]
+    networks: cf.Future[None] | None
+
+    def settle(self) -> None:
+        common.settle(self.engine)
+        if self.networks is not None:
+            common.settle(self.networks)
+
+
 def _create(deps: AgentDeps, row: Container, run: bool = False,
             volumes_for: RequestContext | None = None
-            ) -> tuple[Container, cf.Future[None] | None]:
+            ) -> tuple[Container, _Starting | None]:
     """``row`` carries task container_creating (``common.begin_task``). With
     ``volumes_for`` (the caller's context), the container's volumes are attached
     first (and released again by a failure). With ``run``,
@@ -138,7 +155,7 @@ def _create(deps: AgentDeps, row: Container, run: bool = False,
     is under way: the returned future. The start that follows joins it and ends the
     task with the Running write."""
     uuid = row.uuid
-    starting: cf.Future[None] | None = None
+    starting: _Starting | None = None
     # On a failure the undo runs first, then the Error is written (the row's last
     # state, with nothing of the create left in the engine or in Placement), then the
     # task is cleared.
@@ -173,8 +190,9 @@ def _create(deps: AgentDeps, row: Container, run: bool = False,
         _allocated(deps, row, allocation)
         created = _created_values(row, image, container_id)
         if run:   # the start's inspect tells the state; Creating until then
-            starting = common.overlapped(deps, _start_in_engine, deps, container_id)
-            undo.callback(common.settle, starting)
+            starting = _Starting(common.overlapped(deps, _start_in_engine, deps, container_id),
+                                 reserve_networks(deps, row))
+            undo.callback(_undo_start, deps, row, starting)
             row = hold.hand_over(deps, TaskState.CONTAINER_STARTING, created)
         else:
             inspect_began = deps.last_inspected.now()
@@ -250,6 +268,13 @@ def release_volumes(deps: AgentDeps, ctx: RequestContext | None, uuid: str) -> N
     """Undo of ``attach_volumes``: what the create made removed, the rest detached."""
     if deps.volumes is not None:
         deps.volumes.release_failed(ctx, [uuid])
+
+
+def _undo_start(deps: AgentDeps, row: Container, starting: _Starting) -> None:
+    """The start a failed create began is over before its container is removed, and
+    the reservation made beside it dropped."""
+    common.settle(starting.engine)
+    drop_reservation(deps, row, starting.networks)
 
 
 def _start_in_engine(deps: AgentDeps, container_id: str) -> None:

@@ -43,11 +43,13 @@ def _require_created(row: Container) -> str:
 
 
 def start_in_runtime(deps: AgentDeps, row: Container, *, task_held: bool = False,
-                     starting: cf.Future[None] | None = None) -> Container:
+                     starting: cf.Future[None] | None = None,
+                     reserving: cf.Future[None] | None = None) -> Container:
     """docker start under task container_starting; Running and started_at on success,
     written with the end of the task. ``task_held``: ``row`` already carries the task
     (a create with run handed it over); ``starting``: the engine's start, already
-    under way (a create with run began it beside its last writes)."""
+    under way (a create with run began it beside its last writes), and ``reserving``
+    the network reservation begun beside it (``reserve_networks``)."""
     container_id = _require_created(row)
     with common.owned_task(deps, row.uuid, TaskState.CONTAINER_STARTING,
                            held=row if task_held else None) as hold:
@@ -55,15 +57,22 @@ def start_in_runtime(deps: AgentDeps, row: Container, *, task_held: bool = False
             if starting is not None:
                 starting.result()
             else:
+                reserving = reserve_networks(deps, row)
                 deps.runtime.start(container_id)
             inspect_began = deps.last_inspected.now()
             seen = deps.runtime.inspect(container_id)
         except rt.RuntimeNotFound as err:
+            drop_reservation(deps, row, reserving)
             vanished(deps, row)
             raise exc.Conflict(err.msg) from err
         except rt.RuntimeDriverError as err:
+            drop_reservation(deps, row, reserving)
             common.fail(deps, row.uuid, f"Docker could not start the container: {err.msg}")
             raise
+        if reserving is not None:
+            common.settle(reserving)     # before the plug claims it
+            if seen.state is None or not seen.state.running:
+                unplug_quietly(deps, row, None)     # no plug will: dropped
         step = follow_network(deps, row, seen)
         row = hold.apply_and_end(deps, step.seen, {
             "started_at": common.now_utc().replace(tzinfo=None), "status_reason": None,
@@ -72,6 +81,25 @@ def start_in_runtime(deps: AgentDeps, row: Container, *, task_held: bool = False
         raise step.failed
     LOG.info("started")
     return row
+
+
+def reserve_networks(deps: AgentDeps, row: Container) -> cf.Future[None] | None:
+    """The container's addresses taken and rules laid by the CNI daemon beside the
+    engine's start (``ContainerNetworks.reserve``), which takes hundreds of
+    milliseconds, so that the plug after it only makes the interfaces (bench P1).
+    None when the container has no local network."""
+    if deps.networks is None or not networking.requested(row):
+        return None
+    return common.overlapped(deps, networking.reserve, deps.networks, row)
+
+
+def drop_reservation(deps: AgentDeps, row: Container,
+                     reserving: cf.Future[None] | None) -> None:
+    """Undo of ``reserve_networks`` when the start failed: no plug will claim it."""
+    if reserving is None:
+        return
+    common.settle(reserving)
+    unplug_quietly(deps, row, None)
 
 
 @dataclass(frozen=True, slots=True)

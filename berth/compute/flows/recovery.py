@@ -52,6 +52,7 @@ from typing import Any
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.log import container_context
+from berth.compute import networking
 from berth.compute.capsules.cri import pods as cri_pods
 from berth.compute.capsules.recovery import recover_capsules
 from berth.compute.deps import AgentDeps
@@ -225,6 +226,8 @@ def fail_interrupted_create(deps: AgentDeps, row: Container, reason: str,
     LOG.warning("interrupted create marked Error: %s", reason)
     release_allocation(deps, row.uuid)
     release_volumes(deps, None, row.uuid)
+    if networking.requested(row):     # an address reserved beside the start
+        lifecycle.unplug_quietly(deps, row, None)
     deps.tracker.publish_usage()
     return True
 

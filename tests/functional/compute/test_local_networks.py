@@ -189,3 +189,14 @@ def test_a_container_that_exits_before_its_plug_is_stopped_without_a_network_err
         reason = done["status_reason"] or ""
         assert "etwork" not in reason and "plug" not in reason, reason
         assert attachments_of(net.proc, c["uuid"]) == []
+
+
+def test_a_start_that_fails_leaves_no_reservation_behind(net: Net) -> None:
+    # The plug's address and rules are reserved beside docker start; a start that
+    # fails (no such executable) gives them back at once.
+    a = net.network()
+    c = net.create(["/no-such-binary"], nets=[{"network": a["name"]}], wait=None)
+    # (Error, then Created once the state sync reads Docker's view of a failed start)
+    wait_for(lambda: "no-such-binary" in (net.show(c["uuid"])["status_reason"] or ""), 60,
+             what="the failed start's reason")
+    assert attachments_of(net.proc, c["uuid"]) == []

@@ -140,3 +140,35 @@ def test_the_agents_typed_client_adds_checks_and_deletes(daemon, netns) -> None:
     client.delete(spec, "c9")
     client.delete(spec, "c9")
     assert driver.veths == {}
+
+
+def test_the_agents_client_reserves_then_adds_the_same_address(daemon, netns) -> None:  # type: ignore[no-untyped-def]
+    from berth.cni.client import DaemonClient
+    from berth.cni.contract import CniError
+    from berth.network.base import NetworkSpec
+
+    server, driver = daemon
+    client = DaemonClient(f"http://127.0.0.1:{server.port}")
+    spec = NetworkSpec.build("net-a", "10.244.1.0/24")
+    client.reserve(spec, "c9", fixed_ip=ipaddress.IPv4Address("10.244.1.60"))
+    assert driver.veths == {}
+    with pytest.raises(CniError) as err:       # reserved is taken
+        client.reserve(spec, "c10", fixed_ip=ipaddress.IPv4Address("10.244.1.60"))
+    assert err.value.code == 101
+    vif = client.add(spec, "c9", str(netns))
+    assert str(vif.address) == "10.244.1.60/24"
+    client.delete(spec, "c9")
+    assert driver.veths == {} and server.service.registry.entries() == []
+
+
+def test_reserve_network_takes_only_an_add(daemon) -> None:  # type: ignore[no-untyped-def]
+    server, _ = daemon
+    body = {"command": "DEL", "container_id": "c1", "ifname": "eth0", "netns": None,
+            "config": {"cniVersion": "1.0.0", "name": "net-a", "type": "berth-cni",
+                       "ipam": {"subnet": "10.244.1.0/24"}}}
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.request("POST", "/reserveNetwork", body=json.dumps(body).encode(),
+                 headers={"Content-Type": "application/json"})
+    response = conn.getresponse()
+    assert response.status == 400 and json.loads(response.read())["code"] == 4
+    assert server.service.registry.entries() == []

@@ -31,6 +31,7 @@ class FakeDaemon:
         self.taken: set[str] = set()
         self.calls: list[tuple[str, str, str]] = []
         self.policies: dict[str, Policy | None] = {}
+        self.reserved_ips: list[str | None] = []
         self._next = 10
 
     def add(self, spec: NetworkSpec, container_id: str, netns: str, ifname: str = "eth0",
@@ -51,6 +52,16 @@ class FakeDaemon:
                   gateway=spec.gateway, bridge=spec.bridge, host_ifname=key.host_ifname)
         self.attached[(spec.name, container_id, ifname)] = vif
         return vif
+
+    def reserve(self, spec: NetworkSpec, container_id: str, ifname: str = "eth0",
+                fixed_ip: ipaddress.IPv4Address | None = None,
+                policy: Policy | None = None) -> None:
+        self.calls.append(("reserve", spec.name, ifname))
+        self.reserved_ips.append(str(fixed_ip) if fixed_ip else None)
+        if spec.name in self.refuse:
+            raise CniError(Code.DRIVER_FAILURE, "refused")
+        if fixed_ip is not None and str(fixed_ip) in self.taken:
+            raise CniError(Code.ADDRESS_UNAVAILABLE, f"{fixed_ip} in use")
 
     def set_policy(self, container_id: str, policy: Policy | None) -> int:
         self.calls.append(("set_policy", container_id, ""))
@@ -177,3 +188,31 @@ def test_each_plug_carries_the_rows_policy_and_a_group_change_reaches_a_plugged_
     plain = row_on(db, a.uuid)
     apply(db, plain, nets.follow(plain, seen(101)))
     assert daemon.policies[plain.uuid] == Policy.build(["default"])
+
+
+def test_a_reservation_asks_for_what_the_plug_asks_for_and_never_fails_the_flow(
+        db: Database, nets: networking.ContainerNetworks, daemon: FakeDaemon) -> None:
+    a = db_networks.create_local(db, POOL, {"name": "a"})
+    b = db_networks.create_local(db, POOL, {"name": "b"})
+    row = row_on(db, a.uuid, b.uuid, fixed="10.244.0.7")
+    networking.reserve(nets, row)
+    assert [c for c in daemon.calls if c[0] == "reserve"] == [
+        ("reserve", a.uuid, "eth0"), ("reserve", b.uuid, "eth1")]
+    assert daemon.reserved_ips == ["10.244.0.7", None]
+    row = apply(db, row, nets.follow(row, seen(100)))      # the plug asks the same
+    held = row.addresses[b.uuid][0]["addr"]
+    row = apply(db, row, nets.follow(row, seen(0)))
+    daemon.calls.clear()
+    daemon.reserved_ips.clear()
+    daemon.taken.add(held)                                 # its old address went meanwhile
+    networking.reserve(nets, row)
+    assert daemon.reserved_ips == ["10.244.0.7", held, None]   # asked again without it
+    daemon.refuse.add(a.uuid)                              # a refusal is the plug's to report
+    networking.reserve(nets, row)
+    with pytest.raises(networking.NetworkPlugFailed):
+        nets.follow(row, seen(200))
+    plain = containers.create(db, {"project_id": "p1", "status": "Running"})
+    daemon.calls.clear()
+    networking.reserve(nets, plain)
+    networking.reserve(None, row)
+    assert daemon.calls == []
