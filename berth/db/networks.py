@@ -130,12 +130,16 @@ def find_by_uuid(db: Database, uuid: str) -> Network | None:
         return s.scalars(select(Network).where(Network.uuid == uuid)).first()
 
 
-def containers_using(db: Database, network_uuid: str, limit: int = 5) -> list[str]:
-    """Uuids of (at most ``limit``) containers that ask for or hold this network."""
+def containers_using(db: Database, network: Network, limit: int = 5) -> list[str]:
+    """Uuids of (at most ``limit``) containers that ask for or hold this network: by
+    its uuid (a local network), or by the Neutron network it records (containers of
+    ``[network]driver = cni`` name Neutron's id)."""
+    names = [network.uuid] + ([network.neutron_net_id] if network.neutron_net_id else [])
     with db.reader() as s:
-        return list(s.scalars(select(Container.uuid).where(or_(
-            cast(Container.cni_metadata, String).contains(network_uuid),
-            cast(Container.addresses, String).contains(network_uuid))).limit(limit)).all())
+        return list(s.scalars(select(Container.uuid).where(or_(*(
+            clause for name in names for clause in (
+                cast(Container.cni_metadata, String).contains(name),
+                cast(Container.addresses, String).contains(name))))).limit(limit)).all())
 
 
 def destroy(db: Database, uuid: str) -> bool:

@@ -159,7 +159,7 @@ def delete_network(state: ApiState, ctx: RequestContext, ident: str) -> None:
         if by_neutron is None:
             raise
         network = by_neutron
-    users = db_networks.containers_using(state.db, network.uuid)
+    users = db_networks.containers_using(state.db, network)
     if users:
         raise exc.Conflict(f"Network {ident} is in use by container(s) "
                            f"{', '.join(users)}; delete them or detach the network first.")

@@ -49,4 +49,16 @@ def test_containers_using_a_network_are_found_by_request_or_address(db: Database
     asked = containers.create(db, {"project_id": "p1", "status": "Creating", "cni_metadata": {
         "networks": [{"network": net.uuid, "ifname": "eth0", "fixed_ip": None}], "pid": 0}})
     containers.create(db, {"project_id": "p1", "status": "Creating"})
-    assert db_networks.containers_using(db, net.uuid) == [asked.uuid]
+    assert db_networks.containers_using(db, net) == [asked.uuid]
+
+
+def test_containers_on_a_recorded_neutron_network_are_found_by_its_neutron_id(
+        db: Database) -> None:
+    net = db_networks.create_neutron(db, {"name": "tenant", "neutron_net_id": "n-123",
+                                          "project_id": "p1"})
+    assert db_networks.containers_using(db, net) == []
+    on_it = containers.create(db, {"project_id": "p1", "status": "Running", "cni_metadata": {
+        "networks": [{"network": "n-123", "port": "", "fixed_ip": ""}], "pid": 0}})
+    held = containers.create(db, {"project_id": "p1", "status": "Stopped",
+                                  "addresses": {"n-123": [{"addr": "10.0.0.5"}]}})
+    assert sorted(db_networks.containers_using(db, net)) == sorted([on_it.uuid, held.uuid])
