@@ -220,6 +220,40 @@ class NeutronNetworks(ContainerNetworks):
             except NeutronError as err:
                 LOG.error("could not release port %s: %s", port_id, err.msg)
 
+    def bound_ports(self) -> list[Port]:
+        """The ports berth bound to this host (one Neutron request)."""
+        return self.neutron.bound_ports(self.host)
+
+    def sweep_orphan_ports(self, ports: list[Port], rows: dict[str, Container]) -> int:
+        """Of ``ports`` (``bound_ports``), those whose container no longer records them:
+        made by a create or an attach cut short (the agent died between Neutron's
+        answer and the row's write), or left by a delete that could not reach Neutron.
+        ``rows``: this host's rows, read *after* the ports were listed, so that a port
+        made meanwhile has its row here; rows with a task under way are left alone
+        (their flow may be about to record its port). Ports berth made (named
+        ``berth-<uuid>``) are deleted, a user's port is unbound and kept. Returns how
+        many it handled; Neutron errors are logged."""
+        swept = 0
+        for port in ports:
+            row = rows.get(port.device_id)
+            if row is not None and (row.task_state is not None or port.id in {
+                    e.get("port") for e in requested(row)}):
+                continue
+            owner = "its container is gone" if row is None else \
+                f"container {row.uuid} does not record it"
+            try:
+                if port.name == f"berth-{port.device_id}":
+                    self.neutron.delete_port(port.id)
+                    LOG.warning("deleted orphan port %s (%s)", port.id, owner)
+                else:
+                    self.neutron.release_port(port.id)
+                    LOG.warning("unbound the user's port %s (%s); it is kept", port.id,
+                                owner)
+                swept += 1
+            except NeutronError as err:
+                LOG.error("could not remove orphan port %s: %s", port.id, err.msg)
+        return swept
+
     def apply_security_groups(self, row: Container) -> None:
         """The row's groups (and the exposed-ports one) set on every port of the row."""
         meta = dict(row.cni_metadata or {})

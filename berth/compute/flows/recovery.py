@@ -119,10 +119,29 @@ def init_containers(deps: AgentDeps, started_at: dt.datetime | None = None
     report.capsules_recovered = recover_capsules(deps, started_at)
     if deps.pods is not None:
         report.orphans_removed += _sweep_pods(deps, deps.pods)
-    report.orphans_removed = remove_unreachable(deps, _engine_containers(deps))
+    report.orphans_removed += remove_unreachable(deps, _engine_containers(deps))
+    report.orphans_removed += _sweep_ports(deps)
     report.allocations_released = release_failed_allocations(deps)
     LOG.info("start-up recovery done: %s", report.summary())
     return report
+
+
+def _sweep_ports(deps: AgentDeps) -> int:
+    """With Neutron: the ports of this host that no row records (``sweep_orphan_ports``);
+    listed before the rows are read, so a port made meanwhile has its row."""
+    from berth.compute.neutron_networks import NeutronNetworks
+    from berth.network.neutron.client import NeutronError
+
+    if not isinstance(deps.networks, NeutronNetworks):
+        return 0
+    try:
+        ports = deps.networks.bound_ports()
+    except NeutronError as err:
+        LOG.error("could not list this host's Neutron ports (%s); orphan ports are looked "
+                  "for at the next start-up", err.msg)
+        return 0
+    rows = {r.uuid: r for r in containers.list_by_host(deps.db, deps.host)}
+    return deps.networks.sweep_orphan_ports(ports, rows)
 
 
 def _sweep_pods(deps: AgentDeps, pods: PodRuntime) -> int:

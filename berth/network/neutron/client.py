@@ -74,6 +74,7 @@ class Port:
     bridge: str | None = None
     host: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    name: str = ""
 
 
 def _port(p: Any) -> Port:
@@ -83,7 +84,8 @@ def _port(p: Any) -> Port:
                 status=p.status or "", device_id=p.device_id or "",
                 project_id=p.project_id or "",
                 security_groups=tuple(p.security_group_ids or ()),
-                bridge=details.get("bridge_name"), host=p.binding_host_id or None)
+                bridge=details.get("bridge_name"), host=p.binding_host_id or None,
+                name=p.name or "")
 
 
 class NeutronAPI:
@@ -218,6 +220,12 @@ class NeutronAPI:
         with self._translate(f"the ports of host {host}"):
             return {p.id: p.status or ""
                     for p in self._conn.network.ports(binding_host_id=host)}
+
+    def bound_ports(self, host: str) -> list[Port]:
+        """The ports berth bound to ``host`` (its ``device_owner``). One request."""
+        with self._translate(f"the ports of host {host}"):
+            return [_port(p) for p in self._conn.network.ports(binding_host_id=host,
+                                                               device_owner=DEVICE_OWNER)]
 
     def ports_of_device(self, device_id: str) -> list[Port]:
         with self._translate(f"the ports of container {device_id}"):
