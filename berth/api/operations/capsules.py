@@ -62,6 +62,12 @@ def create(state: ApiState, ctx: RequestContext, body: Any) -> Container:
     requested_networks = networks_api.resolve_for_create(state, ctx, parsed.nets or None)
     if requested_networks:
         values["cni_metadata"] = networks_api.metadata_of(requested_networks)
+    # The members' ports are the capsule's: they share its network namespace, and a
+    # local network's rules open them on it (capsules.network).
+    ports: dict[str, Any] = {p: {} for m in parsed.members
+                             for p in (m.get("exposed_ports") or {})}
+    if ports:
+        values["exposed_ports"] = ports
     members = [dict(m, uuid=str(uuidlib.uuid4()), project_id=ctx.project_id,
                     user_id=ctx.user_id, status=Status.CREATING.value)
                for m in parsed.members]

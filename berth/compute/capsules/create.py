@@ -17,7 +17,9 @@ Docker container the capsule made and releases its claim and its allocation::
     ──► the sandbox's state written on the capsule, task cleared
 
 Members join the sandbox's network and IPC namespaces (``container:<sandbox id>``);
-their exposed ports are the sandbox's, since a member has no network of its own.
+their exposed ports are the sandbox's, since a member has no network of its own. With
+local networks the sandbox is plugged once started, and its addresses are the
+members' too (``capsules.network``).
 Init containers run once, without a restart policy: the first one that fails puts
 the capsule in Error (Zun ran them under ``on-failure:10`` and then gave up on the
 ``Restarting`` it saw).
@@ -36,6 +38,7 @@ from typing import Any
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.log import container_context
+from berth.compute.capsules import network as capsule_network
 from berth.compute.capsules import sandbox
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
@@ -138,14 +141,25 @@ def _make_on_docker(deps: AgentDeps, row: Container, inits: list[Container],
     sandbox_id = deps.runtime.create(_sandbox_spec(deps, row, image, members))
     undo.callback(_remove_quietly, deps, sandbox_id)
     deps.runtime.start(sandbox_id)
-    containers.update_(deps.db, row.uuid, {"container_id": sandbox_id},
+    plugged: dict[str, Any] = {}
+    if capsule_network.enabled(deps, row):
+        # LIFO: the sandbox goes first, then its interfaces are given back.
+        undo.callback(capsule_network.release, deps, row)
+        try:
+            plugged = capsule_network.plug_sandbox(deps, row,
+                                                   deps.runtime.inspect(sandbox_id))
+        except (exc.NetworkNotFound, exc.NetworkPlugFailed) as err:
+            raise CapsuleFailed(reason=f"The capsule could not join its networks: "
+                                       f"{err.msg}") from err
+    containers.update_(deps.db, row.uuid, {"container_id": sandbox_id, **plugged},
                        expected_task_state=TaskState.CONTAINER_CREATING)
+    extra = {"addresses": plugged["addresses"]} if plugged else {}
     for member in inits:
         undo.callback(_remove_quietly, deps,
                       _run_member(deps, member, sandbox_id, init=True,
-                                  binds=binds.get(member.uuid, ())))
+                                  binds=binds.get(member.uuid, ()), extra=extra))
         wait_for_init(deps, row, member, clock, deps.runtime.inspect)
-    _run_members(deps, members, sandbox_id, undo, binds)
+    _run_members(deps, members, sandbox_id, undo, binds, extra)
     return deps.runtime.inspect(sandbox_id)
 
 
@@ -169,13 +183,16 @@ def _sandbox_spec(deps: AgentDeps, row: Container, image: str,
     return rt.ContainerSpec(uuid=row.uuid, host=deps.host, image=image,
                             labels={str(k): str(v) for k, v in (row.labels or {}).items()},
                             hostname=(row.name or "")[:63] or None,
-                            exposed_ports=tuple(ports), ipc_mode="shareable")
+                            exposed_ports=tuple(ports), ipc_mode="shareable",
+                            network_mode=capsule_network.network_mode(deps, row))
 
 
 def _run_member(deps: AgentDeps, member: Container, sandbox_id: str,
-                init: bool = False, binds: tuple[str, ...] = ()) -> str:
+                init: bool = False, binds: tuple[str, ...] = (),
+                extra: dict[str, Any] | None = None) -> str:
     """Pull, create and start one member in the sandbox's namespaces; record it on the
-    member's row; return its Docker container's id."""
+    member's row (with ``extra``: the sandbox's addresses); return its Docker
+    container's id."""
     with container_context(member.uuid):
         what = "init container" if init else "container"
         try:
@@ -201,18 +218,19 @@ def _run_member(deps: AgentDeps, member: Container, sandbox_id: str,
         seen = deps.runtime.inspect(container_id)
         common.apply_runtime_state(deps, member, seen, force=True,
                                    extra={"container_id": container_id, "host": deps.host,
-                                          "image_driver": "docker"})
+                                          "image_driver": "docker", **(extra or {})})
         LOG.info("%s %s started (Docker container %s)", what, member.name, container_id[:12])
         return container_id
 
 
 def _run_members(deps: AgentDeps, members: list[Container], sandbox_id: str,
-                 undo: ExitStack, binds: dict[str, tuple[str, ...]]) -> None:
+                 undo: ExitStack, binds: dict[str, tuple[str, ...]],
+                 extra: dict[str, Any] | None = None) -> None:
     """Run the containers side by side (nothing orders them, and a start is mostly the
     engine's time); every one that started is on ``undo``; the first failure raises
     once all have ended."""
     running = [common.overlapped(deps, _run_member, deps, m, sandbox_id, False,
-                                 binds.get(m.uuid, ())) for m in members]
+                                 binds.get(m.uuid, ()), extra) for m in members]
     failure: BaseException | None = None
     for future in running:
         try:

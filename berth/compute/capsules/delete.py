@@ -13,6 +13,7 @@ import logging
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.compute.capsules import network as capsule_network
 from berth.compute.capsules.cri import network as cri_network
 from berth.compute.capsules.cri import pods as cri_pods
 from berth.compute.deps import AgentDeps
@@ -74,10 +75,11 @@ def _engine_parts_removed(deps: AgentDeps, row: Container, members: list[Contain
                           force: bool) -> bool:
     if deps.pods is not None:
         return _pod_removed(deps, deps.pods, row, force)
-    # Members first: the sandbox holds the namespaces they are in.
+    # Members first: the sandbox holds the namespaces they are in; then its interfaces.
     for docker_id in [m.container_id for m in members] + [row.container_id]:
         if docker_id and not _removed(deps, row.uuid, docker_id, force):
             return False
+    capsule_network.release(deps, row)
     return True
 
 

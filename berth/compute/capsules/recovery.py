@@ -22,6 +22,7 @@ import logging
 from berth.common.context import RequestContext
 from berth.common.log import container_context
 from berth.compute.capsules import delete as capsule_delete
+from berth.compute.capsules import network as capsule_network
 from berth.compute.capsules import status as capsule_status
 from berth.compute.capsules.cri import network as cri_network
 from berth.compute.capsules.cri import pods as cri_pods
@@ -85,6 +86,8 @@ def _undo_create(deps: AgentDeps, row: Container) -> None:
                 removed += 1
             except rt.RuntimeNotFound:
                 pass
+    if deps.pods is None:               # the sandbox's interfaces, if it was plugged
+        capsule_network.release(deps, row)
     release_allocation(deps, row.uuid)
     if deps.volumes is not None:
         deps.volumes.release_failed(None, [m.uuid for m in (*members, *inits)])
