@@ -119,7 +119,10 @@ def test_a_port_that_never_becomes_active_ends_the_create_in_error_and_leaves_no
 
 
 def test_neutron_not_answering_is_a_503_that_leaves_nothing(neutron: str) -> None:
-    proc = BerthProcess(berth_conf(f"http://127.0.0.1:{free_port()}"), host=NEUTRON_HOST)
+    # A host of its own: a second berth of berth_short's host would take that one's
+    # Docker containers for its orphans at start-up (one host, one agent).
+    host = f"{NEUTRON_HOST}-nobody"
+    proc = BerthProcess(berth_conf(f"http://127.0.0.1:{free_port()}"), host=host)
     proc.start(timeout=180)
     try:
         with proc.http(token=USER_TOKEN) as http:
@@ -129,7 +132,7 @@ def test_neutron_not_answering_is_a_503_that_leaves_nothing(neutron: str) -> Non
             assert containers(http) == []
     finally:
         proc.stop()
-        remove_leftovers()
+        remove_leftovers(host)
 
 
 def test_security_groups_by_name_exposed_ports_and_add_remove_on_the_port(
@@ -186,5 +189,7 @@ def test_networks_record_a_neutron_network_and_nets_name_it(
         with berth_short.http(token=USER_TOKEN) as http:
             uuid = run(http, ["sleep", "3600"], nets=[{"network": net["id"]}])
             assert net["id"] in settled(http, uuid)["addresses"]
+            in_use = admin.delete("/v1/networks/recorded")     # its containers name it
+            assert in_use.status_code == 409 and uuid in in_use.text, in_use.text
             delete(http, uuid)
         assert admin.delete("/v1/networks/recorded").status_code == 204
