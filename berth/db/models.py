@@ -199,6 +199,9 @@ class ExecInstance(TimestampMixin, Base):
     exec_id: Mapped[str] = mapped_column(String(255), nullable=False)
     token: Mapped[str | None] = mapped_column(String(255))
     url: Mapped[str | None] = mapped_column(String(255))
+    #: "<height>x<width>" last asked for a console on a CRI streaming server (the
+    #: console proxy sends it on the stream's resize channel).
+    tty_size: Mapped[str | None] = mapped_column(String(32))
 
 
 class ConsoleToken(TimestampMixin, Base):

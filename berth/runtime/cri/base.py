@@ -94,6 +94,11 @@ class PodRuntime(Protocol):
         """The runtime's streaming URL of a new exec of ``argv`` in the member
         (stdin, stdout, and stderr unless ``tty``), valid once, for a short while."""
 
+    def attach_url(self, member_id: str, tty: bool) -> str:
+        """The runtime's streaming URL of an attach to the member's main process
+        (stdin, stdout, and stderr unless ``tty``, which must be the member's own),
+        valid once, for a short while."""
+
     def remove_member(self, member_id: str) -> None:
         """Remove an exited member (a missing one is a no-op)."""
 

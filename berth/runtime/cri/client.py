@@ -174,6 +174,11 @@ class CriRuntime:
                                   stdout=True, stderr=not tty)
         return str(self._call(self._runtime.Exec, request, "Exec").url)
 
+    def attach_url(self, member_id: str, tty: bool) -> str:
+        request = cri.AttachRequest(container_id=member_id, stdin=True, tty=tty,
+                                    stdout=True, stderr=not tty)
+        return str(self._call(self._runtime.Attach, request, "Attach").url)
+
     def remove_member(self, member_id: str) -> None:
         try:
             self._call(self._runtime.RemoveContainer,
