@@ -57,6 +57,12 @@ class PodRuntime(Protocol):
     def image_present(self, ref: str) -> bool:
         """Whether the runtime holds the image ``ref`` (the runtime never pulls here)."""
 
+    def pull_image(self, ref: str, auth: rt.RegistryAuth | None = None) -> str:
+        """Pull ``ref`` into the runtime (with ``auth`` for its registry); the image's
+        id. :class:`RuntimeImageNotFound` when the registry has no such image,
+        :class:`RuntimeImagePullFailed` for any other failure (unreachable registry,
+        refused credentials)."""
+
     def run_pod(self, spec: PodSpec) -> str:
         """Make and start the pod (its network included); return its id. A pod the
         runtime made but could not start is removed before the error is raised."""

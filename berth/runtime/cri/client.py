@@ -52,9 +52,11 @@ T = TypeVar("T")
 class CriRuntime:
     """One channel to containerd's socket, shared by every thread."""
 
-    def __init__(self, socket: str, timeout: float, cgroup_parent: str, log_root: str) -> None:
+    def __init__(self, socket: str, timeout: float, cgroup_parent: str, log_root: str,
+                 pull_timeout: float = 600.0) -> None:
         self.socket = socket
         self.timeout = timeout
+        self.pull_timeout = max(timeout, pull_timeout)
         self.cgroup_parent = "/" + cgroup_parent.strip("/")
         self.log_root = Path(log_root)
         self._channel = grpc.insecure_channel(f"unix://{socket}")
@@ -78,6 +80,22 @@ class CriRuntime:
         answer = self._call(self._images.ImageStatus,
                             cri.ImageStatusRequest(image=cri.ImageSpec(image=ref)), "ImageStatus")
         return bool(answer.image.id)
+
+    def pull_image(self, ref: str, auth: rt.RegistryAuth | None = None) -> str:
+        credentials = None if auth is None else cri.AuthConfig(
+            username=auth.username, password=auth.password,
+            server_address=auth.registry or "")
+        request = cri.PullImageRequest(image=cri.ImageSpec(image=ref), auth=credentials)
+        try:
+            with _translated(self.socket, "PullImage"):
+                answer = self._images.PullImage(request, timeout=self.pull_timeout)
+        except rt.RuntimeNotFound as err:
+            raise rt.RuntimeImageNotFound(reason=err.msg) from err
+        except rt.RuntimeUnavailable:
+            raise
+        except rt.RuntimeDriverError as err:
+            raise rt.RuntimeImagePullFailed(reason=err.msg) from err
+        return str(answer.image_ref)
 
     def run_pod(self, spec: PodSpec) -> str:
         log_dir = self.log_root / spec.uuid

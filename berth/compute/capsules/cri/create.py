@@ -1,8 +1,9 @@
 """The engine half of a capsule's create on a CRI runtime (``capsules.create`` does
 the claim, the allocation, the volumes and the Error on failure)::
 
-    every member's image present in the runtime (it never pulls here: a missing
-      image fails the capsule naming the member and the image)
+    every member's image present in the runtime per its pull policy (CRI
+      PullImage: ``images``; an image that cannot be had fails the capsule naming
+      the member and the image)
     ──► RunPodSandbox: metadata uid = the capsule's uuid, berth's labels, the log
         directory, the cgroup parent; a pod whose start failed is removed at once
                                                        (undo: Stop + RemovePodSandbox)
@@ -30,6 +31,7 @@ from typing import Any
 from berth.common import exceptions as exc
 from berth.common.log import container_context
 from berth.compute.capsules import create as capsule_create
+from berth.compute.capsules.cri import images as cri_images
 from berth.compute.capsules.cri import network as cri_network
 from berth.compute.capsules.cri import pods as cri_pods
 from berth.compute.deps import AgentDeps
@@ -52,7 +54,8 @@ def make_pod(deps: AgentDeps, pods: PodRuntime, row: Container, inits: list[Cont
              clock: Callable[[], float]) -> rt.RuntimeContainer:
     """Run the capsule ``row`` as a pod (see the module docstring); the pod's removal is
     on ``undo``. Returns the pod as the capsule's row records it."""
-    images = {m.uuid: _present_image(deps, pods, m, init=m in inits) for m in inits + members}
+    images = {m.uuid: cri_images.ensure_image(deps, pods, m, init=m in inits)
+              for m in inits + members}
     with _network_failures(row):
         spec = pod_spec(deps, row, inits + members,
                         annotations=cri_network.pod_annotations(deps, row))
@@ -117,17 +120,6 @@ def pod_as_container(pods: PodRuntime, pod_id: str, row: Container) -> rt.Runtim
                                state=state)
 
 
-def _present_image(deps: AgentDeps, pods: PodRuntime, member: Container, init: bool) -> str:
-    ref = parse_image(member.image or "", default_registry=deps.settings.default_registry).ref
-    if not pods.image_present(ref):
-        what = "init container" if init else "container"
-        raise CapsuleFailed(reason=f"The {what} {member.name}: image {ref} is not present in "
-                                   f"containerd on host {deps.host}, and capsule_driver = "
-                                   f"cri does not pull: import it there (ctr -n k8s.io "
-                                   f"images import).")
-    return ref
-
-
 def _run_member(deps: AgentDeps, pods: PodRuntime, pod_id: str, pod: PodSpec,
                 member: Container, image: str, binds: tuple[str, ...], init: bool,
                 extra: dict[str, Any]) -> str:
@@ -168,7 +160,7 @@ def restart_member(deps: AgentDeps, pods: PodRuntime, capsule: Container, member
                    attempt: int, labels: dict[str, str]) -> str:
     """A new container of ``member`` in its capsule's pod, started: its id. The
     runtime's error (or CapsuleFailed: its image is gone) is raised with nothing made."""
-    image = _present_image(deps, pods, member, init=False)
+    image = cri_images.ensure_image(deps, pods, member, init=False)
     binds = deps.volumes.binds_of(None, [member.uuid]).get(member.uuid, ()) \
         if deps.volumes is not None else ()
     pod = pod_spec(deps, capsule, [member], annotations=cri_network.pod_annotations(deps,
