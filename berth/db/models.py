@@ -77,6 +77,9 @@ class Container(TimestampMixin, Base):
     workdir: Mapped[str | None] = mapped_column(String(255))
     ports: Mapped[Any] = mapped_column(JSON, nullable=True)
     exposed_ports: Mapped[Any] = mapped_column(JSON, nullable=True)
+    #: A capsule's DNS options for its sandbox: {"nameservers": [...], "searches":
+    #: [...], "options": [{"name": ..., "value": ...}]} (berth; Zun has none).
+    dns_config: Mapped[Any] = mapped_column(JSON, nullable=True)
     hostname: Mapped[str | None] = mapped_column(String(63))
     labels: Mapped[Any] = mapped_column(JSON, nullable=True)
     annotations: Mapped[Any] = mapped_column(JSON, nullable=True)

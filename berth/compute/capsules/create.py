@@ -36,7 +36,7 @@ from typing import Any
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.log import container_context
-from berth.compute.capsules import sandbox
+from berth.compute.capsules import sandbox, sandbox_options
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.flows import create as container_flow
@@ -169,7 +169,9 @@ def _sandbox_spec(deps: AgentDeps, row: Container, image: str,
     return rt.ContainerSpec(uuid=row.uuid, host=deps.host, image=image,
                             labels={str(k): str(v) for k, v in (row.labels or {}).items()},
                             hostname=(row.name or "")[:63] or None,
-                            exposed_ports=tuple(ports), ipc_mode="shareable")
+                            exposed_ports=tuple(ports), ipc_mode="shareable",
+                            published_ports=sandbox_options.published_ports(members),
+                            dns=sandbox_options.dns_config(row))
 
 
 def _run_member(deps: AgentDeps, member: Container, sandbox_id: str,

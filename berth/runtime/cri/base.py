@@ -34,6 +34,11 @@ class PodSpec:
     privileged: bool = False
     #: The pod's annotations (its berth networks: ``berth.cni.pod``).
     annotations: dict[str, str] = field(default_factory=dict)
+    #: Ports published on the node (containerd hands them to the CNI configuration's
+    #: ``portMappings`` capability: the ``portmap`` plugin).
+    ports: tuple[rt.PublishedPort, ...] = ()
+    #: The pod's resolver; None: the node's /etc/resolv.conf.
+    dns: rt.DnsConfig | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,7 @@ CGROUP_ROOT = Path("/sys/fs/cgroup")
 _POD = cri.NamespaceMode.Value("POD")
 _CONTAINER = cri.NamespaceMode.Value("CONTAINER")
 _SANDBOX_READY = cri.PodSandboxState.Value("SANDBOX_READY")
+_PROTOCOLS = {"tcp": cri.Protocol.Value("TCP"), "udp": cri.Protocol.Value("UDP")}
 _STATES = {cri.ContainerState.Value("CONTAINER_CREATED"): rt.RunState.CREATED,
            cri.ContainerState.Value("CONTAINER_RUNNING"): rt.RunState.RUNNING,
            cri.ContainerState.Value("CONTAINER_EXITED"): rt.RunState.EXITED}
@@ -251,6 +252,12 @@ class CriRuntime:
                                             namespace=POD_NAMESPACE),
             hostname=spec.hostname or "", log_directory=str(self.log_root / spec.uuid),
             labels=labels, annotations=dict(spec.annotations),
+            port_mappings=[cri.PortMapping(protocol=_PROTOCOLS[p.protocol],
+                                           container_port=p.container_port,
+                                           host_port=p.host_port) for p in spec.ports],
+            dns_config=None if spec.dns is None else cri.DNSConfig(
+                servers=list(spec.dns.servers), searches=list(spec.dns.searches),
+                options=list(spec.dns.options)),
             linux=cri.LinuxPodSandboxConfig(
                 cgroup_parent=f"{self.cgroup_parent}/{spec.uuid}",
                 security_context=cri.LinuxSandboxSecurityContext(

@@ -31,6 +31,7 @@ from typing import Any
 from berth.common import exceptions as exc
 from berth.common.log import container_context
 from berth.compute.capsules import create as capsule_create
+from berth.compute.capsules import sandbox_options
 from berth.compute.capsules.cri import images as cri_images
 from berth.compute.capsules.cri import network as cri_network
 from berth.compute.capsules.cri import pods as cri_pods
@@ -94,6 +95,8 @@ def pod_spec(deps: AgentDeps, row: Container, members: list[Container],
                    hostname=(row.name or "")[:63] or None,
                    runtime_handler=row.runtime or deps.settings.default_runtime or None,
                    privileged=any(m.privileged for m in members),
+                   ports=sandbox_options.published_ports(members),
+                   dns=sandbox_options.dns_config(row),
                    # The template's metadata.annotations, then berth's own (its networks),
                    # which a template cannot override.
                    annotations={**{str(k): str(v) for k, v in (row.annotations or {}).items()
