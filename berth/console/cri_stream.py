@@ -15,8 +15,9 @@ with its channel::
 and relays: the client's frames go to channel 0, channels 1 and 2 come back as the
 client's frames (``berth.console.frames``). A TTY resize reaches the proxy through
 the console's record (the agent writes the size the API was asked for; ``sizes``
-reads it) and goes on channel 4. The console ends when either side closes; closing
-an attach leaves the member running.
+reads it) and goes on channel 4. The console ends when either side closes, or, for
+an attach, at Ctrl-] (which the member never sees); closing an attach leaves the
+member running.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ LOG = logging.getLogger(__name__)
 
 PROTOCOL = Subprotocol("v4.channel.k8s.io")
 STDIN, STDOUT, STDERR, ERROR, RESIZE = 0, 1, 2, 3, 4
+#: Ctrl-]: detaches from an attach console (as ``proxy.ATTACH_DETACH_KEYS`` for Docker).
+DETACH_KEY = b"\x1d"
 #: How often an open console looks for a new TTY size (seconds).
 SIZE_POLL = 0.3
 
@@ -106,8 +109,11 @@ async def relay(ws: ServerConnection, url: str, encode: bool = False,
             await asyncio.sleep(SIZE_POLL)
 
     try:
-        return await frames.race(ws, downstream(), frames.from_client(ws, write, encode),
-                                 resizes())
+        # An attach ends at Ctrl-], as Docker's does (containerd has no detach keys);
+        # the member goes on.
+        upstream = frames.from_client(ws, write, encode,
+                                      detach=DETACH_KEY if what == "attach" else None)
+        return await frames.race(ws, downstream(), upstream, resizes())
     finally:
         await backend.close()
 

@@ -74,15 +74,22 @@ class ToClient:
 
 
 async def from_client(ws: ServerConnection, write: Callable[[bytes], Awaitable[None]],
-                      encode: bool) -> str:
+                      encode: bool, detach: bytes | None = None) -> str:
     """Hand each of the client's frames to ``write`` until the client stops; what
-    stopped it."""
+    stopped it. ``detach``: a key that ends the console where it shows (what came
+    before it is written; the key is not), for engines that have no detach keys of
+    their own."""
     try:
         async for message in ws:
             if encode:
                 data = base64.b64decode(message, validate=False)
             else:
                 data = message.encode("utf-8") if isinstance(message, str) else message
+            if detach is not None and detach in data:
+                before = data[:data.index(detach)]
+                if before:
+                    await write(before)
+                return "the client detached"
             await write(data)
     except ConnectionClosed:
         return "the client went away"

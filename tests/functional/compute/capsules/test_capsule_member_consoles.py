@@ -4,13 +4,20 @@ Exec, and its resize channel) behind berth-wsproxy with ``cri``."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pty
+import select
+import struct
+import subprocess
+import termios
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import websocket
-from support.berth_proc import TEST_IMAGE, BerthProcess, wait_for
+from support.berth_proc import TEST_IMAGE, BerthProcess, bin_path, wait_for
 
 pytestmark = pytest.mark.functional
 
@@ -144,3 +151,54 @@ def test_an_interactive_exec_in_a_member_is_resized(
         # A bad size: a 400 naming it.
         resp = http.post(f"/v1/containers/{shell}/resize", params={"h": 0, "w": 91})
         assert resp.status_code == 400 and "'h'" in resp.text, resp.text
+
+
+def _pty_until(master: int, needle: bytes, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    seen = b""
+    while needle not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], max(0.0, deadline - time.monotonic()))
+        if ready:
+            try:
+                data = os.read(master, 4096)
+            except OSError:       # EIO: the client closed the terminal
+                return False
+            if not data:
+                return False
+            seen += data
+    return needle in seen
+
+
+def test_zun_attach_on_a_terminal_sends_its_size_and_ctrl_bracket_detaches(
+        engine: BerthProcess, capsule: dict[str, Any]) -> None:
+    """``zun attach <member>`` on a real terminal of 43x131: zunclient's own resize
+    reaches the member (``stty size``), and Ctrl-] ends the console while the member
+    goes on running."""
+    shell = member(capsule, "shell")
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 43, 131, 0, 0))
+    proc = subprocess.Popen(
+        [bin_path("zun"), "--bypass-url", f"{engine.url}/v1", "attach", shell],
+        stdin=slave, stdout=slave, stderr=slave, env=engine.zun_cli_env(),
+        start_new_session=True)
+    os.close(slave)
+    try:
+        assert _pty_until(master, b"connected to", 30)
+        # The shell may drop a line typed while the resize reaches it: type again.
+        for _ in range(20):
+            os.write(master, b"stty size\r")
+            if _pty_until(master, b"43 131", 2):
+                break
+        else:
+            raise AssertionError("the member's TTY never showed 43 131")
+        os.write(master, b"\x1d")                 # Ctrl-]
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        os.close(master)
+    with engine.http(version=LATEST) as http:
+        shown = http.get(f"/v1/capsules/{capsule['uuid']}").json()
+    assert shown["status"] == "Running" and all(
+        m["status"] == "Running" for m in shown["containers"]), shown
