@@ -85,7 +85,7 @@ class CriRuntime:
     def pull_image(self, ref: str, auth: rt.RegistryAuth | None = None) -> str:
         credentials = None if auth is None else cri.AuthConfig(
             username=auth.username, password=auth.password,
-            server_address=auth.registry or "")
+            server_address=_server_url(auth.registry))
         request = cri.PullImageRequest(image=cri.ImageSpec(image=ref), auth=credentials)
         try:
             with _translated(self.socket, "PullImage"):
@@ -310,6 +310,15 @@ def _translated(socket: str, what: str) -> Iterator[None]:
         if code == grpc.StatusCode.INVALID_ARGUMENT:
             raise rt.RuntimeInvalid(reason=reason) from err
         raise rt.RuntimeDriverError(reason=reason) from err
+
+
+def _server_url(registry: str | None) -> str:
+    """AuthConfig's server address as containerd reads it: a URL, whose host it compares
+    with the image's registry (a bare "host:port" is refused as a URL, and a bare
+    "host" has no host part, so its credentials would be silently dropped)."""
+    if not registry:
+        return ""
+    return registry if "://" in registry else f"https://{registry.rstrip('/')}"
 
 
 def _time(nanos: int) -> dt.datetime | None:

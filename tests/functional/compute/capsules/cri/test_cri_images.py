@@ -1,13 +1,16 @@
 """A CRI capsule's images pulled by containerd itself (CRI PullImage) under each
 member's imagePullPolicy, from the local registry only (127.0.0.1:5000; an
-unreachable registry is 127.0.0.1:1): a pulled image runs, and every image that
-cannot be had is an Error naming it with nothing left in containerd."""
+unreachable registry is 127.0.0.1:1; one that asks for a password serves that
+registry's storage read-only on another port): a pulled image runs, credentials go
+with the pull, and every image that cannot be had is an Error naming it with
+nothing left in containerd."""
 
 from __future__ import annotations
 
 import subprocess
 import uuid as uuidlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -97,3 +100,43 @@ def test_an_image_that_cannot_be_had_is_error_naming_it_and_leaves_nothing(
     assert left_in_containerd(pods, cri_berth.host, shown["uuid"]) == []
     assert not pods.image_present(image)
     delete(cri_berth, shown["uuid"])
+
+
+@pytest.mark.parametrize(("password", "runs"), [("s3cret", True), ("wrong", False)],
+                         ids=["right-password", "wrong-password"])
+def test_a_pull_from_a_registry_that_asks_for_a_password_carries_the_nodes_credentials(
+        berth_factory: Callable[..., BerthProcess], cri_conf: str, tmp_path: Path,
+        password: str, runs: bool) -> None:
+    from support.auth_registry import auth_registry
+    from support.containerd import pod_runtime
+
+    with auth_registry(tmp_path / "registry", "puller", "s3cret") as address:
+        image = f"{address}/berth-test/busybox:latest"
+        proc = berth_factory(cri_conf + f"[docker]\ndefault_registry = {address}\n"
+                             f"default_registry_username = puller\n"
+                             f"default_registry_password = {password}\n").start()
+        pods = pod_runtime(proc.dir / "state")
+        try:
+            with proc.http() as http:
+                http.put("/v1/quotas/admin", json={"containers": -1, "cpu": -1,
+                                                   "memory": -1}).raise_for_status()
+            shown = run(proc, template(image, "Always"))
+            if runs:
+                assert shown["status"] == "Running", shown["status_reason"]
+                assert pods.image_present(image)
+            else:
+                assert shown["status"] == "Error", shown
+                reason = shown["status_reason"]
+                assert image in reason and "could not be pulled" in reason, reason
+                assert "401" in reason or "unauthorized" in reason.lower(), reason
+                assert left_in_containerd(pods, proc.host, shown["uuid"]) == []
+            delete(proc, shown["uuid"])
+        finally:
+            for pod in pods.pods(proc.host):
+                pods.stop_pod(pod.id)
+                pods.remove_pod(pod.id, pod.uuid)
+            pods.close()
+            names = [n for n in ctr("images", "ls", "-q").split() if n.startswith(address)]
+            if names:
+                ctr("images", "rm", *names)
+            proc.stop()

@@ -101,4 +101,4 @@ def test_the_request_carries_the_credentials_as_cris_auth_config() -> None:
     request, timeout = sent[0]
     assert request.image.image == REF and timeout == 600.0
     assert (request.auth.username, request.auth.password, request.auth.server_address) == \
-        ("u", "p", "registry.test:5000")
+        ("u", "p", "https://registry.test:5000")     # containerd compares its host
