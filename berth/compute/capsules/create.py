@@ -83,6 +83,7 @@ def _create(deps: AgentDeps, ctx: RequestContext, row: Container,
     # state, with nothing of it left in the engine or in Placement.
     with (common.owned_task(deps, row.uuid, TaskState.CONTAINER_CREATING, held=row) as hold,
           errors_written(deps, row, engine_name(deps)), ExitStack() as undo):
+        check_host_ports(deps, row, inits + members)
         claim(deps, row)
         if deps.placement is not None:
             allocate(deps, row)
@@ -147,6 +148,17 @@ def _make_on_docker(deps: AgentDeps, row: Container, inits: list[Container],
         wait_for_init(deps, row, member, clock, deps.runtime.inspect)
     _run_members(deps, members, sandbox_id, undo, binds)
     return deps.runtime.inspect(sandbox_id)
+
+
+def check_host_ports(deps: AgentDeps, row: Container, members: list[Container]) -> None:
+    """The members' host ports are free of this node's other capsules."""
+    taken = sandbox_options.taken_host_ports(deps.db, deps.host, row,
+                                             sandbox_options.published_ports(members))
+    if taken:
+        raise CapsuleFailed(reason="Host port " + ", ".join(
+            f"{p.host_port}/{p.protocol} (published by capsule {name})"
+            for p, name in sorted(taken.items(), key=lambda i: i[0].host_port))
+            + f" on host {deps.host}: choose another hostPort, or delete that capsule.")
 
 
 def claim(deps: AgentDeps, row: Container) -> None:

@@ -7,12 +7,22 @@ drivers (the docker driver's sandbox container, the cri driver's pod):
   CNI ``portmap`` plugin (``berth.cni.conflist``);
 * the template's ``spec.dnsConfig`` (the capsule's ``dns_config``): the sandbox's
   resolv.conf, which its members share.
+
+A host port that another capsule of the node publishes fails the create before
+anything is made (``taken_host_ports``): Docker would refuse it at the sandbox's
+start, but the CNI ``portmap`` plugin adds its rules without looking, and the newer
+pod would silently take the port's traffic. Two creates racing for one port on one
+node are not ordered by this check (the docker driver's engine still refuses the
+second).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from berth.compute.states import Status
+from berth.db import capsules, containers
+from berth.db.engine import Database
 from berth.db.models import Container
 from berth.runtime import base as rt
 
@@ -41,3 +51,24 @@ def dns_config(capsule: Container) -> rt.DnsConfig | None:
                     else str(o["name"]) for o in config.get("options") or [])
     return rt.DnsConfig(servers=tuple(config.get("nameservers") or ()),
                         searches=tuple(config.get("searches") or ()), options=options)
+
+
+def taken_host_ports(db: Database, host: str, capsule: Container,
+                     wanted: Iterable[rt.PublishedPort]) -> dict[rt.PublishedPort, str]:
+    """Which of ``wanted`` another live capsule of ``host`` publishes: each with that
+    capsule's name (or uuid)."""
+    wanted_keys = {(p.host_port, p.protocol): p for p in wanted}
+    if not wanted_keys:
+        return {}
+    others = [c for c in containers.list_by_host(db, host, capsules.CAPSULE)
+              if c.uuid != capsule.uuid
+              and c.status not in (Status.ERROR.value, Status.DELETED.value)]
+    taken: dict[rt.PublishedPort, str] = {}
+    members_of = capsules.members_of_many(db, [c.id for c in others])
+    for other in others:
+        inits, members = members_of[other.id]
+        for port in published_ports(inits + members):
+            mine = wanted_keys.get((port.host_port, port.protocol))
+            if mine is not None:
+                taken[mine] = other.name or other.uuid
+    return taken

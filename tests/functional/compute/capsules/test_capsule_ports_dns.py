@@ -123,3 +123,41 @@ def test_bad_ports_or_dns_options_are_a_400_naming_the_field_and_make_nothing(
         assert field in resp.text, resp.text
         capsules = http.get("/v1/capsules/").json()["capsules"]
     assert len(capsules) == before and name not in {c["name"] for c in capsules}
+
+
+def test_a_host_port_another_capsule_publishes_fails_the_create_and_makes_nothing(
+        engine: BerthProcess) -> None:
+    host_port = random.randint(30000, 39999)
+
+    def tpl(name: str) -> dict[str, Any]:
+        return {"kind": "capsule", "metadata": {"name": f"{name}-{uuidlib.uuid4().hex[:8]}"},
+                "spec": {"containers": [{
+                    "image": TEST_IMAGE, "name": "web", "imagePullPolicy": "IfNotPresent",
+                    "command": ["sh", "-c", SERVE],
+                    "ports": [{"containerPort": 8080, "hostPort": host_port}],
+                    "resources": {"requests": {"cpu": 0.1, "memory": 32}}}]}}
+
+    made: list[str] = []
+    with engine.http(version=LATEST) as http:
+        try:
+            for name in ("first", "second"):
+                resp = http.post("/v1/capsules/", json={"template": tpl(name)})
+                assert resp.status_code == 202, resp.text
+                made.append(resp.json()["uuid"])
+                shown = wait_for(lambda: (r := http.get(f"/v1/capsules/{made[-1]}").json())
+                                 and r["status"] != "Creating" and r, 60, 0.2,
+                                 what="the capsule")
+                assert isinstance(shown, dict)
+            first = http.get(f"/v1/capsules/{made[0]}").json()
+            assert first["status"] == "Running", first["status_reason"]
+            assert shown["status"] == "Error", shown
+            assert f"Host port {host_port}/tcp" in shown["status_reason"], \
+                shown["status_reason"]
+            assert first["name"] in shown["status_reason"], shown["status_reason"]
+            assert "served-by-" in fetch(node_address(), host_port)   # still the first's
+        finally:
+            for uuid in made:
+                assert http.delete(f"/v1/capsules/{uuid}").status_code == 204
+            for uuid in made:
+                wait_for(lambda u=uuid: http.get(f"/v1/capsules/{u}").status_code == 404,
+                         60, 0.2, what="the capsule deleted")
