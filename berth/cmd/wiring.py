@@ -155,7 +155,9 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport,
         sandbox_pull_policy=conf.sandbox_image_pull_policy.lower(),
         init_container_timeout=conf.init_container_timeout,
         remount_container_volume=conf.compute.remount_container_volume,
-        cri_restart_backoff=(conf.cri.restart_backoff_initial, conf.cri.restart_backoff_max))
+        cri_restart_backoff=(conf.cri.restart_backoff_initial, conf.cri.restart_backoff_max),
+        cni_bin_dirs=tuple(dict.fromkeys(d for d in (conf.cri.cni_bin_dir, "/usr/lib/cni",
+                                                     "/opt/cni/bin") if d)))
     inventory = InventorySettings(
         host=conf.host, reservations=node_reservations(conf),
         reserve_disk_for_image=conf.compute.reserve_disk_for_image,

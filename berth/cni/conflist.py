@@ -9,7 +9,9 @@ executable into containerd's ``bin_dir``::
     {"cniVersion": "1.0.0", "name": "berth-pods",
      "plugins": [{"type": "berth-cni", "podNetworks": true,
                   "capabilities": {"io.kubernetes.cri.pod-annotations": true},
-                  "delegate": <the first plugin of the next configuration, if any>}]}
+                  "delegate": <the first plugin of the next configuration, if any>},
+                 {"type": "portmap", "capabilities": {"portMappings": true},
+                  "snat": true}]}        # when bin_dir has portmap: hostPort
 
 Which berth network a pod joins is not in the file: each pod's annotations carry its
 networks and its agent's daemon (``berth.cni.pod``), so one file serves every agent
@@ -34,14 +36,30 @@ LOG = logging.getLogger(__name__)
 
 FILE_NAME = "00-berth.conflist"
 PLUGIN = "berth-cni"
+#: The standard plugin that publishes a pod's host ports (iptables DNAT), chained
+#: after berth-cni (whose result gives it the pod's addresses); containerd passes it
+#: the pod's port mappings through the ``portMappings`` capability. SNAT makes
+#: connections from the node itself to a published port work.
+PORTMAP: dict[str, Any] = {"type": "portmap", "capabilities": {"portMappings": True},
+                           "snat": True}
 
 
-def conflist(delegate: dict[str, Any] | None) -> dict[str, Any]:
+def conflist(delegate: dict[str, Any] | None, portmap: bool = False) -> dict[str, Any]:
     plugin: dict[str, Any] = {"type": PLUGIN, "podNetworks": True,
                               "capabilities": {CAPABILITY: True}}
     if delegate:
         plugin["delegate"] = delegate
-    return {"cniVersion": "1.0.0", "name": "berth-pods", "plugins": [plugin]}
+    plugins = [plugin]
+    if portmap:
+        plugins.append(PORTMAP)
+    return {"cniVersion": "1.0.0", "name": "berth-pods", "plugins": plugins}
+
+
+def has_portmap(bin_dir: str | None) -> bool:
+    """Whether containerd finds the standard ``portmap`` plugin in ``bin_dir``
+    (without it in the chain, every pod's ADD would fail: it is left out, and pods'
+    host ports are not published)."""
+    return bool(bin_dir) and os.access(Path(str(bin_dir)) / "portmap", os.X_OK)
 
 
 def first_other_plugin(conf_dir: Path) -> dict[str, Any] | None:
@@ -67,7 +85,12 @@ def write(conf_dir: str, bin_dir: str | None) -> Path:
     directory = Path(conf_dir)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / FILE_NAME
-    text = json.dumps(conflist(first_other_plugin(directory)), indent=1, sort_keys=True)
+    portmap = has_portmap(bin_dir)
+    if not portmap:
+        LOG.warning("no portmap CNI plugin in %s ([cri]cni_bin_dir): capsules' hostPort "
+                    "are not published on this node", bin_dir)
+    text = json.dumps(conflist(first_other_plugin(directory), portmap), indent=1,
+                      sort_keys=True)
     if not path.exists() or path.read_text() != text:
         tmp = directory / f".{FILE_NAME}.{os.getpid()}"
         tmp.write_text(text)

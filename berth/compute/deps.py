@@ -51,6 +51,10 @@ class AgentSettings:
     remount_container_volume: bool = True
     #: [cri]restart_backoff_initial / restart_backoff_max: a CRI member's restart back-off.
     cri_restart_backoff: tuple[float, float] = (10.0, 300.0)
+    #: Where the standard CNI plugins are looked for ([cri]cni_bin_dir, then Debian's
+    #: and the upstream default): ``portmap`` publishes a docker capsule's host ports
+    #: on local networks.
+    cni_bin_dirs: tuple[str, ...] = ("/usr/lib/cni", "/opt/cni/bin")
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ user must not resize another project's exec. The rows go with their container
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from berth.db.engine import Database
 from berth.db.models import ExecInstance
@@ -34,3 +34,39 @@ def belongs(db: Database, container_row_id: int, exec_id: str) -> bool:
             ExecInstance.container_id == container_row_id,
             ExecInstance.exec_id == exec_id)).first()
     return found is not None
+
+
+def find_by_exec_id(db: Database, exec_id: str) -> ExecInstance | None:
+    """The record of ``exec_id`` in whichever container (an exec resize names no
+    container; the API checked that the caller's container has it)."""
+    with db.reader() as s:
+        return s.scalars(select(ExecInstance).where(ExecInstance.exec_id == exec_id)).first()
+
+
+def ask_size(db: Database, record_id: int, height: int, width: int) -> None:
+    """Ask for a TTY of ``height`` x ``width`` on the recorded console (a CRI stream:
+    the console proxy holding it sends the size; ``size_of``)."""
+    with db.writer() as s:
+        s.execute(update(ExecInstance).where(ExecInstance.id == record_id)
+                  .values(tty_size=f"{height}x{width}"))
+
+
+def size_of(db: Database, container_row_id: int, exec_id: str) -> tuple[int, int] | None:
+    """The TTY size last asked for that console: (height, width), or None."""
+    with db.reader() as s:
+        text = s.scalars(select(ExecInstance.tty_size).where(
+            ExecInstance.container_id == container_row_id,
+            ExecInstance.exec_id == exec_id)).first()
+    if not text:
+        return None
+    height, _, width = text.partition("x")
+    return int(height), int(width)
+
+
+def latest_with_url(db: Database, container_row_id: int, marker: str) -> ExecInstance | None:
+    """The newest record of the container whose URL contains ``marker`` (a CRI
+    runtime's ``/attach/`` streams: a TTY resize of the container goes to its attach)."""
+    with db.reader() as s:
+        return s.scalars(select(ExecInstance).where(
+            ExecInstance.container_id == container_row_id,
+            ExecInstance.url.contains(marker)).order_by(ExecInstance.id.desc())).first()

@@ -23,8 +23,6 @@ stream detaches from it.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,12 +30,11 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
-from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 from websockets.typing import Subprotocol
 
 from berth.common.log import container_context
-from berth.console import cri_stream, execs, tokens
+from berth.console import cri_stream, execs, frames, tokens
 from berth.console.docker_socket import BackendError, Demuxer, DockerSocket, Hijacked
 from berth.console.origin import OriginRefused, check_origin, websocket_scheme
 from berth.db import containers
@@ -49,7 +46,7 @@ LOG = logging.getLogger(__name__)
 #: Ctrl-] detaches from an attach console (Docker's detachKeys syntax).
 ATTACH_DETACH_KEYS = "ctrl-]"
 _READ_SIZE = 65536
-_CLOSE_REASON_MAX = 120   # a close reason must fit in a control frame (123 bytes)
+_CLOSE_REASON_MAX = frames.CLOSE_REASON_MAX
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +71,12 @@ class Target:
     container_uuid: str
     docker_id: str
     exec_id: str | None
-    #: A CRI runtime's streaming URL of the exec (a capsule member on containerd).
+    #: A CRI runtime's streaming URL of the exec or attach (a capsule member on
+    #: containerd), recorded under ``exec_id``.
     stream_url: str | None = None
+    kind: str = tokens.KIND_EXEC
+    #: The container's row id (where a CRI console's TTY size is read).
+    row_id: int = 0
 
 
 class ConsoleUnavailable(Exception):
@@ -153,10 +154,13 @@ class ConsoleProxy:
                 f"container {row.uuid} runs on host {row.host}, and this console proxy "
                 f"serves host {node} only; use the proxy of {row.host}")
         url = execs.url_of(self.db, row.id, grant.exec_id) if grant.exec_id else None
+        stream_url = url if url and url.startswith(("http://", "https://")) else None
+        if grant.kind == tokens.KIND_ATTACH and grant.exec_id and stream_url is None:
+            raise ConsoleUnavailable(f"the attach stream of container {row.uuid} is not "
+                                     f"recorded (any more); ask the API for a new URL")
         return Target(container_uuid=row.uuid, docker_id=row.container_id,
-                      exec_id=grant.exec_id,
-                      stream_url=url if url and url.startswith(("http://", "https://"))
-                      else None)
+                      exec_id=grant.exec_id, stream_url=stream_url, kind=grant.kind,
+                      row_id=row.id)
 
     @staticmethod
     def select_subprotocol(connection: ServerConnection, offered: Sequence[Subprotocol]
@@ -176,9 +180,10 @@ class ConsoleProxy:
             await connection.close(1011, "no console was granted")
             return
         with container_context(target.container_uuid):
-            what = f"exec {target.exec_id[:12]}" if target.exec_id else "attach"
+            what = f"exec {target.exec_id[:12]}" if target.exec_id \
+                and target.kind != tokens.KIND_ATTACH else "attach"
             if target.stream_url is not None:
-                await self._relay_cri(connection, target.stream_url, what)
+                await self._relay_cri(connection, target, what)
                 return
             try:
                 stream, multiplexed = await self._open(target)
@@ -194,10 +199,18 @@ class ConsoleProxy:
                 await stream.close()
             LOG.info("console (%s) closed: %s", what, reason)
 
-    async def _relay_cri(self, connection: ServerConnection, url: str, what: str) -> None:
+    async def _relay_cri(self, connection: ServerConnection, target: Target,
+                         what: str) -> None:
+        assert target.stream_url is not None and target.exec_id is not None
+        row_id, stream_id = target.row_id, target.exec_id
+
+        async def sizes() -> tuple[int, int] | None:
+            return await asyncio.to_thread(execs.size_of, self.db, row_id, stream_id)
+
         try:
-            reason = await cri_stream.relay(connection, url,
-                                            encode=connection.subprotocol == "base64")
+            reason = await cri_stream.relay(connection, target.stream_url,
+                                            encode=connection.subprotocol == "base64",
+                                            sizes=sizes, what=what.split(" ")[0])
         except BackendError as err:
             LOG.warning("console (%s) failed: %s", what, err)
             await connection.close(1011, str(err)[:_CLOSE_REASON_MAX])
@@ -229,84 +242,27 @@ class ConsoleProxy:
         return stream, not tty
 
 
-def split_utf8_tail(data: bytes) -> tuple[bytes, bytes]:
-    """``data`` cut before an incomplete UTF-8 sequence at its end: (complete, rest).
-
-    python-zunclient decodes every frame on its own as UTF-8 and dies on a character
-    split between two frames, so the proxy never ends a frame in the middle of one
-    (the rest goes at the head of the next frame). Bytes that are not UTF-8 at all are
-    passed as they are."""
-    for back in range(1, min(4, len(data)) + 1):
-        byte = data[-back]
-        if byte & 0xC0 == 0x80:          # a continuation byte: look further back
-            continue
-        if byte & 0xE0 == 0xC0:
-            length = 2
-        elif byte & 0xF0 == 0xE0:
-            length = 3
-        elif byte & 0xF8 == 0xF0:
-            length = 4
-        else:                            # ASCII or not UTF-8: nothing to hold back
-            return data, b""
-        return (data[:-back], data[-back:]) if length > back else (data, b"")
-    return data, b""
-
-
 async def relay(ws: ServerConnection, stream: Hijacked, multiplexed: bool,
                 encode: bool = False) -> str:
     """Copy bytes both ways until one side ends; returns what ended it. The websocket
     is closed on the way out (the caller closes ``stream``). ``encode``: frames are
     base64 text (the ``base64`` subprotocol) instead of binary."""
     demux = Demuxer() if multiplexed else None
+    out = frames.ToClient(ws, encode)
 
     async def downstream() -> str:
-        held = b""
         while True:
             data = await stream.reader.read(_READ_SIZE)
             if not data:
-                if held:
-                    await send(held)
+                await out.flush()
                 return "the container's stream ended"
             if demux is not None:
                 data = demux.feed(data)
-            data, held = split_utf8_tail(held + data)
-            if data and not await send(data):
+            if not await out.send(data):
                 return "the client went away"
 
-    async def send(data: bytes) -> bool:
-        try:
-            await ws.send(base64.b64encode(data).decode("ascii") if encode else data)
-        except ConnectionClosed:
-            return False
-        return True
+    async def write(data: bytes) -> None:
+        stream.writer.write(data)
+        await stream.writer.drain()
 
-    async def upstream() -> str:
-        try:
-            async for message in ws:
-                if encode:
-                    data = base64.b64decode(message, validate=False)
-                else:
-                    data = message.encode("utf-8") if isinstance(message, str) else message
-                stream.writer.write(data)
-                await stream.writer.drain()
-        except ConnectionClosed:
-            return "the client went away"
-        except binascii.Error:
-            return "the client sent a frame that is not base64"
-        return "the client closed the websocket"
-
-    tasks = [asyncio.create_task(downstream()), asyncio.create_task(upstream())]
-    try:
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in tasks:
-            task.cancel()
-        results = await asyncio.gather(*tasks, return_exceptions=True)
-    reason = next((r for t, r in zip(tasks, results) if t in done and isinstance(r, str)),
-                  None)
-    if reason is None:
-        errors = [r for r in results if isinstance(r, BaseException)
-                  and not isinstance(r, asyncio.CancelledError)]
-        reason = f"the engine connection failed: {errors[0]}" if errors else "cancelled"
-    await ws.close(1000, reason[:_CLOSE_REASON_MAX])
-    return reason
+    return await frames.race(ws, downstream(), frames.from_client(ws, write, encode))

@@ -65,8 +65,10 @@ def digest(token: str) -> str:
 
 
 def issue(db: Database, container_uuid: str, *, ttl: float, exec_id: str | None = None,
-          now: Clock = utcnow) -> str:
+          kind: str | None = None, now: Clock = utcnow) -> str:
     """A new token for the container's attach console, or for exec ``exec_id`` in it.
+    ``kind`` KIND_ATTACH with an ``exec_id``: an attach stream recorded under that id
+    (a member of a CRI pod).
 
     Returns the token itself (only its hash is stored). Expired tokens of any container
     are deleted on the way, so the table holds only live and recently used ones.
@@ -76,10 +78,12 @@ def issue(db: Database, container_uuid: str, *, ttl: float, exec_id: str | None 
     with db.writer() as s:
         s.execute(delete(ConsoleToken).where(ConsoleToken.expires_at < issued))
         s.add(ConsoleToken(token_hash=digest(token), container_uuid=container_uuid,
-                           exec_id=exec_id, kind=KIND_EXEC if exec_id else KIND_ATTACH,
+                           exec_id=exec_id,
+                           kind=kind or (KIND_EXEC if exec_id else KIND_ATTACH),
                            expires_at=issued + dt.timedelta(seconds=ttl)))
-    LOG.info("issued a console token for %s of container %s, valid %s s",
-             f"exec {exec_id[:12]}" if exec_id else "attach", container_uuid, ttl)
+    what = f"exec {exec_id[:12]}" if exec_id and kind != KIND_ATTACH else "attach"
+    LOG.info("issued a console token for %s of container %s, valid %s s", what,
+             container_uuid, ttl)
     return token
 
 

@@ -77,6 +77,9 @@ class Container(TimestampMixin, Base):
     workdir: Mapped[str | None] = mapped_column(String(255))
     ports: Mapped[Any] = mapped_column(JSON, nullable=True)
     exposed_ports: Mapped[Any] = mapped_column(JSON, nullable=True)
+    #: A capsule's DNS options for its sandbox: {"nameservers": [...], "searches":
+    #: [...], "options": [{"name": ..., "value": ...}]} (berth; Zun has none).
+    dns_config: Mapped[Any] = mapped_column(JSON, nullable=True)
     hostname: Mapped[str | None] = mapped_column(String(63))
     labels: Mapped[Any] = mapped_column(JSON, nullable=True)
     annotations: Mapped[Any] = mapped_column(JSON, nullable=True)
@@ -199,6 +202,9 @@ class ExecInstance(TimestampMixin, Base):
     exec_id: Mapped[str] = mapped_column(String(255), nullable=False)
     token: Mapped[str | None] = mapped_column(String(255))
     url: Mapped[str | None] = mapped_column(String(255))
+    #: "<height>x<width>" last asked for a console on a CRI streaming server (the
+    #: console proxy sends it on the stream's resize channel).
+    tty_size: Mapped[str | None] = mapped_column(String(32))
 
 
 class ConsoleToken(TimestampMixin, Base):

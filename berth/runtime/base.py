@@ -116,6 +116,26 @@ class HealthcheckSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class PublishedPort:
+    """A port of the container (or pod) published on the node: ``host_port`` on every
+    host address to ``container_port``."""
+
+    container_port: int
+    host_port: int
+    protocol: str = "tcp"           # "tcp" | "udp"
+
+
+@dataclass(frozen=True, slots=True)
+class DnsConfig:
+    """The resolver a container (or pod) gets instead of the node's: name servers,
+    search domains, ``options`` lines ("ndots:2", "edns0")."""
+
+    servers: tuple[str, ...] = ()
+    searches: tuple[str, ...] = ()
+    options: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ContainerSpec:
     """Everything the engine needs to create one container (behaviours.md §2.1)."""
 
@@ -144,6 +164,8 @@ class ContainerSpec:
     network_mode: str | None = None                 # None = the engine's default bridge
     ipc_mode: str | None = None                     # "container:<id>": a capsule member
     binds: tuple[str, ...] = ()                     # "host_path:container_path[:ro]"
+    published_ports: tuple[PublishedPort, ...] = ()  # a capsule's sandbox (hostPort)
+    dns: DnsConfig | None = None                    # a capsule's sandbox (dnsConfig)
 
     @property
     def name(self) -> str:

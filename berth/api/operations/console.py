@@ -13,7 +13,6 @@ import shlex
 from typing import Any
 from urllib.parse import urlencode
 
-from berth.api.operations.containers import get
 from berth.api.operations.members import get_container_or_member
 from berth.api.params import absent
 from berth.api.schemas.types import integer, strict_bool, string
@@ -101,7 +100,7 @@ def execute_resize(state: ApiState, ctx: RequestContext, ident: str,
             err=f"Invalid input for field 'exec_id'. Value: '{exec_id}'. It must be the "
                 f"64 lowercase hexadecimal characters returned by execute.")
     height, width = _size(params, "h"), _size(params, "w")
-    row = get(state, ctx, ident, "container:execute_resize")
+    row = get_container_or_member(state, ctx, ident, "container:execute_resize")
     states.check_action_allowed("execute_resize", row.status or "", row.uuid)
     if not execs.belongs(state.db, row.id, exec_id):
         # The RPC names no container: without this check a user could resize any exec.
@@ -112,21 +111,27 @@ def execute_resize(state: ApiState, ctx: RequestContext, ident: str,
 
 
 def attach(state: ApiState, ctx: RequestContext, ident: str) -> str:
-    """``GET .../attach``: the websocket URL of the container's console."""
-    row = get(state, ctx, ident, "container:attach")
+    """``GET .../attach``: the websocket URL of the container's (or a capsule
+    member's) console. The agent answers the engine's id of the container, or, for a
+    member of a CRI pod, the id of the attach stream it made: the token is bound to
+    that stream as an exec console's is to its exec."""
+    row = get_container_or_member(state, ctx, ident, "container:attach")
     states.check_action_allowed("attach", row.status or "", row.uuid)
     if not row.interactive:
         raise exc.NoInteractiveFlag(uuid=row.uuid)
     with container_context(row.uuid):
-        state.compute.call(ctx, row, "container_attach")
-        token = tokens.issue(state.db, row.uuid, ttl=state.settings.console_token_ttl)
-    return console_url(state.settings.console_base_url, token=token, uuid=row.uuid)
+        answer = state.compute.call(ctx, row, "container_attach")
+        stream = str(answer) if answer and answer != row.container_id else None
+        token = tokens.issue(state.db, row.uuid, ttl=state.settings.console_token_ttl,
+                             exec_id=stream, kind=tokens.KIND_ATTACH)
+    query = {"exec_id": stream} if stream else {}
+    return console_url(state.settings.console_base_url, token=token, uuid=row.uuid, **query)
 
 
 def resize(state: ApiState, ctx: RequestContext, ident: str, params: dict[str, Any]) -> None:
     """``POST .../resize``: resize the TTY of the container's main process."""
     height, width = _size(params, "h"), _size(params, "w")
-    row = get(state, ctx, ident, "container:resize")
+    row = get_container_or_member(state, ctx, ident, "container:resize")
     states.check_action_allowed("resize", row.status or "", row.uuid)
     with container_context(row.uuid):
         state.compute.call(ctx, row, "container_resize", height=height, width=width)

@@ -16,6 +16,7 @@ configured default), raised to the largest init container's request.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -43,6 +44,26 @@ _PORT = F.described("A port from 1 to 65535.",
 _VOLUME_NAME = F.described("A volume's name: letters, digits, '-', '_' and '.', up to 63.",
                            {"type": "string", "minLength": 1, "maxLength": 63,
                             "pattern": "^[a-zA-Z0-9][a-zA-Z0-9_.-]*$"})
+
+
+_DNS_CONFIG = F.closed_object({
+    "nameservers": F.described("Up to 3 name servers' IP addresses.",
+                               {"type": "array", "maxItems": 3,
+                                "items": {"type": "string", "minLength": 2, "maxLength": 45}}),
+    "searches": F.described("Up to 6 search domains.",
+                            {"type": "array", "maxItems": 6,
+                             "items": {"type": "string", "minLength": 1, "maxLength": 253,
+                                       "pattern": "^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9.])?$"}}),
+    "options": F.described(
+        "A JSON array of {\"name\": <a resolver option such as ndots>, \"value\": ...}.",
+        {"type": "array", "maxItems": 16, "items": F.closed_object(
+            {"name": {"type": "string", "minLength": 1, "maxLength": 64,
+                      "pattern": "^[A-Za-z0-9_-]+$"},
+             "value": {"type": "string", "maxLength": 64, "pattern": "^[A-Za-z0-9_.-]*$"}},
+            required=("name",))}),
+}, description="The pod's resolver: {\"nameservers\": [...], \"searches\": [...], "
+               "\"options\": [{\"name\": ..., \"value\": ...}]} (berth: the sandbox's "
+               "resolv.conf, shared by its members).")
 
 
 def _member(limits: CreateLimits) -> F.Schema:
@@ -125,6 +146,7 @@ def _template(limits: CreateLimits) -> F.Schema:
                          oneOf=[{"required": ["volumeID"]}, {"required": ["size"]}])},
                     required=("name", "cinder"))}),
             "restartPolicy": policy,
+            "dnsConfig": _DNS_CONFIG,
         }, required=("containers",), description="{\"containers\": [...], "
                                                    "\"initContainers\": [...], "
                                                    "\"restartPolicy\": ...}."),
@@ -198,13 +220,15 @@ def parse_template(body: object, limits: CreateLimits, pull_allowed: bool) -> Pa
     memory = sum(int(m["memory"]) for m in members)
     cpu = max([cpu, *(m["cpu"] for m in inits)])
     memory = max([memory, *(int(m["memory"]) for m in inits)])
-    capsule = {"name": capsule_name, "labels": metadata.get("labels") or {},
-               "annotations": metadata.get("annotations") or {},
-               "restart_policy": {"Name": policy, "MaximumRetryCount": "0"},
-               "cpu": round(cpu, 6), "memory": str(memory)}
     items = [*(spec.get("initContainers") or []), *spec["containers"]]
     where = [*(f"spec.initContainers[{i}]" for i in range(len(inits))),
              *(f"spec.containers[{i}]" for i in range(len(members)))]
+    _check_host_ports(items, where)
+    capsule = {"name": capsule_name, "labels": metadata.get("labels") or {},
+               "annotations": metadata.get("annotations") or {},
+               "restart_policy": {"Name": policy, "MaximumRetryCount": "0"},
+               "cpu": round(cpu, 6), "memory": str(memory),
+               "dns_config": _dns_config(spec.get("dnsConfig"))}
     volumes, mounts = _volumes(spec.get("volumes") or [], items, where)
     return ParsedCapsule(capsule, inits + members, template.get("availabilityZone"),
                          volumes, mounts, parse_nets(outer.get("nets")))
@@ -253,6 +277,42 @@ def _volumes(declared: list[dict[str, Any]], items: list[dict[str, Any]], where:
                             "No member mounts this volume: mount it with volumeMounts, or "
                             "remove it.")
     return list(volumes.values()), mounts
+
+
+def _check_host_ports(items: list[dict[str, Any]], where: list[str]) -> None:
+    """A host port (and protocol) is published once per capsule; an init container
+    publishes nothing (it has ended before anyone connects)."""
+    seen: dict[tuple[int, str], str] = {}
+    for item, member_where in zip(items, where, strict=True):
+        for index, port in enumerate(item.get("ports") or []):
+            if not port.get("hostPort"):
+                continue
+            field_name = f"{member_where}.ports[{index}].hostPort"
+            if member_where.startswith("spec.initContainers"):
+                raise T.invalid(field_name, port["hostPort"],
+                                "An init container cannot publish a port: publish it "
+                                "from a container.")
+            key = (int(port["hostPort"]), (port.get("protocol") or "TCP").lower())
+            if key in seen:
+                raise T.invalid(field_name, port["hostPort"],
+                                f"{seen[key]} publishes it already: each host port is "
+                                f"published once.")
+            seen[key] = field_name
+
+
+def _dns_config(config: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``spec.dnsConfig`` as stored; every name server must be an IP address."""
+    if not config:
+        return None
+    for index, server in enumerate(config.get("nameservers") or []):
+        try:
+            ipaddress.ip_address(server)
+        except ValueError:
+            raise T.invalid(f"spec.dnsConfig.nameservers[{index}]", server,
+                            "It must be an IP address such as 10.0.0.2.") from None
+    return {"nameservers": list(config.get("nameservers") or []),
+            "searches": list(config.get("searches") or []),
+            "options": [dict(o) for o in config.get("options") or []]}
 
 
 def _decode(text: str) -> Any:
@@ -305,7 +365,9 @@ def _member_values(item: dict[str, Any], where: str, capsule_name: str,
         "interactive": bool(item.get("stdin")),
         "tty": bool(item.get("tty")),
         "restart_policy": {"Name": "no" if init else policy, "MaximumRetryCount": "0"},
-        "exposed_ports": {f"{p['containerPort']}/{(p.get('protocol') or 'TCP').lower()}": {}
+        # A hostPort is kept beside the port it publishes (the sandbox publishes it).
+        "exposed_ports": {f"{p['containerPort']}/{(p.get('protocol') or 'TCP').lower()}":
+                          ({"hostPort": p["hostPort"]} if p.get("hostPort") else {})
                           for p in item.get("ports") or []} or None,
         "image_pull_policy": _pull_policy(item.get("imagePullPolicy"), pull_allowed),
         "labels": {},

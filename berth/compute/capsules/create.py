@@ -39,7 +39,7 @@ from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.log import container_context
 from berth.compute.capsules import network as capsule_network
-from berth.compute.capsules import sandbox
+from berth.compute.capsules import sandbox, sandbox_options
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.flows import create as container_flow
@@ -86,6 +86,7 @@ def _create(deps: AgentDeps, ctx: RequestContext, row: Container,
     # state, with nothing of it left in the engine or in Placement.
     with (common.owned_task(deps, row.uuid, TaskState.CONTAINER_CREATING, held=row) as hold,
           errors_written(deps, row, engine_name(deps)), ExitStack() as undo):
+        check_host_ports(deps, row, inits + members)
         claim(deps, row)
         if deps.placement is not None:
             allocate(deps, row)
@@ -145,9 +146,13 @@ def _make_on_docker(deps: AgentDeps, row: Container, inits: list[Container],
     if capsule_network.enabled(deps, row):
         # LIFO: the sandbox goes first, then its interfaces are given back.
         undo.callback(capsule_network.release, deps, row)
+        ports = sandbox_options.published_ports(members)
         try:
-            plugged = capsule_network.plug_sandbox(deps, row,
-                                                   deps.runtime.inspect(sandbox_id))
+            seen = deps.runtime.inspect(sandbox_id)
+            plugged = capsule_network.plug_sandbox(deps, row, seen)
+            undo.callback(capsule_network.withdraw_ports, deps, row, ports)
+            capsule_network.publish_ports(deps, row, ports, plugged,
+                                          seen.state.pid if seen.state else 0)
         except (exc.NetworkNotFound, exc.NetworkPlugFailed) as err:
             raise CapsuleFailed(reason=f"The capsule could not join its networks: "
                                        f"{err.msg}") from err
@@ -161,6 +166,17 @@ def _make_on_docker(deps: AgentDeps, row: Container, inits: list[Container],
         wait_for_init(deps, row, member, clock, deps.runtime.inspect)
     _run_members(deps, members, sandbox_id, undo, binds, extra)
     return deps.runtime.inspect(sandbox_id)
+
+
+def check_host_ports(deps: AgentDeps, row: Container, members: list[Container]) -> None:
+    """The members' host ports are free of this node's other capsules."""
+    taken = sandbox_options.taken_host_ports(deps.db, deps.host, row,
+                                             sandbox_options.published_ports(members))
+    if taken:
+        raise CapsuleFailed(reason="Host port " + ", ".join(
+            f"{p.host_port}/{p.protocol} (published by capsule {name})"
+            for p, name in sorted(taken.items(), key=lambda i: i[0].host_port))
+            + f" on host {deps.host}: choose another hostPort, or delete that capsule.")
 
 
 def claim(deps: AgentDeps, row: Container) -> None:
@@ -184,7 +200,11 @@ def _sandbox_spec(deps: AgentDeps, row: Container, image: str,
                             labels={str(k): str(v) for k, v in (row.labels or {}).items()},
                             hostname=(row.name or "")[:63] or None,
                             exposed_ports=tuple(ports), ipc_mode="shareable",
-                            network_mode=capsule_network.network_mode(deps, row))
+                            network_mode=capsule_network.network_mode(deps, row),
+                            # on local networks portmap publishes them (network none)
+                            published_ports=() if capsule_network.enabled(deps, row)
+                            else sandbox_options.published_ports(members),
+                            dns=sandbox_options.dns_config(row))
 
 
 def _run_member(deps: AgentDeps, member: Container, sandbox_id: str,

@@ -14,6 +14,7 @@ import logging
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute.capsules import network as capsule_network
+from berth.compute.capsules import sandbox_options
 from berth.compute.capsules.cri import network as cri_network
 from berth.compute.capsules.cri import pods as cri_pods
 from berth.compute.deps import AgentDeps
@@ -79,6 +80,7 @@ def _engine_parts_removed(deps: AgentDeps, row: Container, members: list[Contain
     for docker_id in [m.container_id for m in members] + [row.container_id]:
         if docker_id and not _removed(deps, row.uuid, docker_id, force):
             return False
+    capsule_network.withdraw_ports(deps, row, sandbox_options.published_ports(members))
     capsule_network.release(deps, row)
     return True
 

@@ -82,6 +82,11 @@ def execute(deps: AgentDeps, uuid: str, command: str | Sequence[str], run: bool,
 
 def exec_resize(deps: AgentDeps, exec_id: str, height: int, width: int) -> None:
     """``container_exec_resize``: a 400 (Invalid) when the engine has no such exec."""
+    if deps.pods is not None:
+        from berth.compute.capsules.cri import consoles
+
+        if consoles.exec_resize(deps, exec_id, height, width):
+            return
     try:
         deps.runtime.exec_resize(exec_id, height, width)
     except rt.RuntimeDriverError as err:
@@ -94,8 +99,13 @@ def exec_resize(deps: AgentDeps, exec_id: str, height: int, width: int) -> None:
 
 def attach(deps: AgentDeps, uuid: str) -> str:
     """``container_attach``: check that the engine runs the container and return its
-    Docker id (the API issues the token and builds the URL)."""
+    Docker id (the API issues the token and builds the URL). For a member of a CRI
+    pod: the id of the attach stream made for it, which the token binds to."""
     row = containers.get_by_uuid(deps.db, uuid)
+    if deps.pods is not None and row.capsule_id is not None:
+        from berth.compute.capsules.cri import consoles
+
+        return consoles.attach(deps, row)
     docker_id = _docker_id(row)
     seen = deps.runtime.inspect(docker_id)
     if seen.state is None or not seen.state.running:
@@ -108,5 +118,10 @@ def attach(deps: AgentDeps, uuid: str) -> str:
 def resize(deps: AgentDeps, uuid: str, height: int, width: int) -> None:
     """``container_resize``: the TTY of the container's main process."""
     row = containers.get_by_uuid(deps.db, uuid)
+    if deps.pods is not None and row.capsule_id is not None:
+        from berth.compute.capsules.cri import consoles
+
+        consoles.resize(deps, row, height, width)
+        return
     deps.runtime.resize(_docker_id(row), height, width)
     LOG.info("TTY resized to %sx%s", height, width)

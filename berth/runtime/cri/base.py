@@ -34,6 +34,11 @@ class PodSpec:
     privileged: bool = False
     #: The pod's annotations (its berth networks: ``berth.cni.pod``).
     annotations: dict[str, str] = field(default_factory=dict)
+    #: Ports published on the node (containerd hands them to the CNI configuration's
+    #: ``portMappings`` capability: the ``portmap`` plugin).
+    ports: tuple[rt.PublishedPort, ...] = ()
+    #: The pod's resolver; None: the node's /etc/resolv.conf.
+    dns: rt.DnsConfig | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +61,12 @@ class PodRuntime(Protocol):
 
     def image_present(self, ref: str) -> bool:
         """Whether the runtime holds the image ``ref`` (the runtime never pulls here)."""
+
+    def pull_image(self, ref: str, auth: rt.RegistryAuth | None = None) -> str:
+        """Pull ``ref`` into the runtime (with ``auth`` for its registry); the image's
+        id. :class:`RuntimeImageNotFound` when the registry has no such image,
+        :class:`RuntimeImagePullFailed` for any other failure (unreachable registry,
+        refused credentials)."""
 
     def run_pod(self, spec: PodSpec) -> str:
         """Make and start the pod (its network included); return its id. A pod the
@@ -93,6 +104,11 @@ class PodRuntime(Protocol):
     def exec_url(self, member_id: str, argv: list[str], tty: bool) -> str:
         """The runtime's streaming URL of a new exec of ``argv`` in the member
         (stdin, stdout, and stderr unless ``tty``), valid once, for a short while."""
+
+    def attach_url(self, member_id: str, tty: bool) -> str:
+        """The runtime's streaming URL of an attach to the member's main process
+        (stdin, stdout, and stderr unless ``tty``, which must be the member's own),
+        valid once, for a short while."""
 
     def remove_member(self, member_id: str) -> None:
         """Remove an exited member (a missing one is a no-op)."""

@@ -42,6 +42,7 @@ CGROUP_ROOT = Path("/sys/fs/cgroup")
 _POD = cri.NamespaceMode.Value("POD")
 _CONTAINER = cri.NamespaceMode.Value("CONTAINER")
 _SANDBOX_READY = cri.PodSandboxState.Value("SANDBOX_READY")
+_PROTOCOLS = {"tcp": cri.Protocol.Value("TCP"), "udp": cri.Protocol.Value("UDP")}
 _STATES = {cri.ContainerState.Value("CONTAINER_CREATED"): rt.RunState.CREATED,
            cri.ContainerState.Value("CONTAINER_RUNNING"): rt.RunState.RUNNING,
            cri.ContainerState.Value("CONTAINER_EXITED"): rt.RunState.EXITED}
@@ -52,9 +53,11 @@ T = TypeVar("T")
 class CriRuntime:
     """One channel to containerd's socket, shared by every thread."""
 
-    def __init__(self, socket: str, timeout: float, cgroup_parent: str, log_root: str) -> None:
+    def __init__(self, socket: str, timeout: float, cgroup_parent: str, log_root: str,
+                 pull_timeout: float = 600.0) -> None:
         self.socket = socket
         self.timeout = timeout
+        self.pull_timeout = max(timeout, pull_timeout)
         self.cgroup_parent = "/" + cgroup_parent.strip("/")
         self.log_root = Path(log_root)
         self._channel = grpc.insecure_channel(f"unix://{socket}")
@@ -78,6 +81,22 @@ class CriRuntime:
         answer = self._call(self._images.ImageStatus,
                             cri.ImageStatusRequest(image=cri.ImageSpec(image=ref)), "ImageStatus")
         return bool(answer.image.id)
+
+    def pull_image(self, ref: str, auth: rt.RegistryAuth | None = None) -> str:
+        credentials = None if auth is None else cri.AuthConfig(
+            username=auth.username, password=auth.password,
+            server_address=_server_url(auth.registry))
+        request = cri.PullImageRequest(image=cri.ImageSpec(image=ref), auth=credentials)
+        try:
+            with _translated(self.socket, "PullImage"):
+                answer = self._images.PullImage(request, timeout=self.pull_timeout)
+        except rt.RuntimeNotFound as err:
+            raise rt.RuntimeImageNotFound(reason=err.msg) from err
+        except rt.RuntimeUnavailable:
+            raise
+        except rt.RuntimeDriverError as err:
+            raise rt.RuntimeImagePullFailed(reason=err.msg) from err
+        return str(answer.image_ref)
 
     def run_pod(self, spec: PodSpec) -> str:
         log_dir = self.log_root / spec.uuid
@@ -174,6 +193,11 @@ class CriRuntime:
                                   stdout=True, stderr=not tty)
         return str(self._call(self._runtime.Exec, request, "Exec").url)
 
+    def attach_url(self, member_id: str, tty: bool) -> str:
+        request = cri.AttachRequest(container_id=member_id, stdin=True, tty=tty,
+                                    stdout=True, stderr=not tty)
+        return str(self._call(self._runtime.Attach, request, "Attach").url)
+
     def remove_member(self, member_id: str) -> None:
         try:
             self._call(self._runtime.RemoveContainer,
@@ -228,6 +252,12 @@ class CriRuntime:
                                             namespace=POD_NAMESPACE),
             hostname=spec.hostname or "", log_directory=str(self.log_root / spec.uuid),
             labels=labels, annotations=dict(spec.annotations),
+            port_mappings=[cri.PortMapping(protocol=_PROTOCOLS[p.protocol],
+                                           container_port=p.container_port,
+                                           host_port=p.host_port) for p in spec.ports],
+            dns_config=None if spec.dns is None else cri.DNSConfig(
+                servers=list(spec.dns.servers), searches=list(spec.dns.searches),
+                options=list(spec.dns.options)),
             linux=cri.LinuxPodSandboxConfig(
                 cgroup_parent=f"{self.cgroup_parent}/{spec.uuid}",
                 security_context=cri.LinuxSandboxSecurityContext(
@@ -280,6 +310,15 @@ def _translated(socket: str, what: str) -> Iterator[None]:
         if code == grpc.StatusCode.INVALID_ARGUMENT:
             raise rt.RuntimeInvalid(reason=reason) from err
         raise rt.RuntimeDriverError(reason=reason) from err
+
+
+def _server_url(registry: str | None) -> str:
+    """AuthConfig's server address as containerd reads it: a URL, whose host it compares
+    with the image's registry (a bare "host:port" is refused as a URL, and a bare
+    "host" has no host part, so its credentials would be silently dropped)."""
+    if not registry:
+        return ""
+    return registry if "://" in registry else f"https://{registry.rstrip('/')}"
 
 
 def _time(nanos: int) -> dt.datetime | None:

@@ -257,6 +257,16 @@ def host_config_kwargs(spec: ContainerSpec) -> dict[str, Any]:
         kwargs["ipc_mode"] = spec.ipc_mode
     if spec.binds:
         kwargs["binds"] = list(spec.binds)
+    if spec.published_ports:
+        kwargs["port_bindings"] = {f"{p.container_port}/{p.protocol}": p.host_port
+                                   for p in spec.published_ports}
+    if spec.dns is not None:
+        if spec.dns.servers:
+            kwargs["dns"] = list(spec.dns.servers)
+        if spec.dns.searches:
+            kwargs["dns_search"] = list(spec.dns.searches)
+        if spec.dns.options:
+            kwargs["dns_opt"] = list(spec.dns.options)
     return kwargs
 
 

@@ -1,7 +1,9 @@
-"""Capsules end to end (issue 17) on a real ``berth serve`` and the real Docker engine,
-driven by python-zunclient's Python API, the ``zun`` CLI and ``openstack capsule``:
-members that share a network, init containers that run first and in order, a failing
-init container, bad templates and quotas, each leaving nothing behind."""
+"""Capsules end to end (issues 17 and 19) on a real ``berth serve``, each test on both
+capsule drivers (the real Docker engine, and containerd's CRI), driven by
+python-zunclient's Python API, the ``zun`` CLI and ``openstack capsule``: members that
+share a network, init containers that run first and in order, a failing init
+container, a member killed behind berth's back, bad templates and quotas, each
+leaving nothing behind."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import json
 import subprocess
 import tempfile
 import uuid as uuidlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import docker
@@ -88,6 +90,21 @@ class Capsules:
         return [c for u in uuids for c in self.docker.containers.list(
             all=True, filters={"label": f"berth.container.uuid={u}"})]
 
+    # -- what a test asks of the engine itself (the cri driver's: CriCapsules) --
+
+    def left_in_engine(self, shown: dict[str, Any]) -> list[Any]:
+        """What the engine still holds of the capsule."""
+        return self.docker_of(shown)
+
+    def times(self, m: dict[str, Any]) -> tuple[Any, Any]:
+        """When the member started and finished, by the engine's clock."""
+        state = self.docker.api.inspect_container(f"zun-{m['uuid']}")["State"]
+        return state["StartedAt"], state["FinishedAt"]
+
+    def kill(self, m: dict[str, Any]) -> None:
+        """SIGKILL the member behind berth's back."""
+        self.docker.containers.get(f"zun-{m['uuid']}").kill()
+
     def cleanup(self) -> None:
         for uuid in self.uuids:
             shown = self.show(uuid)
@@ -101,9 +118,46 @@ class Capsules:
                 c.remove(force=True)
 
 
-@pytest.fixture
-def capsules(berth: BerthProcess, docker_client: docker.DockerClient) -> Iterator[Capsules]:
-    made = Capsules(berth, docker_client)
+class CriCapsules(Capsules):
+    """Capsules on a berth with ``capsule_driver = cri``: the engine is containerd."""
+
+    def __init__(self, berth: BerthProcess, docker_client: docker.DockerClient,
+                 pods: Any) -> None:
+        super().__init__(berth, docker_client)
+        self.pods = pods
+
+    def left_in_engine(self, shown: dict[str, Any]) -> list[Any]:
+        from support.containerd import left_in_containerd
+
+        return left_in_containerd(self.pods, self.berth.host, shown["uuid"])
+
+    def _member_id(self, m: dict[str, Any]) -> str:
+        found = [c.id for c in self.pods.host_members(self.berth.host) if c.uuid == m["uuid"]]
+        assert found, f"containerd has no container of member {m['uuid']}"
+        return str(found[-1])
+
+    def times(self, m: dict[str, Any]) -> tuple[Any, Any]:
+        state = self.pods.member(self._member_id(m)).state
+        return state.started_at, state.finished_at
+
+    def kill(self, m: dict[str, Any]) -> None:
+        from support.containerd import SOCKET
+
+        subprocess.run(["ctr", "--address", SOCKET, "-n", "k8s.io", "tasks", "kill", "-s",
+                        "SIGKILL", self._member_id(m)], check=True, capture_output=True,
+                       timeout=30)
+
+
+@pytest.fixture(params=["docker", "cri"])
+def capsules(request: pytest.FixtureRequest, docker_client: docker.DockerClient
+             ) -> Iterator[Capsules]:
+    """Capsules on a berth of either capsule driver, and what its engine still holds of
+    a capsule (Docker containers, or containerd's pods, members, cgroups, logs)."""
+    if request.param == "docker":
+        made = Capsules(request.getfixturevalue("berth"), docker_client)
+    else:
+        made = CriCapsules(request.getfixturevalue("cri_berth"), docker_client,
+                           request.getfixturevalue("pods"))
     yield made
     made.cleanup()
 
@@ -126,7 +180,7 @@ def settled_mem_used(berth: BerthProcess) -> int:
 
 
 def test_members_share_the_sandbox_network_and_run_after_their_init_containers(
-        berth: BerthProcess, docker_client: docker.DockerClient, capsules: Capsules) -> None:
+        capsules: Capsules) -> None:
     tpl = template(unique("web"), [
         member("web", ["sh", "-c", SERVE]),
         member("probe", QUICK_STOP, env={"TARGET": "127.0.0.1:8080"})],
@@ -140,67 +194,49 @@ def test_members_share_the_sandbox_network_and_run_after_their_init_containers(
     assert shown["restart_policy"] == {"Name": "always", "MaximumRetryCount": "0"}
 
     probe = next(m for m in shown["containers"] if m["name"].endswith("-probe"))
-    fetched = docker_client.containers.get(f"zun-{probe['uuid']}").exec_run(
-        ["wget", "-qO-", "http://127.0.0.1:8080/index.html"])
-    assert fetched.exit_code == 0 and fetched.output.decode().strip() == "served-by-web"
-
-    # Order, from Docker's own times: first ended before second began, and second
-    # ended before any container began.
-    def times(m: dict[str, Any]) -> dict[str, str]:
-        state = docker_client.api.inspect_container(f"zun-{m['uuid']}")["State"]
-        return {"started": state["StartedAt"], "finished": state["FinishedAt"]}
-    first, second = (times(m) for m in shown["init_containers"])
-    assert first["finished"] <= second["started"]
-    assert all(second["finished"] <= times(m)["started"] for m in shown["containers"])
-    logs = [docker_client.containers.get(f"zun-{m['uuid']}").logs().decode().strip()
-            for m in shown["init_containers"]]
+    with capsules.berth.http(version=LATEST) as http:
+        resp = http.post(f"/v1/containers/{probe['uuid']}/execute", params={
+            "run": "true", "command": "wget -qO- http://127.0.0.1:8080/index.html"})
+        assert resp.status_code == 200, resp.text
+        fetched = resp.json()
+        assert fetched["exit_code"] == 0 and fetched["output"].strip() == "served-by-web"
+        logs = [http.get(f"/v1/containers/{m['uuid']}/logs").json().strip()
+                for m in shown["init_containers"]]
     assert logs == ["first", "second"]
 
+    # Order, from the engine's own times: first ended before second began, and second
+    # ended before any container began.
+    (_, first_end), (second_start, second_end) = (capsules.times(m)
+                                                  for m in shown["init_containers"])
+    assert first_end <= second_start
+    assert all(second_end <= capsules.times(m)[0] for m in shown["containers"])
+
     capsules.delete(shown["uuid"])
-    assert capsules.docker_of(shown) == []
-
-
-@pytest.fixture(params=["docker", "cri"])
-def driven(request: pytest.FixtureRequest, docker_client: docker.DockerClient
-           ) -> Iterator[tuple[Capsules, Callable[[dict[str, Any]], list[Any]]]]:
-    """Capsules on a berth of either capsule driver, with what its engine still holds
-    of a capsule (Docker containers, or containerd's pods, members, cgroups, logs)."""
-    if request.param == "docker":
-        made = Capsules(request.getfixturevalue("berth"), docker_client)
-        yield made, made.docker_of
-    else:
-        from support.containerd import left_in_containerd
-
-        cri_berth = request.getfixturevalue("cri_berth")
-        pods = request.getfixturevalue("pods")
-        made = Capsules(cri_berth, docker_client)
-        yield made, lambda shown: left_in_containerd(pods, cri_berth.host, shown["uuid"])
-    made.cleanup()
+    assert capsules.left_in_engine(shown) == []
 
 
 def test_a_failing_init_container_puts_the_capsule_in_error_naming_it(
-        driven: tuple[Capsules, Callable[[dict[str, Any]], list[Any]]]) -> None:
-    capsules, left_in_engine = driven
+        capsules: Capsules) -> None:
     before = settled_mem_used(capsules.berth)
     tpl = template(unique("broken"), [member("app", QUICK_STOP)],
                    inits=[member("migrate", ["sh", "-c", "echo no database; exit 3"])])
     shown = capsules.settled(capsules.create(tpl)["uuid"])
     assert shown["status"] == "Error"
     assert "migrate" in shown["status_reason"] and "exit 3" in shown["status_reason"]
-    assert left_in_engine(shown) == []                      # nothing left in the engine
+    assert capsules.left_in_engine(shown) == []             # nothing left in the engine
     wait_for(lambda: usage(capsules.berth)["mem_used"] == before, 10,
              what="the claim to be released")
     capsules.delete(shown["uuid"])
 
 
 def test_a_member_killed_behind_berths_back_shows_in_its_capsule(
-        berth: BerthProcess, docker_client: docker.DockerClient, capsules: Capsules) -> None:
+        capsules: Capsules) -> None:
     tpl = template(unique("kill"), [member("a", QUICK_STOP), member("b", QUICK_STOP)],
                    restartPolicy="Never")
     shown = capsules.settled(capsules.create(tpl)["uuid"])
     assert shown["status"] == "Running", shown["status_reason"]
     victim = shown["containers"][0]
-    docker_client.containers.get(f"zun-{victim['uuid']}").kill()
+    capsules.kill(victim)
 
     def member_stopped() -> dict[str, Any] | None:
         now = capsules.show(shown["uuid"])
@@ -238,8 +274,8 @@ def test_a_member_killed_behind_berths_back_shows_in_its_capsule(
     ("kind: capsule\nspec: [unclosed", "template"),
 ])
 def test_a_bad_template_is_a_400_naming_the_field_and_leaves_nothing(
-        berth: BerthProcess, tpl: Any, field: str) -> None:
-    with berth.http(version=LATEST) as http:
+        capsules: Capsules, tpl: Any, field: str) -> None:
+    with capsules.berth.http(version=LATEST) as http:
         before = http.get("/v1/capsules/").json()["capsules"]
         resp = http.post("/v1/capsules/", json={"template": tpl})
         assert resp.status_code == 400, resp.text
@@ -248,8 +284,8 @@ def test_a_bad_template_is_a_400_naming_the_field_and_leaves_nothing(
         assert http.get("/v1/capsules/").json()["capsules"] == before
 
 
-def test_a_capsules_members_count_against_the_containers_quota(
-        berth: BerthProcess, capsules: Capsules) -> None:
+def test_a_capsules_members_count_against_the_containers_quota(capsules: Capsules) -> None:
+    berth = capsules.berth
     project = unique("capq")
     token = f"user:{project}"
     with berth.http() as http:
@@ -268,7 +304,8 @@ def test_a_capsules_members_count_against_the_containers_quota(
     assert capsules.settled(shown["uuid"])["status"] == "Running"
 
 
-def test_views_before_and_from_1_32(berth: BerthProcess, capsules: Capsules) -> None:
+def test_views_before_and_from_1_32(capsules: Capsules) -> None:
+    berth = capsules.berth
     name = unique("views")
     shown = capsules.settled(capsules.create(template(name, [member("a", QUICK_STOP)]))
                              ["uuid"])
@@ -290,9 +327,9 @@ def run_cli(args: list[str], env: dict[str, str]) -> str:
     return done.stdout
 
 
-def test_zun_cli_and_python_api_create_list_describe_and_delete(
-        berth: BerthProcess, docker_client: docker.DockerClient, capsules: Capsules,
-        zun: Any) -> None:
+def test_zun_cli_and_python_api_create_list_describe_and_delete(capsules: Capsules) -> None:
+    berth = capsules.berth
+    zun = berth.client()
     name = unique("cli")
     tpl = template(name, [member("web", QUICK_STOP, ports=[{"containerPort": 8080}])])
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as pod:
@@ -308,14 +345,16 @@ def test_zun_cli_and_python_api_create_list_describe_and_delete(
     described = run_cli([bin_path("zun"), "capsule-describe", uuid], env)
     assert name in described and "Running" in described
     assert zun.capsules.get(uuid).containers[0]["name"] == f"capsule-{name}-web"
-    # A member has no network of its own: its ports are its sandbox's.
-    sandbox = docker_client.api.inspect_container(f"zun-{uuid}")
-    assert "8080/tcp" in sandbox["Config"]["ExposedPorts"]
+    if not isinstance(capsules, CriCapsules):
+        # A member has no network of its own: its ports are its sandbox's.
+        sandbox = capsules.docker.api.inspect_container(f"zun-{uuid}")
+        assert "8080/tcp" in sandbox["Config"]["ExposedPorts"]
     run_cli([bin_path("zun"), "capsule-delete", uuid], env)
     wait_for(lambda: capsules.show(uuid) is None, SETTLE, 0.2, what="deleted")
 
 
-def test_openstack_capsule_commands(berth: BerthProcess, capsules: Capsules) -> None:
+def test_openstack_capsule_commands(capsules: Capsules) -> None:
+    berth = capsules.berth
     name = unique("osc")
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as pod:
         yaml.safe_dump(template(name, [member("a", QUICK_STOP)]), pod)

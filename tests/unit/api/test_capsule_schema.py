@@ -122,3 +122,41 @@ def test_volumes_and_mounts() -> None:
         [{"volume": "data", "destination": "/data", "read_only": False},
          {"volume": "cfg", "destination": "/etc/app", "read_only": True}],
         [{"volume": "data", "destination": "/srv", "read_only": True}]]
+
+
+def test_a_host_port_is_kept_beside_its_port_and_dns_config_on_the_capsule() -> None:
+    parsed = parse_template({"template": tpl(
+        [{"image": "busybox", "ports": [{"containerPort": 80, "hostPort": 8080},
+                                        {"containerPort": 53, "protocol": "UDP"}]}],
+        dnsConfig={"nameservers": ["10.0.0.2", "fd00::2"], "searches": ["a.test"],
+                   "options": [{"name": "ndots", "value": "2"}]})},
+        LIMITS, pull_allowed=False)
+    assert parsed.members[0]["exposed_ports"] == {"80/tcp": {"hostPort": 8080}, "53/udp": {}}
+    assert parsed.capsule["dns_config"] == {"nameservers": ["10.0.0.2", "fd00::2"],
+                                            "searches": ["a.test"],
+                                            "options": [{"name": "ndots", "value": "2"}]}
+    assert parse_template({"template": tpl([{"image": "busybox"}])}, LIMITS,
+                          pull_allowed=False).capsule["dns_config"] is None
+
+
+@pytest.mark.parametrize(("spec", "field"), [
+    ({"containers": [{"image": "busybox", "ports": [{"containerPort": 1, "hostPort": 9}]},
+                     {"image": "busybox", "ports": [{"containerPort": 2, "hostPort": 9}]}]},
+     "spec.containers[1].ports[0].hostPort"),
+    ({"containers": [{"image": "busybox"}], "dnsConfig": {"nameservers": ["ns.test"]}},
+     "spec.dnsConfig.nameservers[0]"),
+])
+def test_a_host_port_published_twice_or_a_name_server_by_name_is_a_400(
+        spec: dict[str, Any], field: str) -> None:
+    with pytest.raises(InvalidParameterValue, match=field.replace("[", r"\[")
+                       .replace("]", r"\]")):
+        parse_template({"template": {"kind": "capsule", "metadata": {"name": "cap"},
+                                     "spec": spec}}, LIMITS, pull_allowed=False)
+
+
+def test_the_same_host_port_over_tcp_and_udp_is_two_ports() -> None:
+    parsed = parse_template({"template": tpl(
+        [{"image": "busybox", "ports": [{"containerPort": 53, "hostPort": 53},
+                                  {"containerPort": 53, "hostPort": 53, "protocol": "UDP"}]}])},
+        LIMITS, pull_allowed=False)
+    assert set(parsed.members[0]["exposed_ports"]) == {"53/tcp", "53/udp"}

@@ -77,3 +77,15 @@ def test_the_conflist_delegates_to_the_directorys_other_configuration(tmp_path: 
     assert path.name == conflist.FILE_NAME
     assert written["plugins"][0]["delegate"] == {"type": "bridge", "bridge": "x"}
     assert min(p.name for p in tmp_path.iterdir()) == conflist.FILE_NAME
+
+
+def test_portmap_is_chained_after_berth_cni_only_when_containerd_can_run_it(
+        tmp_path: Path) -> None:
+    assert [p["type"] for p in conflist.conflist(None, portmap=True)["plugins"]] == \
+        ["berth-cni", "portmap"]
+    assert conflist.conflist(None, portmap=True)["plugins"][1]["capabilities"] == \
+        {"portMappings": True}
+    assert not conflist.has_portmap(str(tmp_path)) and not conflist.has_portmap(None)
+    (tmp_path / "portmap").write_text("#!/bin/sh\n")
+    (tmp_path / "portmap").chmod(0o755)
+    assert conflist.has_portmap(str(tmp_path))

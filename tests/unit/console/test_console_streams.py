@@ -8,7 +8,7 @@ import struct
 import pytest
 
 from berth.console.docker_socket import Demuxer, engine_address
-from berth.console.proxy import split_utf8_tail
+from berth.console.frames import split_utf8_tail
 from berth.runtime.docker.console import demultiplex
 
 
@@ -83,3 +83,12 @@ def test_split_utf8_tail_never_splits_a_character_whatever_the_cut() -> None:
         head, rest = split_utf8_tail(text[:cut])
         head.decode("utf-8")                      # never raises
         assert head + rest == text[:cut]
+
+
+def test_a_cri_resize_goes_on_channel_4_as_the_kubelet_reads_it() -> None:
+    import json
+
+    from berth.console.cri_stream import resize_message
+
+    message = resize_message(33, 101)
+    assert message[0] == 4 and json.loads(message[1:]) == {"Width": 101, "Height": 33}

@@ -185,3 +185,28 @@ def test_exec_records_are_per_container(db: Database) -> None:
     assert execs.belongs(db, a.id, EXEC_A)
     assert not execs.belongs(db, b.id, EXEC_A)
     assert not execs.belongs(db, a.id, EXEC_B)
+
+
+def test_an_attach_token_bound_to_a_stream_opens_that_stream_as_an_attach(
+        db: Database, clock: Clock) -> None:
+    row = make(db)
+    token = tokens.issue(db, row.uuid, ttl=60, exec_id=EXEC_A, kind=tokens.KIND_ATTACH,
+                         now=clock)
+    with pytest.raises(tokens.TokenRefused):
+        tokens.consume(db, token, row.uuid, None, now=clock)     # the stream is named
+    grant = tokens.consume(db, token, row.uuid, EXEC_A, now=clock)
+    assert (grant.kind, grant.exec_id) == (tokens.KIND_ATTACH, EXEC_A)
+
+
+def test_a_size_asked_for_a_cri_console_is_read_back_by_its_record(db: Database) -> None:
+    row = make(db)
+    execs.record(db, row.id, EXEC_A, url="http://127.0.0.1:1/attach/abc")
+    execs.record(db, row.id, EXEC_B, url="http://127.0.0.1:1/exec/def")
+    assert execs.size_of(db, row.id, EXEC_A) is None
+    attach = execs.latest_with_url(db, row.id, "/attach/")
+    assert attach is not None and attach.exec_id == EXEC_A
+    execs.ask_size(db, attach.id, 33, 101)
+    assert execs.size_of(db, row.id, EXEC_A) == (33, 101)
+    assert execs.size_of(db, row.id, EXEC_B) is None
+    found = execs.find_by_exec_id(db, EXEC_B)
+    assert found is not None and found.container_id == row.id

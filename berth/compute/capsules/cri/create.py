@@ -1,8 +1,9 @@
 """The engine half of a capsule's create on a CRI runtime (``capsules.create`` does
 the claim, the allocation, the volumes and the Error on failure)::
 
-    every member's image present in the runtime (it never pulls here: a missing
-      image fails the capsule naming the member and the image)
+    every member's image present in the runtime per its pull policy (CRI
+      PullImage: ``images``; an image that cannot be had fails the capsule naming
+      the member and the image)
     ──► RunPodSandbox: metadata uid = the capsule's uuid, berth's labels, the log
         directory, the cgroup parent; a pod whose start failed is removed at once
                                                        (undo: Stop + RemovePodSandbox)
@@ -30,6 +31,8 @@ from typing import Any
 from berth.common import exceptions as exc
 from berth.common.log import container_context
 from berth.compute.capsules import create as capsule_create
+from berth.compute.capsules import sandbox_options
+from berth.compute.capsules.cri import images as cri_images
 from berth.compute.capsules.cri import network as cri_network
 from berth.compute.capsules.cri import pods as cri_pods
 from berth.compute.deps import AgentDeps
@@ -52,7 +55,8 @@ def make_pod(deps: AgentDeps, pods: PodRuntime, row: Container, inits: list[Cont
              clock: Callable[[], float]) -> rt.RuntimeContainer:
     """Run the capsule ``row`` as a pod (see the module docstring); the pod's removal is
     on ``undo``. Returns the pod as the capsule's row records it."""
-    images = {m.uuid: _present_image(deps, pods, m, init=m in inits) for m in inits + members}
+    images = {m.uuid: cri_images.ensure_image(deps, pods, m, init=m in inits)
+              for m in inits + members}
     with _network_failures(row):
         spec = pod_spec(deps, row, inits + members,
                         annotations=cri_network.pod_annotations(deps, row))
@@ -91,6 +95,8 @@ def pod_spec(deps: AgentDeps, row: Container, members: list[Container],
                    hostname=(row.name or "")[:63] or None,
                    runtime_handler=row.runtime or deps.settings.default_runtime or None,
                    privileged=any(m.privileged for m in members),
+                   ports=sandbox_options.published_ports(members),
+                   dns=sandbox_options.dns_config(row),
                    # The template's metadata.annotations, then berth's own (its networks),
                    # which a template cannot override.
                    annotations={**{str(k): str(v) for k, v in (row.annotations or {}).items()
@@ -115,17 +121,6 @@ def pod_as_container(pods: PodRuntime, pod_id: str, row: Container) -> rt.Runtim
                               running=ready)
     return rt.RuntimeContainer(id=pod_id, name=row.name or row.uuid, uuid=row.uuid, image="",
                                state=state)
-
-
-def _present_image(deps: AgentDeps, pods: PodRuntime, member: Container, init: bool) -> str:
-    ref = parse_image(member.image or "", default_registry=deps.settings.default_registry).ref
-    if not pods.image_present(ref):
-        what = "init container" if init else "container"
-        raise CapsuleFailed(reason=f"The {what} {member.name}: image {ref} is not present in "
-                                   f"containerd on host {deps.host}, and capsule_driver = "
-                                   f"cri does not pull: import it there (ctr -n k8s.io "
-                                   f"images import).")
-    return ref
 
 
 def _run_member(deps: AgentDeps, pods: PodRuntime, pod_id: str, pod: PodSpec,
@@ -168,7 +163,7 @@ def restart_member(deps: AgentDeps, pods: PodRuntime, capsule: Container, member
                    attempt: int, labels: dict[str, str]) -> str:
     """A new container of ``member`` in its capsule's pod, started: its id. The
     runtime's error (or CapsuleFailed: its image is gone) is raised with nothing made."""
-    image = _present_image(deps, pods, member, init=False)
+    image = cri_images.ensure_image(deps, pods, member, init=False)
     binds = deps.volumes.binds_of(None, [member.uuid]).get(member.uuid, ()) \
         if deps.volumes is not None else ()
     pod = pod_spec(deps, capsule, [member], annotations=cri_network.pod_annotations(deps,

@@ -72,3 +72,38 @@ def test_grpc_codes_become_berths_runtime_errors(code: grpc.StatusCode,
     assert "RunPodSandbox: containerd's words" in str(caught.value)
     if code == grpc.StatusCode.UNAVAILABLE:
         assert "[cri]containerd_socket" in str(caught.value)
+
+
+def test_a_pod_carries_its_port_mappings_and_dns_config() -> None:
+    pods = client.CriRuntime("/nonexistent.sock", 1.0, "berth-cri/", "/logs")
+    try:
+        config = pods._pod_config(PodSpec(
+            uuid="c1", name="web", host="h1",
+            ports=(rt.PublishedPort(8080, 18080), rt.PublishedPort(53, 5353, "udp")),
+            dns=rt.DnsConfig(servers=("10.0.0.2",), searches=("a.test",),
+                             options=("ndots:2",))))
+        bare = pods._pod_config(PodSpec(uuid="c2", name="db", host="h1"))
+    finally:
+        pods.close()
+    assert [(p.protocol, p.container_port, p.host_port) for p in config.port_mappings] == \
+        [(cri.Protocol.Value("TCP"), 8080, 18080), (cri.Protocol.Value("UDP"), 53, 5353)]
+    assert (list(config.dns_config.servers), list(config.dns_config.searches),
+            list(config.dns_config.options)) == (["10.0.0.2"], ["a.test"], ["ndots:2"])
+    assert not bare.HasField("dns_config") and not bare.port_mappings
+
+
+def test_sandbox_options_read_host_ports_and_dns_from_the_rows() -> None:
+    from types import SimpleNamespace
+
+    from berth.compute.capsules.sandbox_options import dns_config, published_ports
+
+    members = [SimpleNamespace(exposed_ports={"8080/tcp": {"hostPort": 18080}, "9/tcp": {}}),
+               SimpleNamespace(exposed_ports={"53/udp": {"hostPort": 53}}),
+               SimpleNamespace(exposed_ports=None)]
+    assert published_ports(members) == (rt.PublishedPort(53, 53, "udp"),  # type: ignore[arg-type]
+                                        rt.PublishedPort(8080, 18080))
+    capsule = SimpleNamespace(dns_config={"nameservers": ["10.0.0.2"], "searches": [],
+                                          "options": [{"name": "ndots", "value": "2"},
+                                                      {"name": "edns0"}]})
+    assert dns_config(capsule) == rt.DnsConfig(("10.0.0.2",), (), ("ndots:2", "edns0"))  # type: ignore[arg-type]
+    assert dns_config(SimpleNamespace(dns_config=None)) is None  # type: ignore[arg-type]

@@ -254,3 +254,14 @@ def test_create_kwargs_rejects_malformed_port() -> None:
     spec = ContainerSpec(uuid="u", host="h", image="img", exposed_ports=("http/tcp",))
     with pytest.raises(ValueError):
         convert.create_kwargs(spec)
+
+
+def test_a_sandbox_publishes_its_host_ports_and_gets_its_dns_options() -> None:
+    from berth.runtime.base import DnsConfig, PublishedPort
+
+    kwargs = convert.host_config_kwargs(ContainerSpec(
+        uuid="u", host="h", image="img",
+        published_ports=(PublishedPort(8080, 18080), PublishedPort(53, 5353, "udp")),
+        dns=DnsConfig(servers=("10.0.0.2",), searches=("a.test",), options=("ndots:2",))))
+    assert kwargs == {"port_bindings": {"8080/tcp": 18080, "53/udp": 5353},
+                      "dns": ["10.0.0.2"], "dns_search": ["a.test"], "dns_opt": ["ndots:2"]}

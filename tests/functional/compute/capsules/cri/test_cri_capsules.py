@@ -141,18 +141,6 @@ def test_a_failing_init_container_is_error_naming_it_with_nothing_left(
     delete(cri_berth, uuid)
 
 
-def test_an_image_containerd_lacks_is_error_naming_it_and_nothing_is_pulled(
-        cri_berth: BerthProcess, pods: CriRuntime) -> None:
-    missing = {**member("app", QUICK_STOP), "image": "berth-test/absent:1"}
-    uuid = create(cri_berth, template([missing]))
-    shown = settled(cri_berth, uuid)
-    assert shown["status"] == "Error"
-    assert "berth-test/absent:1" in shown["status_reason"], shown["status_reason"]
-    assert "import" in shown["status_reason"]
-    assert left_in_containerd(pods, cri_berth.host, uuid) == []
-    delete(cri_berth, uuid)
-
-
 def test_a_member_that_exits_non_zero_puts_its_capsule_in_error(
         cri_berth: BerthProcess, pods: CriRuntime) -> None:
     uuid = create(cri_berth, template([member("a", QUICK_STOP),

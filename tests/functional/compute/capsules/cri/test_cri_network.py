@@ -49,7 +49,8 @@ def new_network(berth: BerthProcess) -> dict[str, Any]:
 
 def test_containerd_runs_berths_conflist(cri_berth: BerthProcess) -> None:
     conf = json.loads((Path(CNI_CONF_DIR) / FILE_NAME).read_text())
-    (plugin,) = conf["plugins"]
+    plugin, portmap = conf["plugins"]      # portmap: /usr/lib/cni has it (hostPort)
+    assert portmap["type"] == "portmap" and portmap["capabilities"] == {"portMappings": True}
     assert plugin["type"] == "berth-cni"
     assert plugin["capabilities"] == {"io.kubernetes.cri.pod-annotations": True}
     assert plugin["delegate"]["type"] == "bridge"      # pods without berth networks
