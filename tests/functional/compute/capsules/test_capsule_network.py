@@ -54,8 +54,10 @@ def test_a_capsule_sandbox_is_plugged_and_its_declared_port_is_open(
     assert resp.status_code == 202, resp.text
     uuid = resp.json()["uuid"]
     try:
-        shown: Any = wait_for(lambda: (lambda s: s if s["status"] != "Creating" else None)(
-            http.get(f"/v1/capsules/{uuid}").json()), 90, 0.2, what="the capsule to settle")
+        def settled() -> dict[str, Any] | None:
+            now = http.get(f"/v1/capsules/{uuid}").json()
+            return now if now["status"] != "Creating" else None
+        shown: Any = wait_for(settled, 90, 0.2, what="the capsule to settle")
         assert shown["status"] == "Running", shown["status_reason"]
         ip = address_of(shown)
         (web,) = shown["containers"]
