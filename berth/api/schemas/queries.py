@@ -31,6 +31,7 @@ from berth.api.schemas.numeric import integer_text
 from berth.api.schemas.types import EXTENDED_FALSE, EXTENDED_TRUE
 from berth.api.schemas.validation import RequestSchema
 from berth.common.exceptions import InvalidParameterValue
+from berth.image.reference import TAGGED_REFERENCE_PATTERN
 
 #: zunclient's "not set".
 ABSENT = "None"
@@ -98,16 +99,18 @@ SIGNAL = F.described(
                 "pattern": f"^\\s*((?=[0-9]{{1,3}}\\s*$){integer_text(1, MAX_SIGNAL)[1:-1]}"
                            f"|({_fold('sig')})?({_SIGNAL_NAMES}))\\s*$"}]})
 TAIL = F.described("It must be a number of lines (0 or more) or 'all'.",
-                   {"anyOf": [{"type": "integer", "minimum": 0},
+                   {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 10**18 - 1},
                               {"type": "string", "pattern": f"^([0-9]{{1,18}}|{_fold('all')})$"}]})
+_DAY = ("((0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(0[13-9]|1[0-2])-(29|30)"
+        "|(0[13578]|1[02])-31)")
+_TIME = "([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]([.,][0-9]{1,6})?"
 SINCE = F.described(
     "It must be epoch seconds (e.g. 1700000000) or a UTC time written "
     "'YYYY-MM-DD HH:MM:SS,ffffff' (the fraction is optional).",
-    {"anyOf": [{"type": "number", "minimum": 0},
+    {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 10**12 - 1},
                {"type": "string",
-                "pattern": "^\\s*([0-9]{1,12}(\\.[0-9]{1,9})?"
-                           "|[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}"
-                           "([.,][0-9]{1,6})?)?\\s*$"}]})
+                "pattern": f"^(|\\s*([0-9]{{1,12}}(\\.[0-9]{{1,9}})?"
+                           f"|(?!0000)[0-9]{{4}}-{_DAY} {_TIME})\\s*)$"}]})
 TTY_SIDE = {"h": F.integer_like(1, MAX_TTY, what="a whole number of rows"),
             "w": F.integer_like(1, MAX_TTY, what="a whole number of columns")}
 EXEC_ID = F.described("It must be the 64 lowercase hexadecimal characters returned by "
@@ -115,6 +118,26 @@ EXEC_ID = F.described("It must be the 64 lowercase hexadecimal characters return
 TAG = F.described("A tag is 1 to 128 letters, digits, '_', '.' or '-', not starting "
                   "with '.' or '-'.",
                   {"type": "string", "pattern": "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"})
+
+
+def as_text(schema: F.Schema) -> F.Schema:
+    """The text alternatives of a declaration: what it accepts in a query string, where
+    every value is text (a JSON ``10.0`` is an integer, but ``?h=10.0`` is not). The
+    JSON alternatives apply to the same parameter sent in a JSON body."""
+    if "anyOf" not in schema:
+        return schema
+    texts = []
+    for alternative in schema["anyOf"]:
+        if alternative.get("type") == "string":
+            texts.append(alternative)
+        elif "enum" in alternative and "type" not in alternative:
+            words = [v for v in alternative["enum"] if isinstance(v, str)]
+            if words:
+                texts.append({"type": "string", "enum": words})
+    rest = {k: v for k, v in schema.items() if k != "anyOf"}
+    if len(texts) == 1:
+        return {**texts[0], **rest}
+    return {**rest, "anyOf": texts}
 
 
 class QueryParams:
@@ -159,12 +182,13 @@ class QueryParams:
         ``requestBody``, for the parameters sent ``in_body``)."""
         out: dict[str, Any] = {"parameters": [
             {"name": name, "in": "query", "required": name in self.required,
-             "description": str(schema.get("description", "")), "schema": schema}
+             "description": str(schema.get("description", "")), "schema": as_text(schema)}
             for name, schema in self.properties.items() if name not in self.in_body]}
         if self.in_body:
-            body = F.closed_object({k: self.properties[k] for k in self.in_body},
-                                   required=tuple(k for k in self.in_body
-                                                  if k in self.required))
+            body: F.Schema = {   # other keys are dropped, as in the query (not closed)
+                "type": "object",
+                "properties": {k: self.properties[k] for k in self.in_body},
+                "required": [k for k in self.in_body if k in self.required]}
             out["requestBody"] = {"required": True, "content": {
                 "application/json": {"schema": body}}}
         return out
@@ -237,7 +261,12 @@ PUT_ARCHIVE = QueryParams("put_archive", {
                         "from API version 1.25).", {"type": "string"})},
     required=("path", "data"), in_body=("data",))
 COMMIT = QueryParams("commit", {
-    "repository": F.string(1, 255, what="an image repository name"), "tag": TAG},
+    "repository": F.described(
+        "The image to make, \"<repository>[:<tag>]\" in Docker's grammar (no digest), "
+        "1 to 255 characters, such as \"myimage\" or \"127.0.0.1:5000/team/app:v1\".",
+        {"type": "string", "minLength": 1, "maxLength": 255,
+         "pattern": TAGGED_REFERENCE_PATTERN}),
+    "tag": TAG},
     required=("repository",))
 EXECUTE = QueryParams("execute", {
     "command": F.string(1, what="a command line"),

@@ -153,15 +153,23 @@ def test_each_declaration_is_published_as_the_operations_query_parameters(
     published = {p["name"]: p for p in operation["parameters"] if p["in"] == "query"}
     assert set(published) == set(query.properties) - set(query.in_body)
     for name, parameter in published.items():
-        assert parameter["schema"] == query.properties[name]
+        assert parameter["schema"] == Q.as_text(query.properties[name])
         assert parameter["required"] == (name in query.required)
+
+
+def test_a_query_parameter_is_published_as_its_text_forms() -> None:
+    timeout = Q.as_text(Q.STOP.properties["timeout"])
+    assert timeout["type"] == "string" and "description" in timeout
+    assert Q.as_text(Q.LOGS.properties["stdout"])["enum"][0] == "0"
+    assert Q.as_text(Q.CONTAINER_LIST.properties["sort_dir"]) == \
+        Q.CONTAINER_LIST.properties["sort_dir"]
 
 
 def test_put_archive_publishes_path_in_the_query_and_data_in_the_body() -> None:
     operation = document()["paths"]["/v1/containers/{ident}/put_archive"]["post"]
     assert [p["name"] for p in operation["parameters"] if p["in"] == "query"] == ["path"]
     body = operation["requestBody"]["content"]["application/json"]["schema"]
-    assert body["required"] == ["data"] and body["additionalProperties"] is False
+    assert body["required"] == ["data"] and "additionalProperties" not in body
     assert "415" in operation["responses"]
 
 
