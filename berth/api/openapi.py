@@ -69,7 +69,7 @@ def query_params(query_of: QueryOf) -> Callable[[_F], _F]:
 
 def _declared(routers: Iterable[APIRouter], mark: str, settings: ApiSettings
               ) -> dict[tuple[str, str], Any]:
-    return {(route.path, method.lower()): of(settings)
+    return {(route.path_format, method.lower()): of(settings)
             for router in routers for route in router.routes
             if isinstance(route, APIRoute) and route.include_in_schema
             and (of := getattr(route.endpoint, mark, None)) is not None

@@ -196,21 +196,43 @@ class QueryParams:
 
 # -- containers (api-v1.md §5, §7.1-§7.4) ----------------------------------------------
 
-LIST_FILTERS = ("name", "image", "project_id", "user_id", "memory", "host", "task_state",
-                "status", "auto_remove")
-_FILTER = F.string(0, 255, what="a value to match exactly")
-CONTAINER_LIST = QueryParams("container list", {
-    **{name: _FILTER for name in LIST_FILTERS},
-    "auto_remove": lenient_bool(),
+#: A list's paging (api-v1.md §5).
+PAGE: dict[str, F.Schema] = {
     "limit": F.described("It must be a positive integer (larger ones count as "
                          "[api]max_limit).",
-                         {"type": "string", "pattern": integer_text(1, MAX_LIMIT)}),
-    "marker": F.string(1, 255, what="the uuid of the last container of the previous page"),
-    "sort_key": F.string(1, 64, what="a column of the container record",
-                         pattern="^[a-z_]+$"),
+                         {"type": "string", "pattern": "^0*[1-9][0-9]{0,17}$"}),
+    "marker": F.string(1, 255, what="the uuid of the last item of the previous page"),
+    "sort_key": F.string(1, 64, what="a column of the record", pattern="^[a-z_]+$"),
     "sort_dir": F.enum(("asc", "desc")),
+}
+_PAGING = "A list takes limit, marker, sort_key, sort_dir and all_projects."
+LIST_FILTERS = ("name", "image", "project_id", "user_id", "memory", "host", "task_state",
+                "status", "auto_remove")
+REGISTRY_FILTERS = ("name", "domain", "username", "project_id", "user_id")
+_FILTER = F.string(0, 255, what="a value to match exactly")
+CONTAINER_LIST = QueryParams("container list", {
+    **{name: _FILTER for name in LIST_FILTERS}, "auto_remove": lenient_bool(), **PAGE,
     "all_projects": lenient_bool(),
 }, closed=True, none_is_absent=False, unknown_hint=f"Filter on {', '.join(LIST_FILTERS)}.")
+CAPSULE_LIST = QueryParams("capsule list", {**PAGE, "all_projects": lenient_bool()},
+                           closed=True, none_is_absent=False, unknown_hint=_PAGING)
+REGISTRY_LIST = QueryParams("registry list", {
+    **{name: _FILTER for name in REGISTRY_FILTERS}, **PAGE, "all_projects": lenient_bool(),
+}, closed=True, none_is_absent=False,
+    unknown_hint=f"Filter on {', '.join(REGISTRY_FILTERS)}.")
+#: Images and hosts ignore parameters they do not know (as Zun).
+IMAGE_LIST = QueryParams("image list", PAGE, none_is_absent=False)
+HOST_LIST = QueryParams("host list", PAGE, none_is_absent=False)
+CAPSULE_ONE = QueryParams("capsule", {"all_projects": lenient_bool()}, none_is_absent=False)
+
+
+@lru_cache(maxsize=16)
+def image_search(limits: CreateLimits) -> QueryParams:
+    """search's arguments; the image drivers are the configured ones."""
+    return QueryParams("image search", {"image_driver": F.enum(limits.image_driver_list),
+                                        "exact_match": F.strict_bool()})
+
+
 CONTAINER_SHOW = QueryParams("container show", {"all_projects": lenient_bool()})
 CONTAINER_CREATE = QueryParams("container create", {"run": extended_bool()})
 CONTAINER_DELETE = QueryParams("container delete", {

@@ -107,6 +107,16 @@ def test_the_container_list_refuses_unknown_parameters_in_zuns_words() -> None:
         "limit": "5", "sort_dir": "desc", "name": "None"}
 
 
+def test_every_list_pages_alike_and_the_closed_ones_refuse_unknown_parameters() -> None:
+    for query in (Q.CONTAINER_LIST, Q.CAPSULE_LIST, Q.REGISTRY_LIST, Q.IMAGE_LIST,
+                  Q.HOST_LIST):
+        assert {k: query.properties[k] for k in Q.PAGE} == Q.PAGE
+        assert accepts(query, {"limit": "0000000000000000001"})
+        assert not accepts(query, {"limit": "-1"})
+    assert not accepts(Q.CAPSULE_LIST, {"name": "x"})
+    assert accepts(Q.IMAGE_LIST, {"name": "x"})          # images ignore them, as Zun
+
+
 def test_resize_container_takes_the_updates_declarations_of_cpu_and_memory() -> None:
     query = Q.resize_container(CreateLimits(max_memory=1024))
     assert accepts(query, {"memory": "512"})
@@ -143,6 +153,12 @@ PUBLISHED = [
     ("post", "/v1/containers/{ident}/execute_resize", Q.EXECUTE_RESIZE),
     ("post", "/v1/containers/{ident}/resize", Q.RESIZE),
     ("post", "/v1/containers/{ident}/network_attach", Q.NETWORK_ATTACH),
+    ("get", "/v1/images", Q.IMAGE_LIST),
+    ("get", "/v1/images/{image}/search", Q.image_search(LIMITS)),
+    ("get", "/v1/hosts", Q.HOST_LIST),
+    ("get", "/v1/capsules", Q.CAPSULE_LIST),
+    ("get", "/v1/capsules/{ident}", Q.CAPSULE_ONE),
+    ("get", "/v1/registries", Q.REGISTRY_LIST),
 ]
 
 
