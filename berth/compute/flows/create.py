@@ -122,7 +122,7 @@ def _attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
 def _undo_cut_short(deps: AgentDeps, volumes_for: RequestContext | None, uuid: str) -> None:
     """What an attempt cut short by the database may have left, which its own undo
     could not reach (a Docker container already started, an allocation): removed,
-    released. Each step is idempotent and needs no database."""
+    released. Each step is idempotent; the embedded Placement's needs the database."""
     remove_left_by_create(deps, uuid)
     release_allocation(deps, uuid)
     try:

@@ -86,18 +86,22 @@ def patiently(attempt: Callable[[bool], T], *, what: str,
 
 
 def give_up(deps: AgentDeps, uuid: str, what: str, err: BaseException, *,
-            patience: float = DATABASE_PATIENCE, **extra: Any) -> None:
+            patience: float = DATABASE_PATIENCE, undo: Callable[[], None] | None = None,
+            **extra: Any) -> None:
     """End the container's ``what`` in Error saying the database was unreachable, its
     task cleared (whoever's it was: no flow of this container runs while this one
     does). Written as soon as the database answers again (within ``MAX_PAUSE``), for
     as long as a task may last (``[compute]task_state_timeout``, at least
     ``patience``); when it stays away beyond that too, logged, and the task's
-    deadline fails the row later."""
+    deadline fails the row later. ``undo`` (idempotent) runs first, with the write's
+    retries: it may need the database too (the embedded Placement is in it)."""
     reason = (f"The database was unreachable for more than {patience:.0f} s during the "
               f"{what} ({describe(err)}); the {what} was abandoned and what it held "
               f"released. Try again once the database answers.")
     LOG.error("%s abandoned: the database did not answer within %.0f s", what, patience)
     def write(_retry: bool) -> None:
+        if undo is not None:
+            undo()
         try:
             containers.update_(deps.db, uuid, {
                 "status": Status.ERROR.value, "status_reason": reason[:2000],
@@ -116,12 +120,10 @@ def give_up(deps: AgentDeps, uuid: str, what: str, err: BaseException, *,
 def ride_out(deps: AgentDeps, uuid: str, what: str, attempt: Callable[[bool], None], *,
              undo: Callable[[], None] | None = None, **extra: Any) -> None:
     """Run a flow's ``attempt`` :func:`patiently`; when the patience runs out,
-    ``undo`` what the flow may hold outside the database, then :func:`give_up` (the
-    row in Error with ``extra``)."""
+    :func:`give_up`: ``undo`` what the flow may hold, and the row in Error with
+    ``extra``."""
     patience = deps.settings.database_patience
     try:
         patiently(attempt, what=what, patience=patience)
     except DATABASE_ERRORS as err:
-        if undo is not None:
-            undo()
-        give_up(deps, uuid, what, err, patience=patience, **extra)
+        give_up(deps, uuid, what, err, patience=patience, undo=undo, **extra)
