@@ -78,6 +78,9 @@ async def put_archive(ident: str, request: Request, ctx: RequestContext = Ctx,
 async def commit(ident: str, request: Request, ctx: RequestContext = Ctx,
                  state: ApiState = State) -> JSONResponse:
     params = await merged(request)
+    # Docker's reference grammar words a bad name best (whitespace, upper case, ...):
+    # its parser speaks first, then the declaration checks what it let through.
+    inspection_api.parse_commit_target(params.get("repository"), params.get("tag"))
     Q.COMMIT.check(params)
     answer = await _threaded(inspection_api.commit, state, ctx, ident, params)
     return JSONResponse(answer, status_code=202)

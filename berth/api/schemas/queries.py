@@ -175,6 +175,11 @@ class QueryParams:
                 err=f"Unknown parameters: {', '.join(unknown)}. {self.unknown_hint}".strip())
         sent = {k: v for k, v in params.items() if k in self.properties
                 and not (self.none_is_absent and v in (None, ABSENT))}
+        for name in self.required:
+            if name not in sent or sent[name] == "":
+                raise InvalidParameterValue(
+                    err=f"Missing '{name}': {self.properties[name].get('description', '')}"
+                        .strip())
         return self._schema.check(sent)
 
     def openapi(self) -> dict[str, Any]:
