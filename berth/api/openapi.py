@@ -1,8 +1,9 @@
-"""The OpenAPI document (``/openapi.json``): every request body as it is declared and
-checked (:mod:`berth.api.schemas`), and Zun's error body for every error status.
+"""The OpenAPI document (``/openapi.json``): every request body and every query
+parameter as it is declared and checked (:mod:`berth.api.schemas`), and Zun's error
+body for every error status.
 
-A route names its body's declaration with :func:`request_body`; :func:`install`
-publishes each, in the document FastAPI makes, with the app's own settings (a create's bounds come from the
+A route names its body's declaration with :func:`request_body` and its query
+parameters' with :func:`query_params`; :func:`install` publishes each, in the document FastAPI makes, with the app's own settings (a create's bounds come from the
 configuration), so the document always says what this deployment accepts. FastAPI's
 own 422 "Validation Error" answers do not exist in berth (its errors are Zun's 400s)
 and are replaced by them.
@@ -17,11 +18,13 @@ from typing import Any, TypeVar
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 
+from berth.api.schemas.queries import QueryParams
 from berth.api.schemas.validation import RequestSchema
 from berth.api.state import ApiSettings
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 BodyOf = Callable[[ApiSettings], RequestSchema]
+QueryOf = Callable[[ApiSettings], QueryParams]
 
 #: Zun's error envelope (berth.api.errors.envelope).
 ERROR_BODY: dict[str, Any] = {
@@ -55,13 +58,30 @@ def request_body(body_of: BodyOf) -> Callable[[_F], _F]:
     return mark
 
 
+def query_params(query_of: QueryOf) -> Callable[[_F], _F]:
+    """Mark a route's endpoint as reading the query parameters ``query_of(settings)``
+    declares."""
+    def mark(endpoint: _F) -> _F:
+        endpoint.__berth_query__ = query_of  # type: ignore[attr-defined]
+        return endpoint
+    return mark
+
+
+def _declared(routers: Iterable[APIRouter], mark: str, settings: ApiSettings
+              ) -> dict[tuple[str, str], Any]:
+    return {(route.path_format, method.lower()): of(settings)
+            for router in routers for route in router.routes
+            if isinstance(route, APIRoute) and route.include_in_schema
+            and (of := getattr(route.endpoint, mark, None)) is not None
+            for method in route.methods or ()}
+
+
 def install(app: FastAPI, settings: ApiSettings, routers: Iterable[APIRouter]) -> None:
-    """Publish the bodies that the routes of ``routers`` declare, and Zun's errors."""
-    bodies = {(route.path, method.lower()): body_of(settings)
-              for router in routers for route in router.routes
-              if isinstance(route, APIRoute) and route.include_in_schema
-              and (body_of := getattr(route.endpoint, "__berth_body__", None)) is not None
-              for method in route.methods or ()}
+    """Publish the bodies and query parameters that the routes of ``routers`` declare,
+    and Zun's errors."""
+    routers = list(routers)
+    bodies = _declared(routers, "__berth_body__", settings)
+    queries = _declared(routers, "__berth_query__", settings)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -70,6 +90,15 @@ def install(app: FastAPI, settings: ApiSettings, routers: Iterable[APIRouter]) -
                 operation = doc["paths"][path][method]
                 operation.update(schema.openapi())
                 operation["responses"]["415"] = _error(_UNSUPPORTED)
+            for (path, method), query in queries.items():
+                operation = doc["paths"][path][method]
+                published = query.openapi()
+                operation["parameters"] = [
+                    *(p for p in operation.get("parameters", []) if p.get("in") != "query"),
+                    *published.pop("parameters")]
+                if published:
+                    operation.update(published)
+                    operation["responses"]["415"] = _error(_UNSUPPORTED)
             app.openapi_schema = doc
         return app.openapi_schema
 

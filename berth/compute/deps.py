@@ -34,6 +34,9 @@ class AgentSettings:
     #: 0 or less: no deadline. See ``flows.common.task_timeout``.
     task_state_timeout: int = 600
     create_task_timeout: int = 1800
+    #: [compute]database_patience: how long an action rides out a database outage
+    #: (``flows.outage``).
+    database_patience: float = 45.0
     #: Start-up recovery starts rows recorded Running but found stopped.
     resume_container_state: bool = False
     #: ``[DEFAULT]default_memory_swap`` (MiB, -1 unlimited): the swap limit ``docker

@@ -80,6 +80,12 @@ OPTS = [
                help="The same deadline for the tasks of a create (container_creating, "
                     "image_pulling, network_*, sg_*), longer because a pull can be slow. "
                     "0 or less: no deadline."),
+    cfg.FloatOpt("database_patience", default=45.0, min=0.0,
+                 help="Seconds an agent's action (create, delete, start, stop, reboot, "
+                      "rebuild, resize, ...) keeps trying while the database does not "
+                      "answer; past them the action is abandoned, what it held is "
+                      "released, and the container goes to Error saying the database "
+                      "was unreachable."),
     cfg.StrOpt("runtime_driver", default="docker", choices=[
                    ("docker", "the Docker engine at [docker]api_url"),
                    ("simulated", ("FOR BENCHMARKS ONLY: containers kept in memory, no "

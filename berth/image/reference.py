@@ -37,10 +37,12 @@ _DIGEST = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a
 #: "." or ":" (or "localhost") before a "/" is a domain, and must be a valid one.
 _REGISTRY = (rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})+(?::[0-9]+)?"
              rf"|{_DOMAIN_COMPONENT}:[0-9]+|localhost)")
-REFERENCE_PATTERN = (rf"^(?:{_REGISTRY}/|(?![^/@]*[.:][^/@]*/|localhost/))"
-                     rf"{_PATH_COMPONENT.pattern}(?:/{_PATH_COMPONENT.pattern})*"
-                     rf"(?::{_TAG.pattern.replace(chr(92) + 'w', 'A-Za-z0-9_')})?"
-                     rf"(?:@{_DIGEST.pattern})?$")
+_NAME_AND_TAG = (rf"^(?:{_REGISTRY}/|(?![^/@]*[.:][^/@]*/|localhost/))"
+                 rf"{_PATH_COMPONENT.pattern}(?:/{_PATH_COMPONENT.pattern})*"
+                 rf"(?::{_TAG.pattern.replace(chr(92) + 'w', 'A-Za-z0-9_')})?")
+REFERENCE_PATTERN = rf"{_NAME_AND_TAG}(?:@{_DIGEST.pattern})?$"
+#: A reference without a digest: the name of an image to make (a commit's).
+TAGGED_REFERENCE_PATTERN = rf"{_NAME_AND_TAG}$"
 
 PullPolicy = Literal["always", "ifnotpresent", "never"]
 PullDecision = Literal["pull", "use_local", "fail"]

@@ -74,7 +74,8 @@ def page_params(query: Mapping[str, str], max_limit: int, default_sort: str) -> 
     value = query.get("limit")
     limit = max_limit
     if value is not None:
-        if not value.lstrip("-").isdigit() or len(value) > 18 or int(value) <= 0:
+        digits = value.lstrip("-")
+        if not digits.isdigit() or len(digits.lstrip("0")) > 18 or int(value) <= 0:
             raise exc.InvalidParameterValue(
                 err=f"Invalid limit {value!r}: it must be a positive integer.")
         limit = min(int(value), max_limit)

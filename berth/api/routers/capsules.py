@@ -6,12 +6,13 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 
 from berth.api.links import base_url
-from berth.api.openapi import request_body
+from berth.api.openapi import query_params, request_body
 from berth.api.operations import capsules as ops
 from berth.api.operations.resources import PAGE_PARAMS, listing_scope, next_url, page_params
 from berth.api.params import read_json_body
 from berth.api.responses import JSONResponse
 from berth.api.routers.containers import Ctx, State, _threaded, version_of
+from berth.api.schemas import queries as Q
 from berth.api.schemas.capsule import create_schema
 from berth.api.schemas.types import lenient_bool
 from berth.api.state import ApiState
@@ -37,10 +38,12 @@ async def create(request: Request, ctx: RequestContext = Ctx, state: ApiState = 
 
 @router.get("")
 @router.get("/", include_in_schema=False)
+@query_params(lambda settings: Q.CAPSULE_LIST)
 async def list_capsules(request: Request, ctx: RequestContext = Ctx,
                         state: ApiState = State) -> JSONResponse:
     policy.authorize(ctx, "capsule:get_all")
     q = request.query_params
+    Q.CAPSULE_LIST.check(q)
     all_projects = listing_scope(ctx, q, (), "capsule:get_all_all_projects")
     page = page_params(q, state.settings.max_limit, "id")
 
@@ -59,8 +62,10 @@ async def list_capsules(request: Request, ctx: RequestContext = Ctx,
 
 
 @router.get("/{ident}")
+@query_params(lambda settings: Q.CAPSULE_ONE)
 async def show(ident: str, request: Request, ctx: RequestContext = Ctx,
                state: ApiState = State) -> JSONResponse:
+    Q.CAPSULE_ONE.check(request.query_params)
     value = request.query_params.get("all_projects")
     if value is not None and lenient_bool("all_projects", value):
         policy.authorize(ctx, "capsule:get_one_all_projects")
@@ -70,8 +75,10 @@ async def show(ident: str, request: Request, ctx: RequestContext = Ctx,
 
 
 @router.delete("/{ident}", status_code=204)
+@query_params(lambda settings: Q.CAPSULE_ONE)
 async def delete(ident: str, request: Request, ctx: RequestContext = Ctx,
                  state: ApiState = State) -> Response:
+    Q.CAPSULE_ONE.check(request.query_params)
     value = request.query_params.get("all_projects")
     if value is not None and lenient_bool("all_projects", value):
         policy.authorize(ctx, "capsule:delete_all_projects")

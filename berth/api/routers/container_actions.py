@@ -14,11 +14,12 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from berth.api.microversions import APIVersion
-from berth.api.openapi import request_body
+from berth.api.openapi import query_params, request_body
 from berth.api.operations import actions as ops
 from berth.api.params import absent, merged, read_json_body
 from berth.api.responses import JSONResponse
 from berth.api.routers.containers import Ctx, State, _threaded, version_of
+from berth.api.schemas import queries as Q
 from berth.api.schemas import types as T
 from berth.api.schemas.container import CreateLimits, update_schema, validate_update
 from berth.api.state import ApiState
@@ -28,20 +29,9 @@ from berth.common.context import RequestContext
 
 router = APIRouter(prefix="/v1/containers")
 
-#: Longest timeout accepted for reboot (a day): Docker's ``t`` is a machine integer.
-MAX_TIMEOUT = 86400
-
-#: Linux signal numbers by name (without "SIG"), as Docker knows them.
-SIGNALS: dict[str, int] = {
-    "HUP": 1, "INT": 2, "QUIT": 3, "ILL": 4, "TRAP": 5, "ABRT": 6, "IOT": 6, "BUS": 7,
-    "FPE": 8, "KILL": 9, "USR1": 10, "SEGV": 11, "USR2": 12, "PIPE": 13, "ALRM": 14,
-    "TERM": 15, "STKFLT": 16, "CHLD": 17, "CLD": 17, "CONT": 18, "STOP": 19, "TSTP": 20,
-    "TTIN": 21, "TTOU": 22, "URG": 23, "XCPU": 24, "XFSZ": 25, "VTALRM": 26, "PROF": 27,
-    "WINCH": 28, "IO": 29, "POLL": 29, "PWR": 30, "SYS": 31, "RTMIN": 34, "RTMAX": 64,
-    **{f"RTMIN+{i}": 34 + i for i in range(1, 16)},
-    **{f"RTMAX-{i}": 64 - i for i in range(1, 15)},
-}
-MAX_SIGNAL = 64
+MAX_TIMEOUT = Q.MAX_TIMEOUT
+SIGNALS = Q.SIGNALS
+MAX_SIGNAL = Q.MAX_SIGNAL
 _SIGNAL_HELP = ("Give a signal name such as SIGTERM, TERM or sigterm, or a number from 1 "
                 f"to {MAX_SIGNAL}; leave it out (or None) for Docker's default, SIGKILL.")
 _NUMBER = re.compile(r"[0-9]{1,3}")
@@ -91,11 +81,7 @@ def parse_image_driver(value: object, limits: CreateLimits) -> str | None:
 
 def parse_resize(params: dict[str, Any], limits: CreateLimits) -> dict[str, object]:
     """``cpu`` and/or ``memory`` of resize_container, validated as in an update."""
-    unknown = sorted(k for k in params if k not in ops.RESOURCE_FIELDS)
-    if unknown:
-        raise exc.InvalidParameterValue(
-            err=f"Unknown parameters: {', '.join(unknown)}. resize_container takes only "
-                f"cpu and memory; rename or set auto_heal with PATCH.")
+    Q.resize_container(limits).check(params)
     return validate_update(params, limits)
 
 
@@ -114,9 +100,10 @@ def require_version(version: APIVersion, what: str, low: str, high: str | None,
 # -- routes ---------------------------------------------------------------------------
 
 @router.post("/{ident}/reboot", status_code=202)
+@query_params(lambda settings: Q.REBOOT)
 async def reboot(ident: str, request: Request, ctx: RequestContext = Ctx,
                  state: ApiState = State) -> None:
-    params = await merged(request)
+    params = Q.REBOOT.check(await merged(request))
     await _threaded(ops.reboot, state, ctx, ident, parse_timeout(params.get("timeout")))
 
 
@@ -131,17 +118,19 @@ def unpause(ident: str, ctx: RequestContext = Ctx, state: ApiState = State) -> N
 
 
 @router.post("/{ident}/kill", status_code=202)
+@query_params(lambda settings: Q.KILL)
 async def kill(ident: str, request: Request, ctx: RequestContext = Ctx,
                state: ApiState = State) -> None:
-    params = await merged(request)
+    params = Q.KILL.check(await merged(request))
     await _threaded(ops.kill, state, ctx, ident, parse_signal(params.get("signal")))
 
 
 @router.post("/{ident}/rebuild", status_code=202)
+@query_params(lambda settings: Q.rebuild(settings.create_limits))
 async def rebuild(ident: str, request: Request, ctx: RequestContext = Ctx,
                   state: ApiState = State) -> None:
-    params = await merged(request)
     limits = state.settings.create_limits
+    params = Q.rebuild(limits).check(await merged(request))
     image = params.get("image")
     image = None if absent(image) else T.image_name("image", image)
     await _threaded(ops.rebuild, state, ctx, ident, image,
@@ -159,6 +148,7 @@ async def update(ident: str, request: Request, ctx: RequestContext = Ctx,
 
 
 @router.post("/{ident}/resize_container", status_code=202)
+@query_params(lambda settings: Q.resize_container(settings.create_limits))
 async def resize_container(ident: str, request: Request, ctx: RequestContext = Ctx,
                            state: ApiState = State) -> JSONResponse:
     require_version(version_of(request), "POST /v1/containers/{id}/resize_container",
@@ -170,12 +160,15 @@ async def resize_container(ident: str, request: Request, ctx: RequestContext = C
 
 
 @router.post("/{ident}/rename")
+@query_params(lambda settings: Q.RENAME)
 async def rename(ident: str, request: Request, ctx: RequestContext = Ctx,
                  state: ApiState = State) -> dict[str, Any]:
     require_version(version_of(request), "POST /v1/containers/{id}/rename", "1.1", "1.13",
                     "Rename with PATCH /v1/containers/{id} and {\"name\": \"<new name>\"} "
                     "(openstack appcontainer set --name).")
     params = await merged(request)
+    if not absent(params.get("name")):
+        Q.RENAME.check(params)
     if absent(params.get("name")):
         raise exc.InvalidParameterValue(err="'name' is required: the container's new name.")
     name = T.container_name("name", params["name"])
@@ -190,10 +183,12 @@ async def _security_group_name(request: Request, what: str) -> str:
     if absent(params.get("name")):
         raise exc.InvalidParameterValue(err="'name' is required: the security group's name "
                                             "or id.")
+    Q.SECURITY_GROUP.check(params)
     return T.string("name", params["name"], 1, 255, what="a security group name or id")
 
 
 @router.post("/{ident}/add_security_group", status_code=202)
+@query_params(lambda settings: Q.SECURITY_GROUP)
 async def add_security_group(ident: str, request: Request, ctx: RequestContext = Ctx,
                              state: ApiState = State) -> None:
     name = await _security_group_name(request, "add_security_group")
@@ -201,6 +196,7 @@ async def add_security_group(ident: str, request: Request, ctx: RequestContext =
 
 
 @router.post("/{ident}/remove_security_group", status_code=202)
+@query_params(lambda settings: Q.SECURITY_GROUP)
 async def remove_security_group(ident: str, request: Request, ctx: RequestContext = Ctx,
                                 state: ApiState = State) -> None:
     name = await _security_group_name(request, "remove_security_group")

@@ -10,11 +10,12 @@ from fastapi import APIRouter, Depends, Request, Response
 from berth.api.auth import context_from_request, request_context
 from berth.api.links import base_url
 from berth.api.microversions import MIN_VERSION, APIVersion
-from berth.api.openapi import request_body
+from berth.api.openapi import query_params, request_body
 from berth.api.operations import containers as compute_api
 from berth.api.operations import stale_tasks
 from berth.api.params import absent, merged, read_json_body
 from berth.api.responses import JSONResponse
+from berth.api.schemas import queries as Q
 from berth.api.schemas.container import create_schema, parse_run_flag
 from berth.api.schemas.types import extended_bool, lenient_bool
 from berth.api.state import ApiState
@@ -34,9 +35,7 @@ from berth.policies import enforcer as policy
 
 router = APIRouter(prefix="/v1/containers")
 
-LIST_FILTERS = ("name", "image", "project_id", "user_id", "memory", "host", "task_state",
-                "status", "auto_remove")
-LIST_PARAMS = ("limit", "marker", "sort_key", "sort_dir", "all_projects")
+LIST_FILTERS = Q.LIST_FILTERS
 
 
 def _state(request: Request) -> ApiState:
@@ -61,8 +60,10 @@ State = Depends(api_state)
 @router.post("", status_code=202)
 @router.post("/", status_code=202, include_in_schema=False)
 @request_body(lambda settings: create_schema(settings.create_limits))
+@query_params(lambda settings: Q.CONTAINER_CREATE)
 async def create(request: Request, ctx: RequestContext = Ctx, state: ApiState = State
                  ) -> JSONResponse:
+    Q.CONTAINER_CREATE.check(request.query_params)
     body = await read_json_body(request, required=True)
     run = parse_run_flag(request.query_params.get("run"))
     row = await _threaded(compute_api.create, state, ctx, body, version_of(request), run)
@@ -73,15 +74,12 @@ async def create(request: Request, ctx: RequestContext = Ctx, state: ApiState = 
 
 @router.get("")
 @router.get("/", include_in_schema=False)
+@query_params(lambda settings: Q.CONTAINER_LIST)
 def list_containers(request: Request) -> JSONResponse:
     ctx, state = request_context(request), _state(request)
     policy.authorize(ctx, "container:get_all")
     q = request.query_params
-    unknown = [k for k in q if k not in LIST_FILTERS + LIST_PARAMS]
-    if unknown:
-        raise exc.InvalidParameterValue(
-            err=f"Unknown parameters: {', '.join(sorted(unknown))}. Filter on "
-                f"{', '.join(LIST_FILTERS)}.")
+    Q.CONTAINER_LIST.check(q)
     all_projects = lenient_bool("all_projects", q["all_projects"]) \
         if "all_projects" in q else False
     if all_projects:
@@ -131,8 +129,10 @@ def _all_projects_flag(ctx: RequestContext, value: str | None) -> None:
 
 
 @router.get("/{ident}")
+@query_params(lambda settings: Q.CONTAINER_SHOW)
 async def show(ident: str, request: Request) -> JSONResponse:
     ctx, state = request_context(request), _state(request)
+    Q.CONTAINER_SHOW.check(request.query_params)
     _all_projects_flag(ctx, request.query_params.get("all_projects"))
     stored = compute_api.show_on_loop(state, ctx, ident)
     if stored is not None:
@@ -143,9 +143,11 @@ async def show(ident: str, request: Request) -> JSONResponse:
 
 
 @router.delete("/{ident}", status_code=204)
+@query_params(lambda settings: Q.CONTAINER_DELETE)
 async def delete(ident: str, request: Request, ctx: RequestContext = Ctx,
                  state: ApiState = State) -> Response:
     params = await merged(request)
+    Q.CONTAINER_DELETE.check(params)
     version = version_of(request)
     force = _flag(params, "force")
     stop = _flag(params, "stop")
@@ -172,16 +174,10 @@ def start(ident: str, ctx: RequestContext = Ctx, state: ApiState = State) -> Non
 
 
 @router.post("/{ident}/stop", status_code=202)
+@query_params(lambda settings: Q.STOP)
 async def stop(ident: str, request: Request, ctx: RequestContext = Ctx,
                state: ApiState = State) -> None:
-    params = await merged(request)
-    timeout = params.get("timeout")
-    if absent(timeout):
-        timeout = None
-    elif not str(timeout).isdigit():
-        raise exc.InvalidParameterValue(
-            err=f"Invalid input for field 'timeout'. Value: '{timeout}'. It must be a "
-                f"whole number of seconds (0 or more).")
+    timeout = Q.STOP.check(await merged(request)).get("timeout")
     await _threaded(compute_api.stop, state, ctx, ident,
                     None if timeout is None else int(timeout))
 

@@ -10,12 +10,13 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from berth.api.openapi import request_body
+from berth.api.openapi import query_params, request_body
 from berth.api.operations import images as ops
 from berth.api.operations.resources import next_url, page_params
 from berth.api.params import read_json_body
 from berth.api.responses import JSONResponse
 from berth.api.routers.containers import Ctx, State, _threaded
+from berth.api.schemas import queries as Q
 from berth.api.schemas.resources import IMAGE_PULL
 from berth.api.state import ApiState
 from berth.common.context import RequestContext
@@ -35,8 +36,10 @@ async def pull(request: Request, ctx: RequestContext = Ctx, state: ApiState = St
 
 @router.get("")
 @router.get("/", include_in_schema=False)
+@query_params(lambda settings: Q.IMAGE_LIST)
 def list_images(request: Request, ctx: RequestContext = Ctx, state: ApiState = State
                 ) -> dict[str, Any]:
+    Q.IMAGE_LIST.check(request.query_params)
     page = page_params(request.query_params, state.settings.max_limit, "id")
     rows = ops.list_(state, ctx, limit=page.limit, marker=page.marker,
                      sort_key=page.sort_key, sort_dir=page.sort_dir)
@@ -45,9 +48,11 @@ def list_images(request: Request, ctx: RequestContext = Ctx, state: ApiState = S
 
 
 @router.get("/{image:path}/search")
+@query_params(lambda settings: Q.image_search(settings.create_limits))
 def search(image: str, request: Request, ctx: RequestContext = Ctx, state: ApiState = State
            ) -> list[dict[str, Any]]:
     q = request.query_params
+    Q.image_search(state.settings.create_limits).check(q)
     return ops.search(state, ctx, image, q.get("image_driver"), q.get("exact_match"))
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from berth.api.openapi import request_body
+from berth.api.openapi import query_params, request_body
 from berth.api.operations import containers as containers_ops
 from berth.api.operations import networks as ops
 from berth.api.params import merged, read_json_body
@@ -17,6 +17,7 @@ from berth.api.responses import JSONResponse
 from berth.api.routers.container_actions import require_version
 from berth.api.routers.containers import Ctx, State, _threaded, version_of
 from berth.api.schemas import networks as schemas
+from berth.api.schemas import queries as Q
 from berth.api.state import ApiState
 from berth.common.context import RequestContext
 
@@ -42,6 +43,7 @@ def delete(ident: str, request: Request, ctx: RequestContext = Ctx, state: ApiSt
 
 
 @router.post("/v1/containers/{ident}/network_attach")
+@query_params(lambda settings: Q.NETWORK_ATTACH)
 async def network_attach(ident: str, request: Request, ctx: RequestContext = Ctx,
                          state: ApiState = State) -> JSONResponse:
     require_version(version_of(request), "POST /v1/containers/{id}/network_attach", "1.8",
@@ -53,6 +55,7 @@ async def network_attach(ident: str, request: Request, ctx: RequestContext = Ctx
 
 
 @router.post("/v1/containers/{ident}/network_detach", status_code=202)
+@query_params(lambda settings: Q.NETWORK_DETACH)
 async def network_detach(ident: str, request: Request, ctx: RequestContext = Ctx,
                          state: ApiState = State) -> Response:
     require_version(version_of(request), "POST /v1/containers/{id}/network_detach", "1.6",

@@ -7,12 +7,13 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from berth.api.links import base_url
-from berth.api.openapi import request_body
+from berth.api.openapi import query_params, request_body
 from berth.api.operations import registries as ops
 from berth.api.operations.resources import PAGE_PARAMS, listing_scope, next_url, page_params
 from berth.api.params import read_json_body
 from berth.api.responses import JSONResponse
 from berth.api.routers.containers import Ctx, State, _threaded
+from berth.api.schemas import queries as Q
 from berth.api.schemas import resources as schemas
 from berth.api.state import ApiState
 from berth.common.context import RequestContext
@@ -35,10 +36,12 @@ async def create(request: Request, ctx: RequestContext = Ctx, state: ApiState = 
 
 @router.get("")
 @router.get("/", include_in_schema=False)
+@query_params(lambda settings: Q.REGISTRY_LIST)
 def list_registries(request: Request, ctx: RequestContext = Ctx, state: ApiState = State
                     ) -> dict[str, Any]:
     policy.authorize(ctx, "registry:get_all")
     q = request.query_params
+    Q.REGISTRY_LIST.check(q)
     all_projects = listing_scope(ctx, q, db_registries.FILTERS,
                                  "registry:get_all_all_projects")
     page = page_params(q, state.settings.max_limit, "id")

@@ -35,7 +35,7 @@ from berth.common.context import RequestContext
 from berth.common.units import memory_mib
 from berth.compute import networking
 from berth.compute.deps import AgentDeps
-from berth.compute.flows import common
+from berth.compute.flows import common, outage
 from berth.compute.flows.create import allocate, cpu_shares_of
 from berth.compute.flows.lifecycle import follow_network, vanished
 from berth.compute.states import Status, TaskState
@@ -65,7 +65,18 @@ def _engine_action(deps: AgentDeps, ctx: RequestContext, uuid: str, verb: str,
                    event: str, task_state: TaskState, act: Callable[[str], None],
                    extra: dict[str, Any] | None = None, resync_on_failure: bool = False
                    ) -> None:
-    """Run ``act(container_id)`` as the action ``verb`` (see the module docstring)."""
+    """Run ``act(container_id)`` as the action ``verb`` (see the module docstring),
+    again once the database answers when an outage cuts it short
+    (``outage.ride_out``); the action then may find Docker already done with it
+    (``is already paused``), and the row says what Docker says."""
+    outage.ride_out(deps, uuid, verb, lambda retry: _engine_attempt(
+        deps, ctx, uuid, verb, event, task_state, act, extra, resync_on_failure, retry))
+
+
+def _engine_attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, verb: str,
+                    event: str, task_state: TaskState, act: Callable[[str], None],
+                    extra: dict[str, Any] | None, resync_on_failure: bool, retry: bool
+                    ) -> None:
     row = containers.find_by_uuid(deps.db, uuid)
     if row is None:
         LOG.info("not %s: the container was deleted", verb)
@@ -73,7 +84,7 @@ def _engine_action(deps: AgentDeps, ctx: RequestContext, uuid: str, verb: str,
     try:
         with common.recorded(deps, ctx, uuid, event):
             container_id = _container_id(row)
-            with common.task(deps, uuid, task_state) as row:
+            with common.task(deps, uuid, task_state, retaking=retry) as row:
                 try:
                     act(container_id)
                 except rt.RuntimeNotFound as err:
@@ -82,7 +93,7 @@ def _engine_action(deps: AgentDeps, ctx: RequestContext, uuid: str, verb: str,
                 except rt.RuntimeDriverError as err:
                     LOG.warning("Docker refused to %s the container: %s; status stays %s",
                                 verb, err.msg, row.status)
-                    if resync_on_failure:
+                    if resync_on_failure or retry:
                         _resync(deps, row, container_id)
                     raise
                 inspect_began = deps.last_inspected.now()
@@ -340,11 +351,15 @@ def _reallocate(deps: AgentDeps, row: Container, cpu: float | None, memory: str 
 def resize_container(deps: AgentDeps, ctx: RequestContext, uuid: str,
                      patch: dict[str, Any]) -> None:
     """The asynchronous update (resize_container cast): no action record, no task
-    state (as Zun); a failure is only logged."""
-    try:
-        update_container(deps, uuid, patch)
-    except exc.BerthError as err:
-        LOG.warning("resize to %s failed: %s", patch, err.msg)
+    state (as Zun); a failure is only logged. It is done again after a database
+    outage: it applies only what still differs from the row."""
+    def attempt(_retry: bool) -> None:
+        try:
+            update_container(deps, uuid, patch)
+        except exc.BerthError as err:
+            LOG.warning("resize to %s failed: %s", patch, err.msg)
+
+    outage.ride_out(deps, uuid, "resize", attempt)
 
 
 # -- security groups ----------------------------------------------------------------
@@ -366,13 +381,19 @@ def _security_group(deps: AgentDeps, ctx: RequestContext, uuid: str, group: str,
     the row records the list. With Docker's network driver nothing enforces groups:
     the list is only recorded."""
     verb = "add_security_group" if add else "remove_security_group"
+    outage.ride_out(deps, uuid, verb, lambda retry: _security_group_attempt(
+        deps, ctx, uuid, group, add, verb, retry))
+
+
+def _security_group_attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, group: str,
+                            add: bool, verb: str, retry: bool) -> None:
     if containers.find_by_uuid(deps.db, uuid) is None:
         LOG.info("not running %s: the container was deleted", verb)
         return
     try:
         with common.recorded(deps, ctx, uuid, f"compute__{verb}"):
             state = TaskState.SG_ADDING if add else TaskState.SG_REMOVING
-            with common.task(deps, uuid, state) as row:
+            with common.task(deps, uuid, state, retaking=retry) as row:
                 groups = list(row.security_groups or [])
                 if add and group not in groups:
                     groups.append(group)

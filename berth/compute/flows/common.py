@@ -156,10 +156,12 @@ class TaskHold:
 
 def begin_task(deps: AgentDeps, ctx: RequestContext, uuid: str, task_state: str,
                event: str, *, expected_status: Any,
-               expected_container_id: Any = containers.ANY) -> tuple[Container, int | None]:
+               expected_container_id: Any = containers.ANY,
+               expected_task_state: Any = None) -> tuple[Container, int | None]:
     """A flow's first write, one commit: ``task_state`` set when the row has no task
     and ``expected_status`` (and ``expected_container_id``, when given: compare-and-
-    swap), and ``event`` started on the request's action. Returns the row (for
+    swap; ``expected_task_state``: the tasks it may take over, by default none), and
+    ``event`` started on the request's action. Returns the row (for
     ``owned_task(..., held=row)``) and the event's id (for ``recorded(...,
     started=...)``). ContainerNotFound when the row is gone, TaskInProgress when it
     has a task, another status or another Docker container."""
@@ -167,18 +169,21 @@ def begin_task(deps: AgentDeps, ctx: RequestContext, uuid: str, task_state: str,
         deps.db, uuid,
         {"task_state": task_state, "task_deadline": task_deadline(deps.settings, task_state)},
         lambda s: actions.start_event_in(s, uuid, ctx.request_id, event),
-        expected_task_state=None, expected_status=expected_status,
+        expected_task_state=expected_task_state, expected_status=expected_status,
         expected_container_id=expected_container_id)
 
 
 @contextmanager
 def owned_task(deps: AgentDeps, uuid: str, task_state: str, *, steal: bool = False,
-               held: Container | None = None) -> Iterator[TaskHold]:
+               held: Container | None = None, retaking: bool = False
+               ) -> Iterator[TaskHold]:
     """Own the container's task for the block: set ``task_state`` only if none is set
     (compare-and-swap; ``steal`` takes it over whatever it is), clear it at the end,
     whatever happens, unless the block's last write ended it. TaskInProgress when
     another task holds it. ``held``: the row whose write already set ``task_state``
-    (``TaskHold.hand_over``): nothing to set.
+    (``TaskHold.hand_over``): nothing to set. ``retaking``: an attempt after one the
+    database cut short (``outage.patiently``) takes back ``task_state`` if that
+    attempt left it set.
 
     The task carries a deadline (``task_deadline``): if the agent dies or the work is
     lost, the agent's ``expire_tasks`` (or the API, when the agent is down) fails the
@@ -186,7 +191,7 @@ def owned_task(deps: AgentDeps, uuid: str, task_state: str, *, steal: bool = Fal
     if held is not None and held.task_state == task_state:
         row = held
     else:
-        expected = containers.ANY if steal else None
+        expected = containers.ANY if steal else (None, task_state) if retaking else None
         row = containers.update_(deps.db, uuid, {
             "task_state": task_state,
             "task_deadline": task_deadline(deps.settings, task_state)},
@@ -206,10 +211,10 @@ def owned_task(deps: AgentDeps, uuid: str, task_state: str, *, steal: bool = Fal
 
 
 @contextmanager
-def task(deps: AgentDeps, uuid: str, task_state: str, *, steal: bool = False
-         ) -> Iterator[Container]:
+def task(deps: AgentDeps, uuid: str, task_state: str, *, steal: bool = False,
+         retaking: bool = False) -> Iterator[Container]:
     """``owned_task`` for a block that needs only the row."""
-    with owned_task(deps, uuid, task_state, steal=steal) as hold:
+    with owned_task(deps, uuid, task_state, steal=steal, retaking=retaking) as hold:
         yield hold.row
 
 

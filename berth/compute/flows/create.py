@@ -45,10 +45,15 @@ from berth.common.context import RequestContext
 from berth.common.units import memory_mib
 from berth.compute import networking
 from berth.compute.deps import AgentDeps
-from berth.compute.flows import common
-from berth.compute.flows.lifecycle import drop_reservation, reserve_networks, start_in_runtime
+from berth.compute.flows import common, outage
+from berth.compute.flows.lifecycle import (
+    drop_reservation,
+    reserve_networks,
+    start_in_runtime,
+    unplug_quietly,
+)
 from berth.compute.states import Status, TaskState
-from berth.db import nodes
+from berth.db import containers, nodes
 from berth.db import registries as db_registries
 from berth.db.models import Container, Registry
 from berth.image.reference import normalize_pull_policy, parse_image, pull_decision
@@ -63,12 +68,29 @@ LOG = logging.getLogger(__name__)
 def create_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
                      limits: dict[str, Any] | None = None, volumes: bool = True) -> None:
     """``volumes``: whether the container may have mounts (the API's
-    ``requested_volumes`` names them); False spares a create without any the read."""
+    ``requested_volumes`` names them); False spares a create without any the read.
+    A database outage in the middle is ridden out (``outage.patiently``): the create
+    begins again once the database answers, from what the cut-short attempt left;
+    past the patience it ends in Error saying so, with nothing held."""
+    volumes_for = ctx if volumes else None
+    outage.ride_out(deps, uuid, "create",
+                    lambda retry: _attempt(deps, ctx, uuid, run, volumes_for, retry),
+                    undo=lambda: _undo_cut_short(deps, volumes_for, uuid),
+                    container_id=None)
+
+
+#: The tasks a create sets: a retry after an outage takes them back from itself.
+_OWN_TASKS = (None, TaskState.CONTAINER_CREATING.value, TaskState.CONTAINER_STARTING.value)
+
+
+def _attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
+             volumes_for: RequestContext | None, retry: bool) -> None:
     try:
         # The task and the create event in one write, the row read back from it.
         row, event_id = common.begin_task(deps, ctx, uuid, TaskState.CONTAINER_CREATING,
                                           "compute__do_container_create",
-                                          expected_status=Status.CREATING.value)
+                                          expected_status=Status.CREATING.value,
+                                          expected_task_state=_OWN_TASKS if retry else None)
     except exc.ContainerNotFound:
         LOG.info("container was deleted before its creation began; nothing to do")
         return
@@ -76,6 +98,8 @@ def create_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
         LOG.warning("not creating: the container is busy or no longer Creating (%s)",
                     err.msg)
         return
+    if retry:     # the row is still ours and Creating: start again from nothing
+        _undo_cut_short(deps, volumes_for, uuid)
     LOG.info("creating container from image %s (run=%s)", row.image, run)
     starting: _Starting | None = None
     try:
@@ -83,7 +107,7 @@ def create_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
         with common.recorded(deps, ctx, uuid, "compute__do_container_create",
                              finish_action=not run, started=event_id,
                              then="compute__do_container_start" if run else None) as create:
-            row, starting = _create(deps, row, run, ctx if volumes else None)
+            row, starting = _create(deps, row, run, volumes_for)
     except exc.BerthError:
         if starting is not None:      # the write ending the create event failed
             starting.settle()
@@ -98,9 +122,30 @@ def create_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
                                  starting=starting.engine if starting else None,
                                  reserving=starting.networks if starting else None)
         except networking.NetworkPlugFailed as err:
-            _fail_unplugged(deps, ctx if volumes else None, uuid, row.container_id, err)
+            _fail_unplugged(deps, volumes_for, uuid, row.container_id, err)
         except exc.BerthError:
             pass   # start_in_runtime recorded the failure on the row
+
+
+def _undo_cut_short(deps: AgentDeps, volumes_for: RequestContext | None, uuid: str) -> None:
+    """What an attempt cut short by the database may have left, which its own undo
+    could not reach (a Docker container already started, an allocation): removed,
+    released. Each step is idempotent; the embedded Placement's needs the database."""
+    remove_left_by_create(deps, uuid)
+    release_allocation(deps, uuid)
+    try:
+        release_volumes(deps, volumes_for, uuid)
+    except outage.DATABASE_ERRORS as err:
+        LOG.warning("could not release the volumes yet (%s); the start-up reconciliation "
+                    "of volumes does", outage.describe(err))
+    try:
+        row = containers.find_by_uuid(deps.db, uuid)
+    except outage.DATABASE_ERRORS as err:
+        LOG.warning("could not read the row to unplug it (%s); the CNI daemon's sync "
+                    "pass removes what it held", outage.describe(err))
+        return
+    if row is not None and networking.requested(row):   # a reservation, a plug
+        unplug_quietly(deps, row, None)
 
 
 def _fail_unplugged(deps: AgentDeps, ctx: RequestContext | None, uuid: str,

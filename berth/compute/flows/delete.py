@@ -10,15 +10,12 @@ row), and with it the node usage it held.
 from __future__ import annotations
 
 import logging
-import time
-
-import sqlalchemy.exc
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute import networking
 from berth.compute.deps import AgentDeps
-from berth.compute.flows import common
+from berth.compute.flows import common, outage
 from berth.compute.flows.lifecycle import unplug_quietly
 from berth.compute.states import TaskState
 from berth.db import containers
@@ -30,35 +27,22 @@ from berth.runtime import base as rt
 LOG = logging.getLogger(__name__)
 
 
-#: How long a delete keeps trying while the database does not answer (an outage);
-#: the API's stale-task deadline reports it in Error after that.
-DATABASE_PATIENCE = 45.0
-
-
 def delete_container(deps: AgentDeps, ctx: RequestContext, uuid: str, force: bool) -> None:
     """Delete, and when the database goes away in the middle, delete again once it
-    answers: every step is idempotent (a gone Docker container, a released
-    allocation, a destroyed row are no-ops), and the task this flow set may be taken
-    back from itself."""
-    deadline = time.monotonic() + DATABASE_PATIENCE
-    pause, steal = 1.0, force
-    while True:
-        try:
-            row = containers.find_by_uuid(deps.db, uuid)
-            if row is None:
-                LOG.info("already deleted")
-                return
-            with timed_action("delete") as result:
-                if not _delete(deps, row, steal, ctx, force=force):
-                    result.fail()
+    answers (``outage.patiently``): every step is idempotent (a gone Docker
+    container, a released allocation, a destroyed row are no-ops), and the task this
+    flow set may be taken back from itself. Past the patience the row keeps its task,
+    and its deadline reports it."""
+    def attempt(retry: bool) -> None:
+        row = containers.find_by_uuid(deps.db, uuid)
+        if row is None:
+            LOG.info("already deleted")
             return
-        except sqlalchemy.exc.OperationalError as err:
-            if time.monotonic() + pause > deadline:
-                raise
-            LOG.warning("the database does not answer (%s); deleting again in %.0f s",
-                        str(err.orig or err).splitlines()[0][:200], pause)
-            time.sleep(pause)
-            pause, steal = min(pause * 2, 8.0), True
+        with timed_action("delete") as result:
+            if not _delete(deps, row, force or retry, ctx, force=force):
+                result.fail()
+
+    outage.patiently(attempt, what="deleting", patience=deps.settings.database_patience)
 
 
 def _delete(deps: AgentDeps, row: Container, steal: bool,

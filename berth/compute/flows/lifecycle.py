@@ -14,7 +14,7 @@ from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute import networking
 from berth.compute.deps import AgentDeps
-from berth.compute.flows import common
+from berth.compute.flows import common, outage
 from berth.compute.states import Status, TaskState
 from berth.db import containers
 from berth.db.models import Container
@@ -44,15 +44,17 @@ def _require_created(row: Container) -> str:
 
 def start_in_runtime(deps: AgentDeps, row: Container, *, task_held: bool = False,
                      starting: cf.Future[None] | None = None,
-                     reserving: cf.Future[None] | None = None) -> Container:
+                     reserving: cf.Future[None] | None = None, retaking: bool = False
+                     ) -> Container:
     """docker start under task container_starting; Running and started_at on success,
     written with the end of the task. ``task_held``: ``row`` already carries the task
     (a create with run handed it over); ``starting``: the engine's start, already
     under way (a create with run began it beside its last writes), and ``reserving``
-    the network reservation begun beside it (``reserve_networks``)."""
+    the network reservation begun beside it (``reserve_networks``); ``retaking``: a
+    retry after a database outage (``common.owned_task``)."""
     container_id = _require_created(row)
     with common.owned_task(deps, row.uuid, TaskState.CONTAINER_STARTING,
-                           held=row if task_held else None) as hold:
+                           held=row if task_held else None, retaking=retaking) as hold:
         try:
             if starting is not None:
                 starting.result()
@@ -175,38 +177,44 @@ def unplug_quietly(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer | 
 
 
 def start_container(deps: AgentDeps, ctx: RequestContext, uuid: str) -> None:
-    row = containers.find_by_uuid(deps.db, uuid)
-    if row is None:
-        return
-    try:
-        with common.recorded(deps, ctx, uuid, "compute__do_container_start"):
-            start_in_runtime(deps, row)
-    except exc.BerthError as err:
-        LOG.warning("start failed: %s", err.msg)
+    def attempt(retry: bool) -> None:
+        row = containers.find_by_uuid(deps.db, uuid)
+        if row is None:
+            return
+        try:
+            with common.recorded(deps, ctx, uuid, "compute__do_container_start"):
+                start_in_runtime(deps, row, retaking=retry)
+        except exc.BerthError as err:
+            LOG.warning("start failed: %s", err.msg)
+
+    outage.ride_out(deps, uuid, "start", attempt)
 
 
 def stop_container(deps: AgentDeps, ctx: RequestContext, uuid: str, timeout: int | None) -> None:
-    row = containers.find_by_uuid(deps.db, uuid)
-    if row is None:
-        return
-    try:
-        with common.recorded(deps, ctx, uuid, "compute__do_container_stop"):
-            container_id = _require_created(row)
-            with common.task(deps, uuid, TaskState.CONTAINER_STOPPING):
-                try:
-                    deps.runtime.stop(container_id, timeout)
-                    inspect_began = deps.last_inspected.now()
-                    seen = deps.runtime.inspect(container_id)
-                except rt.RuntimeNotFound as err:
-                    vanished(deps, row)
-                    raise exc.Conflict(err.msg) from err
-                common.apply_runtime_state(deps, row, seen, force=True,
-                                           extra=unplug_quietly(deps, row, seen),
-                                           inspected=inspect_began)
-        LOG.info("stopped")
-    except exc.BerthError as err:
-        # Zun leaves the status as it was when a stop fails; the action says Error.
-        LOG.warning("stop failed: %s", err.msg)
+    def attempt(retry: bool) -> None:
+        row = containers.find_by_uuid(deps.db, uuid)
+        if row is None:
+            return
+        try:
+            with common.recorded(deps, ctx, uuid, "compute__do_container_stop"):
+                container_id = _require_created(row)
+                with common.task(deps, uuid, TaskState.CONTAINER_STOPPING, retaking=retry):
+                    try:
+                        deps.runtime.stop(container_id, timeout)
+                        inspect_began = deps.last_inspected.now()
+                        seen = deps.runtime.inspect(container_id)
+                    except rt.RuntimeNotFound as err:
+                        vanished(deps, row)
+                        raise exc.Conflict(err.msg) from err
+                    common.apply_runtime_state(deps, row, seen, force=True,
+                                               extra=unplug_quietly(deps, row, seen),
+                                               inspected=inspect_began)
+            LOG.info("stopped")
+        except exc.BerthError as err:
+            # Zun leaves the status as it was when a stop fails; the action says Error.
+            LOG.warning("stop failed: %s", err.msg)
+
+    outage.ride_out(deps, uuid, "stop", attempt)
 
 
 def refresh(deps: AgentDeps, uuid: str) -> Container:

@@ -26,13 +26,14 @@ from typing import Any
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute.deps import AgentDeps
-from berth.compute.flows import common
+from berth.compute.flows import common, outage
 from berth.compute.flows.create import (
     allocate,
     attach_volumes,
     build_spec,
     pull_image,
     release_allocation,
+    remove_left_by_create,
 )
 from berth.compute.flows.lifecycle import start_in_runtime, unplug_quietly
 from berth.compute.states import VALID_STATES, Status, TaskState
@@ -60,12 +61,38 @@ def rebuild_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool
     ``expected_status`` (at most ``REBUILD_FROM``) and, when given, the Docker
     container ``expected_container_id``; otherwise nothing is done and the action
     ends in Error. Returns whether the rebuild began."""
+    began: list[bool] = []
+
+    def attempt(retry: bool) -> None:
+        began.append(_attempt(deps, ctx, uuid, run, expected_status, expected_container_id,
+                              retry))
+
+    outage.ride_out(deps, uuid, "rebuild", attempt,
+                    undo=lambda: _undo_cut_short(deps, uuid), container_id=None)
+    return any(began)
+
+
+#: The tasks a rebuild sets: a retry after an outage takes them back from itself.
+_OWN_TASKS = (None, TaskState.CONTAINER_REBUILDING.value, TaskState.CONTAINER_STARTING.value)
+
+
+def _undo_cut_short(deps: AgentDeps, uuid: str) -> None:
+    """What a rebuild cut short by the database may have left: a Docker container
+    (the old one, or a new one no row names yet) and an allocation."""
+    remove_left_by_create(deps, uuid)
+    release_allocation(deps, uuid)
+
+
+def _attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
+             expected_status: Any, expected_container_id: Any, retry: bool) -> bool:
     allowed = REBUILD_FROM & ({expected_status} if isinstance(expected_status, str)
                               else set(expected_status))
     try:
         row, event_id = common.begin_task(
             deps, ctx, uuid, TaskState.CONTAINER_REBUILDING, "compute__do_container_rebuild",
-            expected_status=sorted(allowed), expected_container_id=expected_container_id)
+            expected_status=sorted(allowed),
+            expected_container_id=containers.ANY if retry else expected_container_id,
+            expected_task_state=_OWN_TASKS if retry else None)
     except exc.ContainerNotFound:
         LOG.info("not rebuilding: the container was deleted")
         return False
@@ -74,6 +101,8 @@ def rebuild_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool
                     "was asked for (%s)", err.msg)
         actions.action_finish(deps.db, uuid, ctx.request_id, error=True)
         return False
+    if retry:     # still ours: start again from no Docker container
+        _undo_cut_short(deps, uuid)
     LOG.info("rebuilding from image %s (run=%s)", row.image, run)
     try:
         with (common.recorded(deps, ctx, uuid, "compute__do_container_rebuild",
@@ -90,7 +119,7 @@ def rebuild_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool
         return True
     try:
         with common.recorded(deps, ctx, uuid, "compute__do_container_start"):
-            start_in_runtime(deps, row)
+            start_in_runtime(deps, row, retaking=retry)
     except exc.BerthError as err:
         LOG.warning("start after rebuild failed: %s", err.msg)
     return True

@@ -25,8 +25,11 @@ class ActionsMixin:
 
     def restart(self, container_id: str, timeout: int | None = None) -> None:
         """``docker restart`` (``t`` = ``timeout``, the engine's 10 s when None)."""
+        # The SDK adds ``timeout`` to its connection time-out: None is a TypeError, so
+        # a reboot without ?timeout= never reached the engine. Leave it to the SDK's.
+        kwargs = {} if timeout is None else {"timeout": timeout}
         with translate_errors():
-            self._api().restart(container_id, timeout=timeout)
+            self._api().restart(container_id, **kwargs)
 
     def pause(self, container_id: str) -> None:
         """``docker pause``; RuntimeConflict when not running or already paused."""

@@ -137,6 +137,20 @@ def test_start_of_running_and_stop_of_stopped_are_noops(
     assert state.exit_code == 137, "sh as PID 1 ignores SIGTERM, so the stop had to SIGKILL"
 
 
+def test_restart_without_a_timeout_uses_the_engines(runtime: DockerRuntime,
+                                                   make_spec: MakeSpec) -> None:
+    """A reboot without ?timeout= passed None to the SDK, which adds it to its own
+    connection time-out: a TypeError, and the row stayed Restarting."""
+    loop = "trap 'exit 0' TERM; while true; do sleep 1; done"
+    cid = runtime.create(make_spec(command=("sh", "-c", loop)))
+    runtime.start(cid)
+    first = runtime.inspect(cid).state
+    runtime.restart(cid)
+    state = runtime.inspect(cid).state
+    assert first is not None and state is not None
+    assert state.status is RunState.RUNNING and state.pid != first.pid
+
+
 def test_delete_of_missing_container_is_noop(runtime: DockerRuntime, make_spec: MakeSpec) -> None:
     runtime.delete(f"zun-{uuid.uuid4()}")
     cid = runtime.create(make_spec())
