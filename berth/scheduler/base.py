@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -115,6 +116,11 @@ class Scheduler(Protocol):
         (``node_claim.NodeFilledMeanwhile``), or, with ``best``, when what was placed
         there meanwhile makes another candidate the better choice
         (``node_claim.NodeNoLongerBest``)."""
+
+    def holding(self, selection: Selection, spec: RequestSpec
+                ) -> AbstractContextManager[None]:
+        """Count a container of ``spec`` on ``selection``'s node in this scheduler's
+        next choices while the caller places it there (its row not yet written)."""
 
     def placed(self, selection: Selection, spec: RequestSpec) -> None:
         """The row placing a container of ``spec`` on ``selection``'s node was written."""

@@ -1,12 +1,20 @@
 """The filter scheduler: every node that passes every enabled filter is a candidate;
 the enabled weighers rank the candidates (``berth.scheduler.weighers``: by default
 the node with the most free memory and cpu wins, so that containers spread over the
-nodes; negative multipliers pack them instead)."""
+nodes; negative multipliers pack them instead).
+
+Nodes of equal weight are ranked by name (``weighers.weigh``); with ``rng``, as
+``berth-api`` builds it, the best of equal weight is chosen at random instead: API
+processes scheduling from the same view would otherwise all choose the same node,
+one after the other (a uniform fleet is all ties), and all but one be refused under
+its lock (``node_claim``) and schedule again."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+import random
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from sqlalchemy import Connection
 
@@ -31,8 +39,9 @@ class FilterScheduler:
     the room checks read and what this process placed."""
 
     def __init__(self, hosts: Callable[[], Sequence[HostState]], filters: Sequence[Filter],
-                 weighers: Sequence[Weigher] = ()) -> None:
+                 weighers: Sequence[Weigher] = (), rng: random.Random | None = None) -> None:
         self._hosts = hosts
+        self._rng = rng
         self._cache = hosts if isinstance(hosts, HostStateCache) else None
         self._filters = list(filters)
         self._weighers = list(weighers)
@@ -79,6 +88,20 @@ class FilterScheduler:
         if self._cache is not None and host is not None:
             self._cache.learn(host)
 
+    @contextmanager
+    def holding(self, selection: Selection, spec: RequestSpec) -> Iterator[None]:
+        """While the caller places a container of ``spec`` on ``selection``'s node,
+        this process's next choices count it there (``HostStateCache.hold``), so that
+        concurrent requests spread instead of all choosing that node."""
+        if self._cache is None:
+            yield
+            return
+        self._cache.hold(selection.host, spec)
+        try:
+            yield
+        finally:
+            self._cache.release(selection.host, spec)
+
     def placed(self, selection: Selection, spec: RequestSpec) -> None:
         """The row placing a container of ``spec`` on ``selection``'s node is committed."""
         if self._cache is not None:
@@ -108,6 +131,17 @@ class FilterScheduler:
             self._cache.invalidate()
             return self._select(spec, exclude)
 
+    def _tie_broken(self, ranked: list[tuple[float, HostState]]
+                    ) -> list[tuple[float, HostState]]:
+        """``ranked`` with one of the hosts tied with the best (at random) first."""
+        assert self._rng is not None
+        top = ranked[0][0]
+        tied = next((i for i, (w, _) in enumerate(ranked) if w < top - 1e-9), len(ranked))
+        if tied < 2:
+            return ranked
+        pick = self._rng.randrange(tied)
+        return [ranked[pick], *ranked[:pick], *ranked[pick + 1:]]
+
     def _select(self, spec: RequestSpec, exclude: frozenset[str]) -> Selection:
         view = self._cache.generation if self._cache is not None else -1
         hosts = list(self._hosts())
@@ -136,6 +170,8 @@ class FilterScheduler:
             LOG.info("no node fits cpu=%g memory=%d MiB: %s", spec.cpu, spec.memory_mib, detail)
             raise exc.NoValidHost(f"There are not enough hosts available. {detail}")
         ranked = weighing.weigh(candidates, spec, self._weighers)
+        if self._rng is not None and len(ranked) > 1:
+            ranked = self._tie_broken(ranked)
         best = ranked[0][1]
         if len(ranked) > 1:
             LOG.debug("weighed %s; chose %s", ", ".join(f"{h.hostname}={w:.3f}"

@@ -286,3 +286,19 @@ def test_a_node_without_a_recent_heartbeat_is_down(db: Database) -> None:
     with pytest.raises(exc.NoValidHost) as info:
         FilterScheduler(lambda: list(states.values()), ALL_FILTERS).select_destination(spec())
     assert "compute agent is down" in info.value.msg
+
+
+def test_with_a_random_source_the_best_of_equal_weight_is_chosen_at_random() -> None:
+    import random
+
+    tied = [host("a", mem_used=1000), host("b", mem_used=1000), host("c", mem_used=1000),
+            host("d", mem_used=2000)]
+    sched = FilterScheduler(lambda: tied, ALL_FILTERS, SPREAD, rng=random.Random(7))
+    chosen = [sched.select_destination(spec()) for _ in range(60)]
+    assert {c.host for c in chosen} == {"a", "b", "c"}          # never the fuller d
+    for c in chosen:       # the others stay ranked behind it, d last
+        assert sorted(h.hostname for h in c.alternatives) == sorted({"a", "b", "c", "d"}
+                                                                    - {c.host})
+        assert c.alternatives[-1].hostname == "d"
+    # without one: by name, as before
+    assert scheduler(tied).select_destination(spec()).host == "a"
