@@ -78,7 +78,9 @@ class Selection:
     limits: dict[str, object] = field(default_factory=dict)
     #: The node as the scheduler saw it when it chose it (None: not known).
     state: HostState | None = field(default=None, compare=False)
-    #: The other nodes that passed the filters, as the scheduler saw them.
+    #: The best of the other nodes that passed the filters (a few: the runners-up
+    #: the choice is weighed against again under the node's lock), best first, as
+    #: the scheduler saw them.
     alternatives: tuple[HostState, ...] = field(default=(), compare=False)
     #: Which read of the nodes the choice was made on (``HostStateCache.generation``).
     view: int = field(default=-1, compare=False)

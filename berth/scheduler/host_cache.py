@@ -80,16 +80,15 @@ class HostStateCache:
         """The nodes with what is held on them added (the caller holds ``_lock``)."""
         if not self._holds:
             return list(self._hosts.values())
-        out = []
-        for name, h in self._hosts.items():
-            held = self._holds.get(name)
-            if held is not None:
-                h = replace(h, cpu_used=h.cpu_used + held[0],
-                            memory_used_mib=h.memory_used_mib + held[1],
-                            vcpus_used=h.vcpus_used + held[2],
-                            disk_used_gb=h.disk_used_gb + held[3])
-            out.append(h)
-        return out
+        out = dict(self._hosts)
+        for name, held in self._holds.items():
+            h = out.get(name)
+            if h is not None:
+                out[name] = replace(h, cpu_used=h.cpu_used + held[0],
+                                    memory_used_mib=h.memory_used_mib + held[1],
+                                    vcpus_used=h.vcpus_used + held[2],
+                                    disk_used_gb=h.disk_used_gb + held[3])
+        return list(out.values())
 
     def hold(self, hostname: str, spec: RequestSpec) -> None:
         """A request of this process is placing a container of ``spec`` on

@@ -302,3 +302,17 @@ def test_with_a_random_source_the_best_of_equal_weight_is_chosen_at_random() -> 
         assert c.alternatives[-1].hostname == "d"
     # without one: by name, as before
     assert scheduler(tied).select_destination(spec()).host == "a"
+
+
+def test_a_selection_carries_the_best_runners_up_best_first_not_the_whole_fleet() -> None:
+    from berth.scheduler.filter_scheduler import RUNNERS_UP_CHECKED
+
+    hosts = [host(f"n{i:02d}", mem_used=100 * (i // 2)) for i in range(30)]  # pairs tie
+    chosen = scheduler(hosts).select_destination(spec())
+    assert chosen.host == "n00"
+    assert [h.hostname for h in chosen.alternatives] == [
+        f"n{i:02d}" for i in range(1, RUNNERS_UP_CHECKED + 1)]
+    full = [host(f"f{i}", mem_used=4096) for i in range(3)]
+    with pytest.raises(exc.NoValidHost, match=r"f0 \(ResourceFilter: memory 512 MiB > free "
+                                              r"0 MiB\); f1 \(ResourceFilter"):
+        scheduler(full).select_destination(spec())
