@@ -6,6 +6,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+import random
 import socket
 import sys
 from collections.abc import Sequence
@@ -277,7 +278,8 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
         filters.by_name(list(conf.scheduler.enabled_filters), conf.default_schedule_zone),
         weighers.by_name(list(conf.scheduler.enabled_weighers), {
             "RAMWeigher": conf.scheduler.ram_weight_multiplier,
-            "CPUWeigher": conf.scheduler.cpu_weight_multiplier}))
+            "CPUWeigher": conf.scheduler.cpu_weight_multiplier}),
+        rng=random.Random())
     up_hosts = nodes.UpHosts(db, down_time)
     compute = ComputeAPI(transport, up_hosts, call_timeout=conf.compute.rpc_call_timeout)
     return ApiState(db=db, compute=compute, scheduler=scheduler, settings=settings,

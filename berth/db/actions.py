@@ -67,6 +67,10 @@ _FINISH_EVENT = (
     update(_EVENTS).where(_EVENTS.c.id == bindparam("event_id"))
     .values(finish_time=bindparam("at"), result=bindparam("outcome"),
             traceback=bindparam("trace")))
+#: The same, answering the event's action in the one round trip, where the database
+#: can (PostgreSQL, SQLite: UPDATE ... RETURNING; MariaDB cannot): each create with
+#: run finishes two events this way (bench P15).
+_FINISH_EVENT_OF_ACTION = _FINISH_EVENT.returning(_EVENTS.c.action_id)
 _INSERT_EVENT = insert(_EVENTS).values(event=bindparam("name"), action_id=bindparam("of"),
                                        start_time=bindparam("at"))
 #: Finishing an action, for success and for error: the columns ``_finished`` writes.
@@ -133,11 +137,16 @@ def event_finish(db: Database, event_id: int | None, error: bool, traceback: str
         of_event: int | None = None
         if event_id is not None:
             conn = s.connection()
-            conn.execute(_FINISH_EVENT, {"event_id": event_id, "at": utcnow(),
-                                         "outcome": "Error" if error else "Success",
-                                         "trace": traceback})
-            if action_of is not None or then is not None:
-                found = conn.execute(_ACTION_OF_EVENT, {"event_id": event_id}).scalar()
+            values = {"event_id": event_id, "at": utcnow(),
+                      "outcome": "Error" if error else "Success", "trace": traceback}
+            if action_of is None and then is None:
+                conn.execute(_FINISH_EVENT, values)
+            else:
+                if conn.dialect.update_returning:
+                    found = conn.execute(_FINISH_EVENT_OF_ACTION, values).scalar()
+                else:
+                    conn.execute(_FINISH_EVENT, values)
+                    found = conn.execute(_ACTION_OF_EVENT, {"event_id": event_id}).scalar()
                 of_event = None if found is None else int(found)
         if action_of is not None:
             action_id = of_event if of_event is not None else _action_id(s, *action_of)

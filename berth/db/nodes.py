@@ -10,7 +10,7 @@ import uuid as uuidlib
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Connection, Select, bindparam, select, update
+from sqlalchemy import Connection, Select, bindparam, func, select, update
 
 from berth.common import exceptions as exc
 from berth.db.engine import Database
@@ -114,9 +114,38 @@ def report_service_up(db: Database, host: str, binary: str,
         return row
 
 
+def beat(db: Database, host: str, binary: str, availability_zone: str | None) -> None:
+    """``report_service_up`` without reading the row first: one UPDATE (the row
+    created by ``report_service_up`` when there is none yet). Every agent beats
+    every 10 s; the read and the ORM object were most of a beat's cost (bench P15:
+    200 idle agents)."""
+    values: dict[str, Any] = {"last_seen_up": utcnow(),
+                              "report_count": func.coalesce(ZunService.report_count, 0) + 1}
+    if availability_zone:
+        values["availability_zone"] = availability_zone
+    with db.write_connection() as conn:
+        done = conn.execute(update(ZunService).where(
+            ZunService.host == host, ZunService.binary == binary).values(values))
+    if done.rowcount == 0:
+        report_service_up(db, host, binary, availability_zone)
+
+
 def list_services(db: Database, binary: str | None = None) -> list[ZunService]:
     with db.reader() as s:
         return list(s.scalars(services_stmt(binary)).all())
+
+
+def service_disabled(db: Database, host: str, binary: str) -> bool:
+    """Whether ``host``'s ``binary`` service is disabled (False when it has no row).
+    One row: every agent asks for its own at every inventory report, and reading
+    every service there made the fleet's reads grow with the square of its nodes."""
+    with db.connection() as conn:
+        return bool(conn.execute(_SERVICE_DISABLED, {"host": host, "binary": binary})
+                    .scalar())
+
+
+_SERVICE_DISABLED = select(ZunService.disabled).where(
+    ZunService.host == bindparam("host"), ZunService.binary == bindparam("binary")).limit(1)
 
 
 def services_stmt(binary: str | None = None) -> Select[ZunService]:

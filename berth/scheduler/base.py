@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -77,7 +78,9 @@ class Selection:
     limits: dict[str, object] = field(default_factory=dict)
     #: The node as the scheduler saw it when it chose it (None: not known).
     state: HostState | None = field(default=None, compare=False)
-    #: The other nodes that passed the filters, as the scheduler saw them.
+    #: The best of the other nodes that passed the filters (a few: the runners-up
+    #: the choice is weighed against again under the node's lock), best first, as
+    #: the scheduler saw them.
     alternatives: tuple[HostState, ...] = field(default=(), compare=False)
     #: Which read of the nodes the choice was made on (``HostStateCache.generation``).
     view: int = field(default=-1, compare=False)
@@ -115,6 +118,11 @@ class Scheduler(Protocol):
         (``node_claim.NodeFilledMeanwhile``), or, with ``best``, when what was placed
         there meanwhile makes another candidate the better choice
         (``node_claim.NodeNoLongerBest``)."""
+
+    def holding(self, selection: Selection, spec: RequestSpec
+                ) -> AbstractContextManager[None]:
+        """Count a container of ``spec`` on ``selection``'s node in this scheduler's
+        next choices while the caller places it there (its row not yet written)."""
 
     def placed(self, selection: Selection, spec: RequestSpec) -> None:
         """The row placing a container of ``spec`` on ``selection``'s node was written."""

@@ -1,12 +1,21 @@
 """The filter scheduler: every node that passes every enabled filter is a candidate;
 the enabled weighers rank the candidates (``berth.scheduler.weighers``: by default
 the node with the most free memory and cpu wins, so that containers spread over the
-nodes; negative multipliers pack them instead)."""
+nodes; negative multipliers pack them instead).
+
+Of the nodes of equal weight the first by name is chosen; with ``rng``, as
+``berth-api`` builds it, one of them at random instead: API
+processes scheduling from the same view would otherwise all choose the same node,
+one after the other (a uniform fleet is all ties), and all but one be refused under
+its lock (``node_claim``) and schedule again."""
 
 from __future__ import annotations
 
+import heapq
 import logging
-from collections.abc import Callable, Sequence
+import random
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from sqlalchemy import Connection
 
@@ -24,6 +33,8 @@ LOG = logging.getLogger(__name__)
 #: a burst off a node others just filled, without weighing the whole fleet (and
 #: reading its usage) while the lock is held (bench P15: 1,000 nodes).
 RUNNERS_UP_CHECKED = 8
+#: The runners-up a Selection carries (``Selection.alternatives``).
+ALTERNATIVES = RUNNERS_UP_CHECKED
 
 
 class FilterScheduler:
@@ -31,8 +42,9 @@ class FilterScheduler:
     the room checks read and what this process placed."""
 
     def __init__(self, hosts: Callable[[], Sequence[HostState]], filters: Sequence[Filter],
-                 weighers: Sequence[Weigher] = ()) -> None:
+                 weighers: Sequence[Weigher] = (), rng: random.Random | None = None) -> None:
         self._hosts = hosts
+        self._rng = rng
         self._cache = hosts if isinstance(hosts, HostStateCache) else None
         self._filters = list(filters)
         self._weighers = list(weighers)
@@ -79,6 +91,20 @@ class FilterScheduler:
         if self._cache is not None and host is not None:
             self._cache.learn(host)
 
+    @contextmanager
+    def holding(self, selection: Selection, spec: RequestSpec) -> Iterator[None]:
+        """While the caller places a container of ``spec`` on ``selection``'s node,
+        this process's next choices count it there (``HostStateCache.hold``), so that
+        concurrent requests spread instead of all choosing that node."""
+        if self._cache is None:
+            yield
+            return
+        self._cache.hold(selection.host, spec)
+        try:
+            yield
+        finally:
+            self._cache.release(selection.host, spec)
+
     def placed(self, selection: Selection, spec: RequestSpec) -> None:
         """The row placing a container of ``spec`` on ``selection``'s node is committed."""
         if self._cache is not None:
@@ -119,26 +145,42 @@ class FilterScheduler:
             raise exc.NoValidHost(
                 "There are not enough hosts available: no compute node has registered. "
                 "Start berth-compute (or berth serve) on a node.")
-        refused: list[str] = []
+        # This loop and the weighing run for every create over every node (bench
+        # P15: 1,000 nodes), so they are kept plain: no generator per node, refusals
+        # formatted only when the request fails, no full sort of the candidates.
+        refused: list[tuple[str, str]] = []
         candidates: list[HostState] = []
+        checks = [(f.name, f.passes) for f in self._filters]
         for host in hosts:
             if host.hostname in exclude:
-                refused.append(f"{host.hostname} (filled by other requests meanwhile)")
+                refused.append((host.hostname, "filled by other requests meanwhile"))
                 continue
-            why = next((f"{f.name}: {r}" for f in self._filters
-                        if (r := f.passes(host, spec)) is not None), None)
-            if why is None:
-                candidates.append(host)
+            for name, passes in checks:
+                why = passes(host, spec)
+                if why is not None:
+                    refused.append((host.hostname, f"{name}: {why}"))
+                    break
             else:
-                refused.append(f"{host.hostname} ({why})")
+                candidates.append(host)
         if not candidates:
-            detail = "; ".join(refused)
+            detail = "; ".join(f"{name} ({why})" for name, why in refused)
             LOG.info("no node fits cpu=%g memory=%d MiB: %s", spec.cpu, spec.memory_mib, detail)
             raise exc.NoValidHost(f"There are not enough hosts available. {detail}")
-        ranked = weighing.weigh(candidates, spec, self._weighers)
-        best = ranked[0][1]
-        if len(ranked) > 1:
-            LOG.debug("weighed %s; chose %s", ", ".join(f"{h.hostname}={w:.3f}"
-                                                        for w, h in ranked), best.hostname)
+        totals = weighing.weights(candidates, spec, self._weighers)
+        top = max(totals)
+        tied = [i for i, w in enumerate(totals) if w >= top - 1e-9]
+        if self._rng is not None:
+            best_at = tied[self._rng.randrange(len(tied))] if len(tied) > 1 else tied[0]
+        else:
+            best_at = min(tied, key=lambda i: candidates[i].hostname)
+        best = candidates[best_at]
+        # The runners-up the room check weighs the choice against, best first.
+        others = heapq.nsmallest(
+            ALTERNATIVES, (i for i in range(len(candidates)) if i != best_at),
+            key=lambda i: (-totals[i], candidates[i].hostname))
+        if others and LOG.isEnabledFor(logging.DEBUG):
+            LOG.debug("weighed %d nodes; chose %s=%.3f over %s", len(candidates),
+                      best.hostname, totals[best_at],
+                      ", ".join(f"{candidates[i].hostname}={totals[i]:.3f}" for i in others))
         return Selection(host=best.hostname, state=best,
-                         alternatives=tuple(h for _, h in ranked[1:]), view=view)
+                         alternatives=tuple(candidates[i] for i in others), view=view)

@@ -46,19 +46,23 @@ def insert_placed(state: ApiState, spec: RequestSpec, selection: Selection, firs
     checked: set[str] = set()
     reweighs = 0
     while True:
-        if check_host is not None and selection.host not in checked:
-            check_host(selection.host)
-            checked.add(selection.host)
-        node_check = state.scheduler.room_check(selection, spec,
-                                                best=reweighs < MAX_REWEIGHS)
-
-        def guard(conn: Connection, node_check: Guard = node_check) -> None:
-            first(conn)
-            node_check(conn)
-
         try:
-            placed = insert(selection.host, guard)
-            state.scheduler.placed(selection, spec)
+            # Counted in this process's choices while in flight (from its choice to
+            # its commit): concurrent requests choose other nodes instead of queueing
+            # on this one's lock to be refused there.
+            with state.scheduler.holding(selection, spec):
+                if check_host is not None and selection.host not in checked:
+                    check_host(selection.host)
+                    checked.add(selection.host)
+                node_check = state.scheduler.room_check(selection, spec,
+                                                        best=reweighs < MAX_REWEIGHS)
+
+                def guard(conn: Connection, node_check: Guard = node_check) -> None:
+                    first(conn)
+                    node_check(conn)
+
+                placed = insert(selection.host, guard)
+                state.scheduler.placed(selection, spec)
             return selection, placed
         except NodeFilledMeanwhile as err:
             full.add(err.host)

@@ -7,4 +7,4 @@ from berth.db.engine import Database
 
 
 def update_zun_service(db: Database, host: str, availability_zone: str | None) -> None:
-    nodes.report_service_up(db, host, nodes.COMPUTE_BINARY, availability_zone)
+    nodes.beat(db, host, nodes.COMPUTE_BINARY, availability_zone)

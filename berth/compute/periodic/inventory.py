@@ -92,8 +92,7 @@ def report_to_placement(db: Database, placement: Placement, rp_uuid: str,
     its zun-compute service is disabled) to Placement; writes only what changed. A
     Placement failure is logged, not raised: the compute_node row is already right
     and the next run tries again."""
-    disabled = any(s.disabled for s in nodes.list_services(db, nodes.COMPUTE_BINARY)
-                   if s.host == settings.host)
+    disabled = nodes.service_disabled(db, settings.host, nodes.COMPUTE_BINARY)
     inventories = node_inventories(
         int(values["cpus"] or 0), int(values["mem_total"] or 0), int(values["disk_total"] or 0),
         settings.reservations)

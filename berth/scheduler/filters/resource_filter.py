@@ -15,9 +15,10 @@ class ResourceFilter:
     name = "ResourceFilter"
 
     def passes(self, host: HostState, spec: RequestSpec) -> str | None:
-        short = [why for why in (_cpu(host, spec), _memory(host, spec), _disk(host, spec))
-                 if why]
-        return "; ".join(short) or None
+        cpu, memory, disk = _cpu(host, spec), _memory(host, spec), _disk(host, spec)
+        if cpu is None and memory is None and disk is None:
+            return None         # the common case, once per node and create: no list
+        return "; ".join(why for why in (cpu, memory, disk) if why) or None
 
 
 def _cpu(host: HostState, spec: RequestSpec) -> str | None:

@@ -43,16 +43,24 @@ def _scaled(values: Sequence[float]) -> list[float]:
     return [v / top for v in values]
 
 
-def weigh(hosts: Sequence[HostState], spec: RequestSpec, weighers: Sequence[Weigher]
-          ) -> list[tuple[float, HostState]]:
-    """``(weight, host)`` for every host, best first (equal weights: by host name, so
-    that the choice does not depend on the order the nodes were read in)."""
+def weights(hosts: Sequence[HostState], spec: RequestSpec, weighers: Sequence[Weigher]
+            ) -> list[float]:
+    """Each host's weight, in the order of ``hosts``."""
     totals = [0.0] * len(hosts)
     for weigher in weighers:
         if not weigher.multiplier:
             continue
         scores = _scaled([weigher.score(h, spec) for h in hosts])
-        totals = [t + weigher.multiplier * s for t, s in zip(totals, scores, strict=True)]
+        m = weigher.multiplier
+        totals = [t + m * s for t, s in zip(totals, scores, strict=True)]
+    return totals
+
+
+def weigh(hosts: Sequence[HostState], spec: RequestSpec, weighers: Sequence[Weigher]
+          ) -> list[tuple[float, HostState]]:
+    """``(weight, host)`` for every host, best first (equal weights: by host name, so
+    that the choice does not depend on the order the nodes were read in)."""
+    totals = weights(hosts, spec, weighers)
     ranked = sorted(zip(totals, hosts, strict=True), key=lambda th: th[1].hostname)
     ranked.sort(key=lambda th: th[0], reverse=True)
     return ranked

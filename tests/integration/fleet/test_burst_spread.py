@@ -10,6 +10,7 @@ those (no node gets more than 40%) and checks that none is left out or overcommi
 
 from __future__ import annotations
 
+import random
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -25,6 +26,7 @@ from berth.placement.requests import NodeReservations
 from berth.scheduler import filters, weighers
 from berth.scheduler.base import RequestSpec
 from berth.scheduler.filter_scheduler import FilterScheduler
+from berth.scheduler.host_cache import HostStateCache
 from berth.scheduler.host_state import load_host_states
 
 pytestmark = pytest.mark.integration
@@ -48,15 +50,25 @@ def dbs(request: pytest.FixtureRequest, rabbit_services: None,
                 db.dispose()
 
 
+@pytest.mark.parametrize("as_berth_api", (False, True),
+                         ids=("reading-every-time", "cached-view-random-ties"))
 def test_a_concurrent_burst_from_three_api_processes_spreads_over_the_nodes(
-        dbs: list[Database]) -> None:
+        dbs: list[Database], as_berth_api: bool) -> None:
+    """``as_berth_api``: each scheduler as berth-api builds it (``build_api_state``):
+    a view read once a second that counts the placements in flight, ties broken at
+    random."""
     for name in NODES:
         nodes.upsert_compute_node(dbs[0], name, {"cpus": 64, "mem_total": 16384})
         nodes.report_service_up(dbs[0], name, nodes.COMPUTE_BINARY, None)
+
+    def hosts_of(db: Database) -> Any:
+        read = lambda: load_host_states(db, ROOM, 60, "nova")
+        return HostStateCache(read, 1.0) if as_berth_api else read
+
     apis = [SimpleNamespace(db=db, scheduler=FilterScheduler(
-        lambda db=db: load_host_states(db, ROOM, 60, "nova"),
-        filters.by_name(["ComputeFilter", "ResourceFilter"]),
-        weighers.by_name(["RAMWeigher", "CPUWeigher"], {}))) for db in dbs]
+        hosts_of(db), filters.by_name(["ComputeFilter", "ResourceFilter"]),
+        weighers.by_name(["RAMWeigher", "CPUWeigher"], {}),
+        rng=random.Random(i) if as_berth_api else None)) for i, db in enumerate(dbs)]
     barrier = threading.Barrier(BURST)
     chosen: list[str] = []
     lock = threading.Lock()

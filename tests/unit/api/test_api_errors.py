@@ -4,6 +4,7 @@ SQLite database. No Docker: the scheduler either refuses (NoValidHost) or picks
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import uuid as uuidlib
 from collections.abc import Callable, Iterator
@@ -47,6 +48,10 @@ class Scheduler:
     def room_check(self, selection: Selection, spec: RequestSpec, *, best: bool = True
                    ) -> Callable[[Any], None]:
         return lambda conn: None
+
+    def holding(self, selection: Selection, spec: RequestSpec
+                ) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
 
     def placed(self, selection: Selection, spec: RequestSpec) -> None:
         return None

@@ -73,3 +73,46 @@ def test_a_node_refused_by_the_check_after_a_reschedule_gets_no_row(
     with pytest.raises(exc.ImageNotFound, match="host n2"):
         place(db, stale, only_n1_has_it)
     assert containers.list_by_host(db, "n2") == []
+
+
+def test_a_placement_is_counted_by_the_scheduler_while_it_is_written(
+        db: Database) -> None:
+    from berth.scheduler.host_cache import HostStateCache
+
+    for name in ("n1", "n2"):
+        nodes.upsert_compute_node(db, name, {"cpus": 4, "mem_total": 4096})
+        nodes.report_service_up(db, name, nodes.COMPUTE_BINARY, None)
+    cache = HostStateCache(lambda: load_host_states(db, NO_RESERVATION, 60, "nova"), 60.0)
+    sched = FilterScheduler(cache, filters.by_name(["ResourceFilter"]),
+                            weighers.by_name(["RAMWeigher"], {}))
+    state = SimpleNamespace(scheduler=sched)
+    cache()                                # the view read before the first choice
+    seen_meanwhile: list[str] = []
+
+    def insert(host: str, guard: placing.Guard) -> Any:
+        # another request of this process choosing now does not take the same node
+        seen_meanwhile.append(sched.select_destination(SPEC).host)
+        return containers.create(db, {"host": host, "status": "Creating", "cpu": 0.5,
+                                      "memory": "1536"}, guard=guard)
+
+    selection, _ = placing.insert_placed(state, SPEC, sched.select_destination(SPEC),
+                                         no_quota, insert)
+    assert seen_meanwhile == ["n2"] and selection.host == "n1"
+    # committed: counted once (placed), the hold released
+    assert {h.hostname: h.memory_used_mib for h in cache()} == {"n1": 1536, "n2": 0}
+
+
+def test_a_refused_placement_is_counted_no_more(db: Database, stale: Any) -> None:
+    from berth.scheduler.host_cache import HostStateCache
+
+    cache = HostStateCache(lambda: load_host_states(db, NO_RESERVATION, 60, "nova"), 60.0)
+    sched = FilterScheduler(cache, filters.by_name(["ResourceFilter"]),
+                            weighers.by_name(["RAMWeigher"], {}))
+
+    def insert(host: str, guard: placing.Guard) -> Any:
+        raise exc.ImageNotFound("no")
+
+    with pytest.raises(exc.ImageNotFound):
+        placing.insert_placed(SimpleNamespace(scheduler=sched), SPEC,
+                              sched.select_destination(SPEC), no_quota, insert)
+    assert all(h.memory_used_mib == 0 for h in cache())

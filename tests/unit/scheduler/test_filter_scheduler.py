@@ -286,3 +286,33 @@ def test_a_node_without_a_recent_heartbeat_is_down(db: Database) -> None:
     with pytest.raises(exc.NoValidHost) as info:
         FilterScheduler(lambda: list(states.values()), ALL_FILTERS).select_destination(spec())
     assert "compute agent is down" in info.value.msg
+
+
+def test_with_a_random_source_the_best_of_equal_weight_is_chosen_at_random() -> None:
+    import random
+
+    tied = [host("a", mem_used=1000), host("b", mem_used=1000), host("c", mem_used=1000),
+            host("d", mem_used=2000)]
+    sched = FilterScheduler(lambda: tied, ALL_FILTERS, SPREAD, rng=random.Random(7))
+    chosen = [sched.select_destination(spec()) for _ in range(60)]
+    assert {c.host for c in chosen} == {"a", "b", "c"}          # never the fuller d
+    for c in chosen:       # the others stay ranked behind it, d last
+        assert sorted(h.hostname for h in c.alternatives) == sorted({"a", "b", "c", "d"}
+                                                                    - {c.host})
+        assert c.alternatives[-1].hostname == "d"
+    # without one: by name, as before
+    assert scheduler(tied).select_destination(spec()).host == "a"
+
+
+def test_a_selection_carries_the_best_runners_up_best_first_not_the_whole_fleet() -> None:
+    from berth.scheduler.filter_scheduler import RUNNERS_UP_CHECKED
+
+    hosts = [host(f"n{i:02d}", mem_used=100 * (i // 2)) for i in range(30)]  # pairs tie
+    chosen = scheduler(hosts).select_destination(spec())
+    assert chosen.host == "n00"
+    assert [h.hostname for h in chosen.alternatives] == [
+        f"n{i:02d}" for i in range(1, RUNNERS_UP_CHECKED + 1)]
+    full = [host(f"f{i}", mem_used=4096) for i in range(3)]
+    with pytest.raises(exc.NoValidHost, match=r"f0 \(ResourceFilter: memory 512 MiB > free "
+                                              r"0 MiB\); f1 \(ResourceFilter"):
+        scheduler(full).select_destination(spec())

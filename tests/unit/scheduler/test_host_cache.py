@@ -82,3 +82,40 @@ def test_a_refusal_is_made_on_a_fresh_read_not_on_the_cached_view() -> None:
     current[0] = node("n1")                           # enabled since, by an operator
     assert sched.select_destination(RequestSpec(cpu=0.1, memory_mib=64)).host == "n1"
     assert len(reads) == 2                            # read again before refusing
+
+
+def test_a_placement_in_flight_counts_until_released_and_then_only_if_placed() -> None:
+    cache = HostStateCache(lambda: [node("n1"), node("n2")], 1.0, Clock())
+    cache()
+    one = RequestSpec(cpu=0.5, memory_mib=256)
+    cache.hold("n1", one)
+    cache.hold("n1", one)
+    by_name = {h.hostname: h for h in cache()}
+    assert (by_name["n1"].memory_used_mib, by_name["n1"].cpu_used, by_name["n1"].vcpus_used) \
+        == (512, 1.0, 2)
+    cache.learn(node("n1", memory_used=1024))       # read under the lock: not yet in it
+    assert {h.hostname: h.memory_used_mib for h in cache()} == {"n1": 1536, "n2": 0}
+    cache.release("n1", one)                        # refused: counted no more
+    assert {h.hostname: h.memory_used_mib for h in cache()} == {"n1": 1280, "n2": 0}
+    cache.placed("n1", one, cache.generation)       # committed, then released
+    cache.release("n1", one)
+    assert {h.hostname: h.memory_used_mib for h in cache()} == {"n1": 1280, "n2": 0}
+    cache.release("n1", one)                        # a release too many is ignored
+    assert cache()[0].memory_used_mib == 1280
+
+
+def test_concurrent_requests_of_one_process_choose_different_nodes() -> None:
+    from berth.scheduler import filters, weighers
+    from berth.scheduler.filter_scheduler import FilterScheduler
+
+    cache = HostStateCache(lambda: [node("n1"), node("n2"), node("n3")], 60.0, Clock())
+    sched = FilterScheduler(cache, filters.by_name(["ResourceFilter"]),
+                            weighers.by_name(["RAMWeigher"], {}))
+    one = RequestSpec(cpu=0.5, memory_mib=256)
+    first = sched.select_destination(one)
+    with sched.holding(first, one):
+        second = sched.select_destination(one)
+        with sched.holding(second, one):
+            third = sched.select_destination(one)
+    assert sorted([first.host, second.host, third.host]) == ["n1", "n2", "n3"]
+    assert all(h.memory_used_mib == 0 for h in cache())
