@@ -27,9 +27,12 @@ trap 'bash "$ROOT/.ci/neutron-ci.sh" stop >/dev/null 2>&1 || true
 # containerd (capsule_driver = cri) after docker: its images are imported from there.
 bash "$ROOT/.ci/ci-services.sh" start docker registry rabbitmq postgres placement keystone cinder \
     containerd
-# Neutron (tests/integration/network, run with BERTH_NEUTRON_TESTS=1 for now): its own
+# Neutron (tests/integration/network; BERTH_NEUTRON_TESTS=0 leaves it out): its own
 # script, like Cinder's; needs RabbitMQ (started above) and MariaDB.
-if [ "${BERTH_NEUTRON_TESTS:-}" = 1 ]; then bash "$ROOT/.ci/neutron-ci.sh" start; fi
+if [ "${BERTH_NEUTRON_TESTS:-1}" = 1 ]; then
+    bash "$ROOT/.ci/neutron-ci.sh" start
+    export BERTH_NEUTRON_TESTS=1
+fi
 bash "$ROOT/.ci/make-test-images.sh" --push 127.0.0.1:5000 busybox
 ensure_venv test
 cd "$ROOT"

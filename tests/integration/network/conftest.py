@@ -27,14 +27,14 @@ from support.berth_proc import BerthProcess
 
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
-    """Out of the default test command for now: two of these tests failed in one of
-    two clean-clone CI runs (a Docker container gone under its own berth, an
-    admin-down port reported ACTIVE), not yet understood. Run them with
-    ``BERTH_NEUTRON_TESTS=1 scripts/test.sh tests/integration/network``."""
+    """They need the Neutron that the test command starts (``scripts/test.sh``, which
+    sets ``BERTH_NEUTRON_TESTS=1``; ``BERTH_NEUTRON_TESTS=0`` leaves Neutron out);
+    skipped when pytest runs without it."""
     if os.environ.get("BERTH_NEUTRON_TESTS") == "1":
         return
-    skip = pytest.mark.skip(reason="Neutron integration tests: set BERTH_NEUTRON_TESTS=1 "
-                                   "(README, 'Neutron'); flaky in CI, under investigation")
+    skip = pytest.mark.skip(reason="Neutron integration tests: run them through "
+                                   "scripts/test.sh, or start .ci/neutron-ci.sh and set "
+                                   "BERTH_NEUTRON_TESTS=1 (README, 'Neutron')")
     here = str(Path(__file__).parent)
     for item in items:
         if str(item.fspath).startswith(here):
