@@ -27,9 +27,10 @@ trap 'bash "$ROOT/.ci/neutron-ci.sh" stop >/dev/null 2>&1 || true
 # containerd (capsule_driver = cri) after docker: its images are imported from there.
 bash "$ROOT/.ci/ci-services.sh" start docker registry rabbitmq postgres placement keystone cinder \
     containerd
-# Neutron (tests/integration/network; BERTH_NEUTRON_TESTS=0 leaves it out): its own
-# script, like Cinder's; needs RabbitMQ (started above) and MariaDB.
-if [ "${BERTH_NEUTRON_TESTS:-1}" = 1 ]; then
+# Neutron (tests/integration/network, run with BERTH_NEUTRON_TESTS=1; out of the default
+# command while its data path flakes, README "Neutron"): its own script, like Cinder's;
+# needs RabbitMQ (started above) and MariaDB.
+if [ "${BERTH_NEUTRON_TESTS:-}" = 1 ]; then
     bash "$ROOT/.ci/neutron-ci.sh" start
     export BERTH_NEUTRON_TESTS=1
 fi

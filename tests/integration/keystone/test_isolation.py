@@ -72,8 +72,9 @@ def test_another_projects_container_is_404_by_uuid_and_name(
             for action in ("stop", "start", "reboot", "pause", "unpause", "kill", "rebuild",
                            "commit", "execute", "resize", "put_archive",
                            "network_detach"):
+                # a well-formed request (a malformed one is a 400 wherever it goes)
                 _assert_404(http.post(f"{base}/{action}", params=ACTION_PARAMS,
-                                      json={"data": "", "name": "default"}))
+                                      json={"data": "dGFy", "name": "default"}))
             for path in ("logs", "top", "stats", "attach", "get_archive",
                          "container_actions", "network_list"):
                 _assert_404(http.get(f"{base}/{path}", params={"path": "/"}))
