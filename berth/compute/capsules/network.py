@@ -33,6 +33,7 @@ from berth.cni.conflist import PORTMAP
 from berth.common import exceptions as exc
 from berth.compute import networking
 from berth.compute.deps import AgentDeps
+from berth.db import containers
 from berth.db.models import Container
 from berth.runtime import base as rt
 
@@ -129,14 +130,17 @@ def _portmap(deps: AgentDeps, row: Container, command: str,
 
 
 def release(deps: AgentDeps, row: Container) -> None:
-    """Unplug the sandbox's networks (idempotent). Failures are logged: the daemon's
-    sync pass removes an attachment whose namespace is gone."""
+    """Unplug the sandbox's networks (idempotent), then release what the driver made
+    for it (with Neutron, its ports). Failures are logged: the daemon's sync pass
+    removes an attachment whose namespace is gone."""
     if not enabled(deps, row):
         return
     assert deps.networks is not None
+    row = containers.find_by_uuid(deps.db, row.uuid) or row   # with what the plug wrote
     try:
         deps.networks.unplug(row)
     except networking.NetworkPlugFailed as err:
         LOG.warning("capsule %s: could not unplug its sandbox (%s); the daemon's sync "
                     "pass removes it", row.uuid, err.msg)
+    networking.release(deps.networks, row)     # Neutron: the ports made for it
 
