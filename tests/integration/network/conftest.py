@@ -32,9 +32,9 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     in clean-clone runs (README, "Neutron")."""
     if os.environ.get("BERTH_NEUTRON_TESTS") == "1":
         return
-    skip = pytest.mark.skip(reason="Neutron integration tests: run them through "
-                                   "scripts/test.sh, or start .ci/neutron-ci.sh and set "
-                                   "BERTH_NEUTRON_TESTS=1 (README, 'Neutron')")
+    skip = pytest.mark.skip(reason="Neutron integration tests: BERTH_NEUTRON_TESTS=1 "
+                                   "scripts/test.sh starts Neutron and runs them "
+                                   "(README, 'Neutron')")
     here = str(Path(__file__).parent)
     for item in items:
         if str(item.fspath).startswith(here):
