@@ -34,9 +34,11 @@ retry; servers that bind 0.0.0.0 are unaffected.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from berth.cni.client import DaemonClient
 from berth.cni.contract import CniError, Code
@@ -52,6 +54,7 @@ LOG = logging.getLogger(__name__)
 
 
 NetworkPlugFailed = exc.NetworkPlugFailed
+T = TypeVar("T")
 
 
 def requested(row: Container) -> list[dict[str, Any]]:
@@ -146,15 +149,10 @@ class ContainerNetworks:
         old = dict(row.addresses or {})
         policy = policy_of(row)
         for entry in requested(row):
-            fixed, wanted = _wanted_address(entry, old.get(entry["network"]) or [])
             try:
                 spec = self.spec(entry["network"])
-                try:
-                    self.client.reserve(spec, row.uuid, entry["ifname"], _ip(wanted), policy)
-                except CniError as err:
-                    if fixed or not wanted or err.code != Code.ADDRESS_UNAVAILABLE:
-                        raise
-                    self.client.reserve(spec, row.uuid, entry["ifname"], policy=policy)
+                _asking_held_first(entry, old.get(entry["network"]) or [], functools.partial(
+                    self.client.reserve, spec, row.uuid, entry["ifname"], policy=policy))
             except (CniError, exc.BerthError) as err:
                 LOG.info("could not reserve an address on network %s ahead of the plug "
                          "(%s); the plug tries again", entry["network"],
@@ -163,16 +161,9 @@ class ContainerNetworks:
 
     def _add(self, row: Container, spec: NetworkSpec, netns: str, entry: dict[str, Any],
              held: list[dict[str, Any]]) -> VIF:
-        fixed, wanted = _wanted_address(entry, held)
         policy = policy_of(row)
-        try:
-            return self.client.add(spec, row.uuid, netns, entry["ifname"],
-                                   fixed_ip=_ip(wanted), policy=policy)
-        except CniError as err:
-            if fixed or not wanted or err.code != Code.ADDRESS_UNAVAILABLE:
-                raise
-            LOG.info("address %s was taken meanwhile (%s); taking another", wanted, err.msg)
-            return self.client.add(spec, row.uuid, netns, entry["ifname"], policy=policy)
+        return _asking_held_first(entry, held, functools.partial(
+            self.client.add, spec, row.uuid, netns, entry["ifname"], policy=policy))
 
     def apply_security_groups(self, row: Container) -> None:
         """The plugged interfaces of the row take its policy with the row's (changed)
@@ -281,8 +272,19 @@ def _wanted_address(entry: dict[str, Any], held: list[dict[str, Any]]
     return fixed, fixed or previous
 
 
-def _ip(address: str | None) -> ipaddress.IPv4Address | None:
-    return ipaddress.IPv4Address(address) if address else None
+def _asking_held_first(entry: dict[str, Any], held: list[dict[str, Any]],
+                       ask: Callable[[ipaddress.IPv4Address | None], T]) -> T:
+    """``ask`` the daemon (an ADD or a reservation) for the interface's fixed IP, else
+    the address it held; when that one was taken meanwhile (not a user's fixed IP),
+    for any."""
+    fixed, wanted = _wanted_address(entry, held)
+    try:
+        return ask(ipaddress.IPv4Address(wanted) if wanted else None)
+    except CniError as err:
+        if fixed or not wanted or err.code != Code.ADDRESS_UNAVAILABLE:
+            raise
+        LOG.info("address %s was taken meanwhile (%s); taking another", wanted, err.msg)
+        return ask(None)
 
 
 def reserve(networks: ContainerNetworks | None, row: Container) -> None:

@@ -29,7 +29,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from berth.cni.conflist import PORTMAP
+from berth.cni.conflist import PORTMAP, has_portmap
 from berth.common import exceptions as exc
 from berth.compute import networking
 from berth.compute.deps import AgentDeps
@@ -100,8 +100,7 @@ def withdraw_ports(deps: AgentDeps, row: Container,
 def _portmap(deps: AgentDeps, row: Container, command: str,
              ports: tuple[rt.PublishedPort, ...], netns: str, ifname: str,
              previous: dict[str, Any] | None) -> None:
-    found = next((Path(d) for d in deps.settings.cni_bin_dirs
-                  if os.access(Path(d) / "portmap", os.X_OK)), None)
+    found = next((Path(d) for d in deps.settings.cni_bin_dirs if has_portmap(d)), None)
     if found is None:
         raise exc.NetworkPlugFailed(
             network="(host ports)",
@@ -136,11 +135,9 @@ def release(deps: AgentDeps, row: Container) -> None:
     if not enabled(deps, row):
         return
     assert deps.networks is not None
+    from berth.compute.flows.lifecycle import unplug_quietly  # flows import capsules
+
     row = containers.find_by_uuid(deps.db, row.uuid) or row   # with what the plug wrote
-    try:
-        deps.networks.unplug(row)
-    except networking.NetworkPlugFailed as err:
-        LOG.warning("capsule %s: could not unplug its sandbox (%s); the daemon's sync "
-                    "pass removes it", row.uuid, err.msg)
+    unplug_quietly(deps, row, None)
     networking.release(deps.networks, row)     # Neutron: the ports made for it
 

@@ -27,6 +27,7 @@ from berth.cni import pod as cni_pod
 from berth.cni.contract import CniError, network_config
 from berth.common import exceptions as exc
 from berth.compute import networking
+from berth.compute.capsules import network as capsule_network
 from berth.compute.deps import AgentDeps
 from berth.db.models import Container
 from berth.runtime.cri.base import PodRuntime
@@ -34,9 +35,8 @@ from berth.runtime.cri.base import PodRuntime
 LOG = logging.getLogger(__name__)
 
 
-def enabled(deps: AgentDeps, row: Container) -> bool:
-    """Whether berth plugs this capsule's pod (local networks, networks asked for)."""
-    return deps.networks is not None and bool(networking.requested(row))
+#: Whether berth plugs this capsule's pod: as for a docker sandbox.
+enabled = capsule_network.enabled
 
 
 def daemon_url(deps: AgentDeps) -> str:
