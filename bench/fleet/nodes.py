@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import threading
 import time
@@ -120,6 +121,11 @@ def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     with ThreadPoolExecutor(args.start_threads) as pool:
         list(pool.map(start_agent, agents))
+    profile = os.environ.get("BERTH_FLEET_PROFILE")
+    if profile:     # CPU time of every thread, from here to quit (yappi, pstats file)
+        import yappi
+        yappi.set_clock_type("cpu")
+        yappi.start()
     print(f"READY {len(agents)} agents in {time.monotonic() - began:.1f} s", flush=True)
     for line in sys.stdin:
         words = line.split()
@@ -134,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             answer = {"error": f"unknown command {words[0]!r}"}
         print(json.dumps(answer), flush=True)
+    if profile:
+        yappi.stop()
+        yappi.get_func_stats().save(profile, type="pstat")
     with ThreadPoolExecutor(args.start_threads) as pool:
         list(pool.map(lambda a: a.stop(), agents))
     db.dispose()

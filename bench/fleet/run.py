@@ -21,6 +21,7 @@ from typing import Any
 import psycopg
 
 from bench.fleet import checks, load, report
+from bench.fleet.cpu import CpuMeter
 from bench.fleet.services import Api, NodeHost, Services, berth_db_upgrade, write_config
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -99,9 +100,12 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
         api.wait_ready(300)
         _wait_services_up(pg_url, spec.nodes, 600)
         load_before = _load_average()
+        meter = CpuMeter(api.proc.pid, [h.proc.pid for h in hosts], services.name)
+        meter.start()
         result = load.fill(api.url, pg_url, spec.containers, concurrency=spec.concurrency,
                            window=spec.window)
         load_after = _load_average()
+        cpu = meter.per_container(result.samples[-1][1] if result.samples else 0)
         engines: dict[str, list[list[Any]]] = {}
         rows: dict[str, dict[str, int]] = {}
         for h in hosts:
@@ -125,6 +129,7 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
             "goal_per_second": GOAL_PER_SECOND, "goal_flatness": GOAL_FLATNESS,
             "curve": curve, "sync_rows": rows, "problems": problems,
             "agents_started": ready, "agents_start_seconds": round(started, 1),
+            "cpu_ms_per_container": cpu,
             "load_average": load_after, "load_average_before": load_before,
             "cpus": os.cpu_count(), "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
@@ -177,8 +182,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{figures['seconds']} s: {figures['per_second_overall']}/s overall, "
               f"{figures['per_second_first_block']}/s at 0, "
               f"{figures['per_second_last_block']}/s at the end "
-              f"(load average {figures['load_average']}); written to "
-              f"{figures.get('written')}")
+              f"(load average {figures['load_average']}); CPU ms per container "
+              f"{figures['cpu_ms_per_container']}; written to {figures.get('written')}")
         for problem in figures["problems"][:20]:
             print(f"PROBLEM: {problem}", file=sys.stderr)
         if figures["problems"]:

@@ -1,0 +1,79 @@
+"""CPU seconds each part of the run spent during the fill, read from ``/proc``: the
+API (its supervisor and workers), the agents' hosts, the run database's PostgreSQL
+backends, RabbitMQ (the whole broker: it is the machine's) and the client. Divided
+by the containers made, it is the cost of one create in each part, a figure that
+the machine's other load changes far less than a rate."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_of(pid: int) -> float:
+    """User + system seconds of ``pid`` (0.0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return out
+
+
+def _pids() -> list[int]:
+    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()]
+
+
+class CpuMeter:
+    """``start()`` before the fill, ``per_container(n)`` after it."""
+
+    def __init__(self, api_pid: int, node_pids: Iterable[int], database: str) -> None:
+        self._api = api_pid
+        self._nodes = list(node_pids)
+        self._database = database
+        self._before: dict[str, dict[int, float]] = {}
+
+    def _sample(self) -> dict[str, dict[int, float]]:
+        everyone = _pids()
+        backends = [p for p in everyone
+                    if _cmdline(p).startswith("postgres:") and f" {self._database} " in
+                    _cmdline(p) + " "]
+        broker = [p for p in everyone if "beam.smp" in _cmdline(p)]
+        api = [self._api, *_children(self._api)]
+        roles = {"api": api, "nodes": self._nodes, "postgres": backends,
+                 "rabbitmq": broker, "client": [os.getpid()]}
+        return {role: {p: _cpu_of(p) for p in pids} for role, pids in roles.items()}
+
+    def start(self) -> None:
+        self._before = self._sample()
+
+    def per_container(self, containers: int) -> dict[str, float]:
+        """Milliseconds of CPU per container for each part (a process that began
+        during the fill counts from zero; one that ended is missing)."""
+        after = self._sample()
+        out: dict[str, float] = {}
+        for role, now in after.items():
+            before = self._before.get(role, {})
+            spent = sum(cpu - before.get(pid, 0.0) for pid, cpu in now.items())
+            out[role] = round(1000 * spent / max(containers, 1), 2)
+        out["total"] = round(sum(out.values()), 2)
+        return out
