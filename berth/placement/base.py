@@ -177,6 +177,13 @@ class Placement(Protocol):
         harmless). AllocationFailed when it does not fit; ProviderNotFound."""
         ...
 
+    def holds(self, consumer_uuid: str, provider_uuid: str,
+              resources: Mapping[str, int]) -> bool:
+        """Whether the consumer holds exactly ``resources`` on the provider already
+        (then ``allocate`` need not run); False when that is not known without a
+        round trip of its own."""
+        ...
+
     def remove_allocation(self, consumer_uuid: str) -> bool:
         """Release everything the consumer holds. Idempotent: True when something
         was released, False when it held nothing."""

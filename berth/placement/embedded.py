@@ -21,7 +21,7 @@ import re
 import uuid as uuidlib
 from collections.abc import Iterable, Mapping
 
-from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -56,16 +56,28 @@ _INVENTORIES = select(
     ProviderInventory.min_unit, ProviderInventory.max_unit, ProviderInventory.step_size,
     ProviderInventory.allocation_ratio,
 ).where(ProviderInventory.resource_provider_id == bindparam("rp"))
-_USED_BESIDES = (
-    select(ProviderAllocation.resource_class, func.sum(ProviderAllocation.used))
-    .where(ProviderAllocation.resource_provider_id == bindparam("rp"),
-           ProviderAllocation.resource_class.in_(bindparam("classes", expanding=True)),
-           ProviderAllocation.consumer_id != bindparam("consumer"))
-    .group_by(ProviderAllocation.resource_class))
 _PROVIDERS_OF_CONSUMER = (select(ProviderAllocation.resource_provider_id).distinct()
                           .where(ProviderAllocation.consumer_id == bindparam("consumer")))
 _DROP_CONSUMER = delete(ProviderAllocation).where(
     ProviderAllocation.consumer_id == bindparam("consumer"))
+# The allocation's two reads in one: each class's inventory, and what every other
+# consumer holds of it on the provider.
+_USED_OF_CLASS = (select(func.coalesce(func.sum(ProviderAllocation.used), 0))
+                  .where(ProviderAllocation.resource_provider_id
+                         == ProviderInventory.resource_provider_id,
+                         ProviderAllocation.resource_class == ProviderInventory.resource_class,
+                         ProviderAllocation.consumer_id != bindparam("consumer"))
+                  .scalar_subquery())
+_INVENTORIES_AND_USED = _INVENTORIES.add_columns(_USED_OF_CLASS.label("used"))
+_BUMP_PROVIDER = (update(ResourceProvider)
+                  .where(ResourceProvider.uuid == bindparam("rp_uuid"))
+                  .values(generation=ResourceProvider.generation + 1)
+                  .returning(ResourceProvider.id))
+_HELD_BY = (select(ResourceProvider.uuid, ProviderAllocation.resource_class,
+                   ProviderAllocation.used)
+            .join(ResourceProvider,
+                  ResourceProvider.id == ProviderAllocation.resource_provider_id)
+            .where(ProviderAllocation.consumer_id == bindparam("consumer")))
 _BUMP_GENERATIONS = (
     update(ResourceProvider)
     .where(ResourceProvider.id.in_(bindparam("ids", expanding=True)))
@@ -84,6 +96,47 @@ def check_inventory(resource_class: str, inv: Inventory) -> None:
         raise PlacementError(reason=f"invalid {resource_class} inventory {inv}: total, "
                                     f"min_unit, max_unit and step_size must be >= 1, "
                                     f"0 <= reserved <= total, allocation_ratio > 0")
+
+
+def allocate_in(s: Session | Connection, consumer_uuid: str, provider_uuid: str,
+                resources: Mapping[str, int], project_id: str | None,
+                user_id: str | None, *, new_consumer: bool = False) -> None:
+    """``allocate``, inside the caller's transaction on ``s``: the provider row locked
+    first, the fit checked against its inventory and every other consumer's
+    allocation, the consumer's earlier allocation replaced. AllocationFailed when it
+    does not fit; ProviderNotFound. The API runs it in the transaction that writes a
+    container's row on the node the scheduler chose (``berth.api.operations.placing``),
+    with ``new_consumer`` (a uuid made for it: nothing to replace)."""
+    if not resources:
+        raise PlacementError(reason=f"nothing to allocate for consumer {consumer_uuid}")
+    conn = s.connection() if isinstance(s, Session) else s
+    # Lock first: everything read below stays true until the commit. Where UPDATE
+    # has RETURNING, the generation's bump is the lock (a refusal rolls it back).
+    bumped = conn.dialect.update_returning
+    found = (conn.execute(_BUMP_PROVIDER, {"rp_uuid": provider_uuid}) if bumped else
+             conn.execute(_PROVIDER_LOCKED, {"uuid": provider_uuid})).first()
+    if found is None:
+        raise ProviderNotFound(uuid=provider_uuid)
+    rp_id = found[0]
+    problems = []
+    held = {row.resource_class: row for row in conn.execute(
+        _INVENTORIES_AND_USED, {"rp": rp_id, "consumer": consumer_uuid})}
+    for rc, amount in sorted(resources.items()):
+        row = held.get(rc)
+        why = shortfall(rc, Inventory.of_row(row) if row is not None else None,
+                        int(row.used) if row is not None else 0, int(amount))
+        if why:
+            problems.append(why)
+    if problems:
+        raise AllocationFailed(reason=f"provider {provider_uuid}: " + "; ".join(problems))
+    if not new_consumer:
+        EmbeddedPlacement._drop_consumer(conn, consumer_uuid)
+    conn.execute(insert(ProviderAllocation), [
+        {"resource_provider_id": rp_id, "consumer_id": consumer_uuid, "resource_class": rc,
+         "used": int(amount), "project_id": project_id, "user_id": user_id}
+        for rc, amount in resources.items()])
+    if not bumped:
+        conn.execute(_BUMP_GENERATIONS, {"ids": [rp_id]})
 
 
 def _provider_of(row: ResourceProvider) -> Provider:
@@ -242,35 +295,24 @@ class EmbeddedPlacement:
 
     def allocate(self, consumer_uuid: str, provider_uuid: str, resources: Mapping[str, int],
                  project_id: str | None, user_id: str | None) -> None:
-        if not resources:
-            raise PlacementError(reason=f"nothing to allocate for consumer {consumer_uuid}")
         with self._db.writer() as s:
-            # Lock first: everything read below stays true until the commit.
-            found = s.execute(_PROVIDER_LOCKED, {"uuid": provider_uuid}).first()
-            if found is None:
-                raise ProviderNotFound(uuid=provider_uuid)
-            rp_id = found[0]
-            inventories = {row.resource_class: Inventory.of_row(row)
-                           for row in s.execute(_INVENTORIES, {"rp": rp_id})}
-            used = {rc: int(total or 0) for rc, total in s.execute(
-                _USED_BESIDES, {"rp": rp_id, "classes": list(resources),
-                                "consumer": consumer_uuid})}
-            problems = [why for rc, amount in sorted(resources.items())
-                        if (why := shortfall(rc, inventories.get(rc), used.get(rc, 0),
-                                             int(amount)))]
-            if problems:
-                raise AllocationFailed(reason=f"provider {provider_uuid}: " + "; ".join(problems))
-            self._drop_consumer(s, consumer_uuid)
-            s.execute(insert(ProviderAllocation), [
-                {"resource_provider_id": rp_id, "consumer_id": consumer_uuid,
-                 "resource_class": rc, "used": int(amount), "project_id": project_id,
-                 "user_id": user_id} for rc, amount in resources.items()])
-            s.execute(_BUMP_GENERATIONS, {"ids": [rp_id]})
+            allocate_in(s, consumer_uuid, provider_uuid, resources, project_id, user_id)
         LOG.info("allocated %s on provider %s to container %s", dict(resources),
                  provider_uuid, consumer_uuid)
 
+    def holds(self, consumer_uuid: str, provider_uuid: str,
+              resources: Mapping[str, int]) -> bool:
+        """Whether the consumer holds exactly ``resources`` on the provider, and
+        nothing else (one read): then ``allocate`` has nothing to do. The API writes
+        a container's allocation with its row (``allocate_in``), and its agent asks
+        this before allocating again."""
+        with self._db.connection() as conn:
+            held = {(str(uuid), rc): int(used)
+                    for uuid, rc, used in conn.execute(_HELD_BY, {"consumer": consumer_uuid})}
+        return held == {(provider_uuid, rc): int(amount) for rc, amount in resources.items()}
+
     @staticmethod
-    def _drop_consumer(s: Session, consumer_uuid: str) -> bool:
+    def _drop_consumer(s: Session | Connection, consumer_uuid: str) -> bool:
         """Delete the consumer's allocations; bump the generation of each provider."""
         provider_ids = list(s.execute(_PROVIDERS_OF_CONSUMER,
                                       {"consumer": consumer_uuid}).scalars())
