@@ -13,6 +13,7 @@ from berth.db import nodes
 from berth.db.engine import Database
 from berth.db.networks import SubnetPool
 from berth.metrics.health import Readiness
+from berth.placement.embedded import EmbeddedPlacement
 from berth.rpc.client import ComputeAPI
 from berth.scheduler.base import Scheduler
 from berth.volume.base import VolumeDriver
@@ -76,6 +77,11 @@ class ApiState:
     neutron: Any = None
     #: Nodes that said yes to an image check lately (``berth.api.image_checks``).
     image_checks: RecentImageChecks = field(default_factory=RecentImageChecks)
+    #: With the embedded Placement (berth's database), the ledger a container's
+    #: allocation is written to in the transaction that places its row
+    #: (``berth.api.operations.placing``); None with OpenStack Placement, whose
+    #: allocations the agents make.
+    placement: EmbeddedPlacement | None = None
 
     def __post_init__(self) -> None:
         if self.up_hosts is None:

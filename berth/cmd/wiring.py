@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # API-only parts are imported where they are built: berth-com
     from berth.api.authtoken import IdentityCache, TokenValidator  # never loads the API
     from berth.api.state import ApiState  # (see build_api_state)
     from berth.metrics.http import HealthServer
+    from berth.placement.embedded import EmbeddedPlacement
     from berth.scheduler.placement_inventories import ReportedInventories
 
 LOG = logging.getLogger(__name__)
@@ -285,7 +286,17 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
     return ApiState(db=db, compute=compute, scheduler=scheduler, settings=settings,
                     up_hosts=up_hosts, volume_drivers=build_drivers(conf),
                     neutron=neutron_wiring.neutron_api(conf),
-                    readiness=Readiness({"database": db.ping, "rpc": transport.check}))
+                    readiness=Readiness({"database": db.ping, "rpc": transport.check}),
+                    placement=_placement_in_database(conf, db))
+
+
+def _placement_in_database(conf: cfg.ConfigOpts, db: Database) -> EmbeddedPlacement | None:
+    """The embedded Placement, for the API to allocate in; None with OpenStack's."""
+    if conf.placement.driver == "openstack":
+        return None
+    from berth.placement.embedded import EmbeddedPlacement
+
+    return EmbeddedPlacement(db)
 
 
 def reported_inventories(conf: cfg.ConfigOpts, db: Database) -> ReportedInventories | None:

@@ -45,6 +45,9 @@ class HostState:
     #: Its compute_node row's primary key ("": not known), which the API locks while
     #: it places a container there (``berth.scheduler.node_claim``).
     node_uuid: str = ""
+    #: Its resource provider in Placement (its ``rp_uuid``, else its uuid; "": not
+    #: known), which the API allocates a container on with the embedded Placement.
+    provider_uuid: str = ""
     #: The most memory one container may take (Placement's MEMORY_MB max_unit, the
     #: node's memory, whatever the ratio); 0: not known.
     memory_max_unit: int = 0

@@ -112,7 +112,7 @@ def load_host_states(db: Database, api_options: NodeReservations, down_time: int
             service_disabled=bool(svc and svc.disabled),
             disabled_reason=svc.disabled_reason if svc else None,
             cores=vcpu.largest_unit if vcpu else 0, vcpus_used=used.vcpus,
-            node_uuid=node.uuid,
+            node_uuid=node.uuid, provider_uuid=node.rp_uuid or node.uuid,
             memory_max_unit=memory.largest_unit if memory else 0,
             disk_gb=disk.capacity if disk else 0.0, disk_used_gb=used.disk_gb,
             disk_max_unit=disk.largest_unit if disk else 0,

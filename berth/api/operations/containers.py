@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import uuid as uuidlib
 from typing import Any
 
 from sqlalchemy import Row
@@ -29,6 +30,8 @@ from berth.db import actions, containers, nodes
 from berth.db import volumes as db_volumes
 from berth.db.models import Container
 from berth.image.reference import parse_image
+from berth.placement.base import Allocation
+from berth.placement.requests import container_resources
 from berth.policies import enforcer as policy
 from berth.scheduler.base import RequestSpec
 
@@ -83,6 +86,12 @@ def _schedule_and_cast(state: ApiState, ctx: RequestContext, values: dict[str, A
                                                       mounts.host),
                        hints=extras.get("hints") or {})
 
+    # The uuid is made now: the allocation written with the row is its consumer's.
+    values = dict(values, uuid=str(uuidlib.uuid4()))
+    allocation = Allocation(values["uuid"], "", container_resources(
+        values["cpu"], values["memory"], values.get("disk")),
+        ctx.project_id, ctx.user_id)
+
     def insert(host: str, guard: placing.Guard) -> Container:
         # The row, its create action, its volumes and their mappings in one transaction.
         return containers.create(state.db, dict(values, host=host),
@@ -106,7 +115,7 @@ def _schedule_and_cast(state: ApiState, ctx: RequestContext, values: dict[str, A
                 _check_image(state, ctx, host, image_ref, values.get("image_driver"),
                              registry=registry)
         selection, row = placing.insert_placed(state, spec, selection, quota, insert,
-                                               check_host=check_image)
+                                               check_host=check_image, allocation=allocation)
     except exc.NoValidHost as err:
         # Zun's contract: still a 202, with the row in Error saying why. The mounts'
         # volumes are not kept: nothing will use them.
@@ -148,6 +157,8 @@ def cast_create(state: ApiState, ctx: RequestContext, row: Container, host: str,
             "status": Status.ERROR.value,
             "status_reason": f"Could not reach the compute agent of {host}: {err.msg}"})
         actions.action_finish(state.db, row.uuid, ctx.request_id, error=True)
+        if state.placement is not None:     # what the placement allocated (a row in
+            state.placement.remove_allocation(row.uuid)    # Error holds nothing)
     return row
 
 

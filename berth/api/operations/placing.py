@@ -15,6 +15,8 @@ from sqlalchemy import Connection
 
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
+from berth.placement.base import Allocation, AllocationFailed, ProviderNotFound
+from berth.placement.embedded import allocate_in
 from berth.scheduler.base import RequestSpec, Selection
 from berth.scheduler.node_claim import NodeFilledMeanwhile, NodeNoLongerBest
 
@@ -31,7 +33,8 @@ MAX_REWEIGHS = 4
 
 def insert_placed(state: ApiState, spec: RequestSpec, selection: Selection, first: Guard,
                   insert: Callable[[str, Guard], T],
-                  check_host: Callable[[str], None] | None = None) -> tuple[Selection, T]:
+                  check_host: Callable[[str], None] | None = None,
+                  allocation: Allocation | None = None) -> tuple[Selection, T]:
     """``insert(host, guard)`` the row placed on ``selection``'s node; ``guard`` (the
     caller's ``first`` check, such as the project's quota, then the node's) must run
     in the insert's transaction. Returns the node finally used and what ``insert``
@@ -41,7 +44,11 @@ def insert_placed(state: ApiState, spec: RequestSpec, selection: Selection, firs
     ``check_host(host)`` (such as: the host can get the image) runs, outside the
     transaction, before the first insert on each node this placement tries: a
     request scheduled again onto another node is checked there too, never placed on
-    a node only its first choice was checked on. What it raises ends the placement."""
+    a node only its first choice was checked on. What it raises ends the placement.
+
+    ``allocation`` (its ``provider_uuid`` ignored): with the embedded Placement, what
+    the new row's consumer is given on the chosen node's provider, in the insert's
+    transaction after the node's lock (``allocate``)."""
     full: set[str] = set()
     checked: set[str] = set()
     reweighs = 0
@@ -57,9 +64,11 @@ def insert_placed(state: ApiState, spec: RequestSpec, selection: Selection, firs
                 node_check = state.scheduler.room_check(selection, spec,
                                                         best=reweighs < MAX_REWEIGHS)
 
-                def guard(conn: Connection, node_check: Guard = node_check) -> None:
+                def guard(conn: Connection, node_check: Guard = node_check,
+                          chosen: Selection = selection) -> None:
                     first(conn)
                     node_check(conn)
+                    allocate(state, conn, chosen, allocation)
 
                 placed = insert(selection.host, guard)
                 state.scheduler.placed(selection, spec)
@@ -75,3 +84,24 @@ def insert_placed(state: ApiState, spec: RequestSpec, selection: Selection, firs
             reweighs += 1
             LOG.debug("%s; scheduling again", err)
         selection = state.scheduler.select_destination(spec, exclude=frozenset(full))
+
+
+def allocate(state: ApiState, conn: Connection, selection: Selection,
+             allocation: Allocation | None) -> None:
+    """With the embedded Placement (``state.placement``), write the container's
+    allocation on the chosen node's provider in the transaction that places its row:
+    a node Placement refuses is never chosen (NodeFilledMeanwhile: the scheduler
+    chooses again without it), and the agent finds the allocation made
+    (``berth.compute.flows.create.allocate``) instead of making it. A node that has
+    not reported to Placement yet is left to its agent, which allocates (or refuses)
+    as before."""
+    node = selection.state
+    if state.placement is None or allocation is None or node is None or not node.provider_uuid:
+        return
+    try:
+        allocate_in(conn, allocation.consumer_uuid, node.provider_uuid, allocation.resources,
+                    allocation.project_id, allocation.user_id, new_consumer=True)
+    except AllocationFailed as err:
+        raise NodeFilledMeanwhile(selection.host, f"Placement refuses it: {err.msg}") from err
+    except ProviderNotFound:
+        return

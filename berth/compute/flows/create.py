@@ -206,13 +206,14 @@ def _create(deps: AgentDeps, row: Container, run: bool = False,
     # task is cleared.
     with (common.owned_task(deps, uuid, TaskState.CONTAINER_CREATING, held=row) as hold,
           _errors_written(deps, uuid), ExitStack() as undo):
+        # Before the claim: a refused claim releases what the API allocated too.
+        allocation = _allocate_overlapped(deps, row)
+        undo.callback(_release_when_answered, deps, uuid, allocation)
         try:
             deps.tracker.claim(uuid, row.cpu, row.memory, placed=row.host == deps.host)
         except exc.ResourcesUnavailable as err:
             raise _Failed(err, f"ResourcesUnavailable: {err.msg}. Ask for less, or free "
                                f"resources on host {deps.host}.") from err
-        allocation = _allocate_overlapped(deps, row)
-        undo.callback(_release_when_answered, deps, uuid, allocation)
         # The volumes are attached beside the pull (a mkfs and a mount take tens of
         # milliseconds); joined before docker create, which binds them.
         attaching: cf.Future[tuple[str, ...]] | None = None
@@ -415,11 +416,16 @@ def _release_when_answered(deps: AgentDeps, uuid: str,
 
 def allocate(deps: AgentDeps, row: Container) -> None:
     """Record the container's resources in Placement against this node's provider
-    (consumer = the container's uuid). AllocationFailed when they do not fit."""
+    (consumer = the container's uuid), unless it holds them there already.
+    AllocationFailed when they do not fit."""
     assert deps.placement is not None
     resources = container_resources(row.cpu, row.memory, row.disk)
-    deps.placement.allocate(row.uuid, nodes.provider_uuid_of(deps.db, deps.host), resources,
-                            row.project_id, row.user_id)
+    provider = nodes.provider_uuid_of(deps.db, deps.host)
+    # The API wrote it with the row when it placed the container here (embedded
+    # Placement: berth.api.operations.placing): one read instead of the allocation.
+    if deps.placement.holds(row.uuid, provider, resources):
+        return
+    deps.placement.allocate(row.uuid, provider, resources, row.project_id, row.user_id)
 
 
 def release_allocation(deps: AgentDeps, uuid: str) -> None:

@@ -37,7 +37,7 @@ def stale(db: Database) -> Any:
     snapshot = load_host_states(db, NO_RESERVATION, 60, "nova")
     sched = FilterScheduler(lambda: snapshot, filters.by_name(["ResourceFilter"]),
                             weighers.by_name(["RAMWeigher"], {}))
-    return SimpleNamespace(scheduler=sched)
+    return SimpleNamespace(scheduler=sched, placement=None)
 
 
 def place(db: Database, state: Any, check_host: Any) -> str:
@@ -85,7 +85,7 @@ def test_a_placement_is_counted_by_the_scheduler_while_it_is_written(
     cache = HostStateCache(lambda: load_host_states(db, NO_RESERVATION, 60, "nova"), 60.0)
     sched = FilterScheduler(cache, filters.by_name(["ResourceFilter"]),
                             weighers.by_name(["RAMWeigher"], {}))
-    state = SimpleNamespace(scheduler=sched)
+    state = SimpleNamespace(scheduler=sched, placement=None)
     cache()                                # the view read before the first choice
     seen_meanwhile: list[str] = []
 
@@ -113,6 +113,6 @@ def test_a_refused_placement_is_counted_no_more(db: Database, stale: Any) -> Non
         raise exc.ImageNotFound("no")
 
     with pytest.raises(exc.ImageNotFound):
-        placing.insert_placed(SimpleNamespace(scheduler=sched), SPEC,
+        placing.insert_placed(SimpleNamespace(scheduler=sched, placement=None), SPEC,
                               sched.select_destination(SPEC), no_quota, insert)
     assert all(h.memory_used_mib == 0 for h in cache())

@@ -39,7 +39,7 @@ def stale(db: Database) -> Any:
     snapshot = load_host_states(db, NO_RESERVATION, 60, "nova")
     sched = FilterScheduler(lambda: snapshot, filters.by_name(["ResourceFilter"]),
                             weighers.by_name(["RAMWeigher"], {}))
-    return SimpleNamespace(scheduler=sched)
+    return SimpleNamespace(scheduler=sched, placement=None)
 
 
 def place(db: Database, state: Any) -> str:
@@ -80,7 +80,7 @@ def test_without_resource_filter_there_is_no_room_check(db: Database, stale: Any
     never had room "filled meanwhile")."""
     snapshot = stale.scheduler.select_destination(SPEC).state
     blind = FilterScheduler(lambda: [snapshot], filters.by_name(["ComputeFilter"]), [])
-    state = SimpleNamespace(scheduler=blind)
+    state = SimpleNamespace(scheduler=blind, placement=None)
     assert [place(db, state) for _ in range(3)] == ["n1", "n1", "n1"]
 
 
@@ -88,7 +88,7 @@ def fresh_scheduler(db: Database, multiplier: float = 1.0) -> Any:
     sched = FilterScheduler(lambda: load_host_states(db, NO_RESERVATION, 60, "nova"),
                             filters.by_name(["ResourceFilter"]),
                             weighers.by_name(["RAMWeigher"], {"RAMWeigher": multiplier}))
-    return SimpleNamespace(scheduler=sched)
+    return SimpleNamespace(scheduler=sched, placement=None)
 
 
 def place_on(db: Database, state: Any, selection: Any, spec: RequestSpec) -> str:

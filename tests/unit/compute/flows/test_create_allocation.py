@@ -1,0 +1,100 @@
+"""A create whose allocation the API wrote with the row (embedded Placement,
+``berth.api.operations.placing.allocate``): the agent finds it and leaves it as it is
+(no second allocation: the provider's generation does not move), and a create that
+fails on the node (its claim refused) releases it. A real SQLite database and the
+in-memory engine of tests/support/fake_runtime.py."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from support.fake_runtime import FakeRuntime
+
+from berth.common.context import RequestContext
+from berth.compute.claims import Capacity, ResourceTracker
+from berth.compute.deps import AgentDeps, AgentSettings
+from berth.compute.flows import create
+from berth.db import actions, containers, nodes
+from berth.db.engine import Database
+from berth.placement.base import MEMORY_MB, VCPU, Inventory
+from berth.placement.embedded import EmbeddedPlacement
+from berth.placement.requests import container_resources
+from berth.runtime import base as rt
+
+HOST = "n1"
+WANTS = container_resources(0.5, "64", None)
+
+
+class ImageRuntime(FakeRuntime):
+    """FakeRuntime with every image present."""
+
+    def inspect_image(self, ref: str) -> rt.ImageInfo:
+        return rt.ImageInfo(id="sha256:1", repo_tags=(ref,), size=1, cmd=("sh",),
+                            entrypoint=None)
+
+
+def agent(db: Database, memory_mib: int) -> AgentDeps:
+    tracker = ResourceTracker(db, HOST)
+    tracker.set_capacity(Capacity(cpus=4.0, memory_mib=memory_mib))
+    return AgentDeps(db=db, runtime=ImageRuntime(), tracker=tracker,
+                     settings=AgentSettings(host=HOST), placement=EmbeddedPlacement(db))
+
+
+@pytest.fixture
+def provider(db: Database) -> str:
+    node = nodes.upsert_compute_node(db, HOST, {"cpus": 4, "mem_total": 8192})
+    ledger = EmbeddedPlacement(db)
+    ledger.ensure_provider(node.uuid, HOST)
+    ledger.set_inventory(node.uuid, {VCPU: Inventory(total=4), MEMORY_MB: Inventory(total=8192)})
+    return node.uuid
+
+
+def placed_by_the_api(db: Database, ctx: RequestContext, provider: str) -> str:
+    """The row and its allocation, as the API's placement writes them."""
+    uuid = containers.create(db, {"status": "Creating", "host": HOST, "project_id": "p1",
+                                  "cpu": 0.5, "memory": "64", "image": "busybox",
+                                  "image_pull_policy": "ifnotpresent"},
+                             along=lambda u: [actions.new_action(ctx, u, "create")]).uuid
+    EmbeddedPlacement(db).allocate(uuid, provider, WANTS, "p1", None)
+    return uuid
+
+
+@pytest.fixture
+def roomy(db: Database) -> Iterator[AgentDeps]:
+    d = agent(db, 8192)
+    yield d
+    d.overlap.shutdown(wait=True)
+
+
+@pytest.fixture
+def cramped(db: Database) -> Iterator[AgentDeps]:
+    """An agent whose own capacity is smaller than what the API counted."""
+    d = agent(db, 32)
+    yield d
+    d.overlap.shutdown(wait=True)
+
+
+def test_the_agent_keeps_the_allocation_the_api_made(roomy: AgentDeps, provider: str) -> None:
+    ctx = RequestContext.admin()
+    uuid = placed_by_the_api(roomy.db, ctx, provider)
+    ledger = EmbeddedPlacement(roomy.db)
+    generation = ledger.get_provider(provider).generation    # type: ignore[union-attr]
+    create.create_container(roomy, ctx, uuid, run=True)
+    assert containers.get_by_uuid(roomy.db, uuid).status == "Running"
+    assert ledger.get_allocation(uuid) == {provider: WANTS}
+    assert ledger.get_provider(provider).generation == generation   # type: ignore[union-attr]
+
+
+def test_a_claim_refused_on_the_node_releases_the_api_allocation(
+        cramped: AgentDeps, provider: str) -> None:
+    ctx = RequestContext.admin()
+    uuid = placed_by_the_api(cramped.db, ctx, provider)
+    create.create_container(cramped, ctx, uuid, run=True)
+    row = containers.get_by_uuid(cramped.db, uuid)
+    assert row.status == "Error"
+    assert "ResourcesUnavailable" in (row.status_reason or "")
+    assert EmbeddedPlacement(cramped.db).get_allocation(uuid) == {}
+    engine = cramped.runtime
+    assert isinstance(engine, FakeRuntime)
+    assert engine.containers == {}
