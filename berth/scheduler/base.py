@@ -108,11 +108,11 @@ class Weigher(Protocol):
 
 
 class Scheduler(Protocol):
-    def select_destination(self, spec: RequestSpec, exclude: frozenset[str] = frozenset()
+    def select_destination(self, spec: RequestSpec, exclude: Mapping[str, str] | None = None
                            ) -> Selection:
         """The node to place the container on, never one of ``exclude`` (nodes the
-        caller found full since it last asked); NoValidHost (saying why each node was
-        refused) when none fits."""
+        caller found full since it last asked, each with why); NoValidHost (saying why
+        each node was refused) when none fits."""
 
     def room_check(self, selection: Selection, spec: RequestSpec, *, best: bool = True
                    ) -> Callable[[Connection], None]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import heapq
 import logging
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from sqlalchemy import Connection
@@ -122,19 +122,19 @@ class FilterScheduler:
         if self._cache is not None:
             self._cache.invalidate()
 
-    def select_destination(self, spec: RequestSpec, exclude: frozenset[str] = frozenset()
+    def select_destination(self, spec: RequestSpec, exclude: Mapping[str, str] | None = None
                            ) -> Selection:
         try:
-            return self._select(spec, exclude)
+            return self._select(spec, exclude or {})
         except (exc.NoValidHost, exc.RequestedHostNotFound):
             if self._cache is None:
                 raise
             # The cached view may be out of date (a service enabled, a node
             # registered since it was read): refuse only on a fresh read.
             self._cache.invalidate()
-            return self._select(spec, exclude)
+            return self._select(spec, exclude or {})
 
-    def _select(self, spec: RequestSpec, exclude: frozenset[str]) -> Selection:
+    def _select(self, spec: RequestSpec, exclude: Mapping[str, str]) -> Selection:
         view = self._cache.generation if self._cache is not None else -1
         hosts = list(self._hosts())
         if spec.requested_host:
@@ -153,7 +153,7 @@ class FilterScheduler:
         checks = [(f.name, f.passes) for f in self._filters]
         for host in hosts:
             if host.hostname in exclude:
-                refused.append((host.hostname, "filled by other requests meanwhile"))
+                refused.append((host.hostname, exclude[host.hostname]))
                 continue
             for name, passes in checks:
                 why = passes(host, spec)

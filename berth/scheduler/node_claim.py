@@ -47,10 +47,13 @@ _FITS = ResourceFilter()
 
 class NodeFilledMeanwhile(Exception):
     """Other requests filled the chosen node between the scheduler's read and the
-    insert."""
+    insert (or, with ``summary``, the insert found it refused otherwise: Placement)."""
 
-    def __init__(self, host: str, why: str, now: HostState | None = None) -> None:
-        super().__init__(f"node {host} was filled meanwhile: {why}")
+    def __init__(self, host: str, why: str, now: HostState | None = None,
+                 summary: str | None = None) -> None:
+        #: Why the node is passed over, as the scheduler's NoValidHost says it.
+        self.summary = summary or f"filled by other requests meanwhile ({why})"
+        super().__init__(f"node {host}: {self.summary}")
         self.host = host
         self.why = why
         #: The node as read under its lock.

@@ -49,7 +49,7 @@ def insert_placed(state: ApiState, spec: RequestSpec, selection: Selection, firs
     ``allocation`` (its ``provider_uuid`` ignored): with the embedded Placement, what
     the new row's consumer is given on the chosen node's provider, in the insert's
     transaction after the node's lock (``allocate``)."""
-    full: set[str] = set()
+    full: dict[str, str] = {}     # node -> why it was passed over
     checked: set[str] = set()
     reweighs = 0
     while True:
@@ -74,7 +74,7 @@ def insert_placed(state: ApiState, spec: RequestSpec, selection: Selection, firs
                 state.scheduler.placed(selection, spec)
             return selection, placed
         except NodeFilledMeanwhile as err:
-            full.add(err.host)
+            full[err.host] = err.summary
             LOG.info("%s; scheduling again without it", err)
             if len(full) >= MAX_RESCHEDULES:
                 raise exc.NoValidHost(
@@ -83,7 +83,7 @@ def insert_placed(state: ApiState, spec: RequestSpec, selection: Selection, firs
         except NodeNoLongerBest as err:
             reweighs += 1
             LOG.debug("%s; scheduling again", err)
-        selection = state.scheduler.select_destination(spec, exclude=frozenset(full))
+        selection = state.scheduler.select_destination(spec, exclude=full)
 
 
 def allocate(state: ApiState, conn: Connection, selection: Selection,
@@ -102,6 +102,7 @@ def allocate(state: ApiState, conn: Connection, selection: Selection,
         allocate_in(conn, allocation.consumer_uuid, node.provider_uuid, allocation.resources,
                     allocation.project_id, allocation.user_id, new_consumer=True)
     except AllocationFailed as err:
-        raise NodeFilledMeanwhile(selection.host, f"Placement refuses it: {err.msg}") from err
+        raise NodeFilledMeanwhile(selection.host, err.msg,
+                                  summary=f"Placement refuses it: {err.msg}") from err
     except ProviderNotFound:
         return

@@ -206,14 +206,19 @@ def _create(deps: AgentDeps, row: Container, run: bool = False,
     # task is cleared.
     with (common.owned_task(deps, uuid, TaskState.CONTAINER_CREATING, held=row) as hold,
           _errors_written(deps, uuid), ExitStack() as undo):
-        # Before the claim: a refused claim releases what the API allocated too.
-        allocation = _allocate_overlapped(deps, row)
-        undo.callback(_release_when_answered, deps, uuid, allocation)
-        try:
-            deps.tracker.claim(uuid, row.cpu, row.memory, placed=row.host == deps.host)
-        except exc.ResourcesUnavailable as err:
-            raise _Failed(err, f"ResourcesUnavailable: {err.msg}. Ask for less, or free "
-                               f"resources on host {deps.host}.") from err
+        # The API allocated with the row (embedded Placement): Placement, counting this
+        # node's own inventory, had room, which is what the claim would check.
+        held = row.host == deps.host and _held_already(deps, row)
+        allocation = None if held else _allocate_overlapped(deps, row)
+        undo.callback(_release_when_answered, deps, uuid, allocation, held)
+        if held:
+            deps.tracker.publish_usage_soon()
+        else:
+            try:
+                deps.tracker.claim(uuid, row.cpu, row.memory, placed=row.host == deps.host)
+            except exc.ResourcesUnavailable as err:
+                raise _Failed(err, f"ResourcesUnavailable: {err.msg}. Ask for less, or "
+                                   f"free resources on host {deps.host}.") from err
         # The volumes are attached beside the pull (a mkfs and a mount take tens of
         # milliseconds); joined before docker create, which binds them.
         attaching: cf.Future[tuple[str, ...]] | None = None
@@ -406,12 +411,25 @@ def _allocated(deps: AgentDeps, row: Container, allocation: cf.Future[None] | No
                            f"host {deps.host}: {err.msg}") from err
 
 
-def _release_when_answered(deps: AgentDeps, uuid: str,
-                           allocation: cf.Future[None] | None) -> None:
-    if allocation is None:
+def _release_when_answered(deps: AgentDeps, uuid: str, allocation: cf.Future[None] | None,
+                           held: bool = False) -> None:
+    """Undo of the create's allocation: the one in flight once answered, or the one
+    the API made (``held``)."""
+    if allocation is None and not held:
         return
-    common.settle(allocation)       # an allocation still in flight would outlive the undo
+    if allocation is not None:
+        common.settle(allocation)   # an allocation still in flight would outlive the undo
     release_allocation(deps, uuid)
+
+
+def _held_already(deps: AgentDeps, row: Container) -> bool:
+    """Whether the container holds its resources on this node in Placement already
+    (the API's placement wrote them with the row: ``EmbeddedPlacement.holds``)."""
+    if deps.placement is None:
+        return False
+    resources = container_resources(row.cpu, row.memory, row.disk)
+    return deps.placement.holds(row.uuid, nodes.provider_uuid_of(deps.db, deps.host),
+                                resources)
 
 
 def allocate(deps: AgentDeps, row: Container) -> None:

@@ -44,14 +44,15 @@ def test_disk_is_a_real_root_filesystem_limit(berth_factory: Callable[..., Berth
         node.close()
 
 
-def test_a_disk_placement_refuses_is_resources_unavailable(
+def test_a_disk_placement_refuses_is_never_placed_on_the_node(
         berth_factory: Callable[..., BerthProcess], quota_engine: str,
         docker_client: docker.DockerClient) -> None:
-    """The local claim does not count disk; Placement does. A node reporting half
-    of its 8 GiB disk refuses a 5 GiB container: Error ResourcesUnavailable, host cleared,
-    nothing allocated, no Docker container. (The scheduler's ResourceFilter, which
-    refuses it before any agent sees it, is off here so that the agent's refusal is
-    what is tested; tests/unit/scheduler covers the filter.)"""
+    """The scheduler's ResourceFilter is off here, and the local claim does not count
+    disk; Placement does. A node reporting half of its 8 GiB disk refuses a 5 GiB
+    container in the transaction that would place it there (the API allocates with
+    the row): the create is a 202 with its row in Error saying Placement refused
+    DISK_GB, no host, nothing allocated, no Docker container.
+    (tests/unit/scheduler covers the filter.)"""
     proc = berth_factory(f"[docker]\napi_url = {quota_engine}\n[network]\ndriver = docker\n"
                          f"[compute]\nreserve_disk_for_image = 0.5\n"
                          f"[scheduler]\nenabled_filters = ComputeFilter\n").start()
@@ -63,10 +64,9 @@ def test_a_disk_placement_refuses_is_resources_unavailable(
             "command": ["sleep", "300"]})
         assert resp.status_code == 202, resp.text
         uuid = resp.json()["uuid"]
-        wait_for(lambda: http.get(f"/v1/containers/{uuid}").json()["status"] == "Error", 60,
-                 what="the refused create")
         row = containers.get_by_uuid(db, uuid)
-        assert row.status_reason.startswith("ResourcesUnavailable:"), row.status_reason
+        assert row.status == "Error"
+        assert "Placement refuses it" in row.status_reason, row.status_reason
         assert "DISK_GB" in row.status_reason
         assert row.host is None and row.container_id is None
         assert EmbeddedPlacement(db).get_allocation(uuid) == {}

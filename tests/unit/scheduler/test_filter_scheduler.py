@@ -65,9 +65,9 @@ def test_by_default_the_node_with_most_free_memory_and_cpu_wins_then_the_name() 
 
 def test_excluded_nodes_are_passed_over_and_named_in_the_refusal() -> None:
     hosts = [host("a"), host("b", mem_used=1000)]
-    assert scheduler(hosts).select_destination(spec(), exclude=frozenset({"a"})).host == "b"
+    assert scheduler(hosts).select_destination(spec(), exclude={"a": "full"}).host == "b"
     with pytest.raises(exc.NoValidHost) as info:
-        scheduler(hosts).select_destination(spec(), exclude=frozenset({"a", "b"}))
+        scheduler(hosts).select_destination(spec(), exclude={"a": "filled by other requests meanwhile", "b": "x"})
     assert "a (filled by other requests meanwhile)" in info.value.msg
 
 

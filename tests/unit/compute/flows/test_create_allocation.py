@@ -1,7 +1,7 @@
 """A create whose allocation the API wrote with the row (embedded Placement,
 ``berth.api.operations.placing.allocate``): the agent finds it and leaves it as it is
-(no second allocation: the provider's generation does not move), and a create that
-fails on the node (its claim refused) releases it. A real SQLite database and the
+(no second allocation, no claim: the provider's generation does not move), and a
+create that fails on the node (the engine refuses it) releases it. A real SQLite database and the
 in-memory engine of tests/support/fake_runtime.py."""
 
 from __future__ import annotations
@@ -34,10 +34,17 @@ class ImageRuntime(FakeRuntime):
                             entrypoint=None)
 
 
-def agent(db: Database, memory_mib: int) -> AgentDeps:
+class RefusingRuntime(ImageRuntime):
+    """An engine that refuses every create."""
+
+    def create(self, spec: rt.ContainerSpec) -> str:
+        raise rt.RuntimeDriverError("no space left on device")
+
+
+def agent(db: Database, engine: FakeRuntime) -> AgentDeps:
     tracker = ResourceTracker(db, HOST)
-    tracker.set_capacity(Capacity(cpus=4.0, memory_mib=memory_mib))
-    return AgentDeps(db=db, runtime=ImageRuntime(), tracker=tracker,
+    tracker.set_capacity(Capacity(cpus=4.0, memory_mib=8192))
+    return AgentDeps(db=db, runtime=engine, tracker=tracker,
                      settings=AgentSettings(host=HOST), placement=EmbeddedPlacement(db))
 
 
@@ -62,15 +69,14 @@ def placed_by_the_api(db: Database, ctx: RequestContext, provider: str) -> str:
 
 @pytest.fixture
 def roomy(db: Database) -> Iterator[AgentDeps]:
-    d = agent(db, 8192)
+    d = agent(db, ImageRuntime())
     yield d
     d.overlap.shutdown(wait=True)
 
 
 @pytest.fixture
-def cramped(db: Database) -> Iterator[AgentDeps]:
-    """An agent whose own capacity is smaller than what the API counted."""
-    d = agent(db, 32)
+def refusing(db: Database) -> Iterator[AgentDeps]:
+    d = agent(db, RefusingRuntime())
     yield d
     d.overlap.shutdown(wait=True)
 
@@ -86,15 +92,12 @@ def test_the_agent_keeps_the_allocation_the_api_made(roomy: AgentDeps, provider:
     assert ledger.get_provider(provider).generation == generation   # type: ignore[union-attr]
 
 
-def test_a_claim_refused_on_the_node_releases_the_api_allocation(
-        cramped: AgentDeps, provider: str) -> None:
+def test_a_create_the_engine_refuses_releases_the_api_allocation(
+        refusing: AgentDeps, provider: str) -> None:
     ctx = RequestContext.admin()
-    uuid = placed_by_the_api(cramped.db, ctx, provider)
-    create.create_container(cramped, ctx, uuid, run=True)
-    row = containers.get_by_uuid(cramped.db, uuid)
+    uuid = placed_by_the_api(refusing.db, ctx, provider)
+    create.create_container(refusing, ctx, uuid, run=True)
+    row = containers.get_by_uuid(refusing.db, uuid)
     assert row.status == "Error"
-    assert "ResourcesUnavailable" in (row.status_reason or "")
-    assert EmbeddedPlacement(cramped.db).get_allocation(uuid) == {}
-    engine = cramped.runtime
-    assert isinstance(engine, FakeRuntime)
-    assert engine.containers == {}
+    assert "no space left on device" in (row.status_reason or "")
+    assert EmbeddedPlacement(refusing.db).get_allocation(uuid) == {}
