@@ -22,7 +22,14 @@ import psycopg
 
 from bench.fleet import checks, load, report
 from bench.fleet.cpu import CpuMeter
-from bench.fleet.services import Api, NodeHost, Services, berth_db_upgrade, write_config
+from bench.fleet.services import (
+    Api,
+    NodeHost,
+    Services,
+    berth_db_upgrade,
+    check_broker_room,
+    write_config,
+)
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 GOAL_PER_SECOND = 300
@@ -168,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
                      node_processes=a.node_processes, api_workers=a.api_workers,
                      start_latency=a.start_latency, concurrency=a.concurrency,
                      window=a.window, pool_size=a.pool_size)
+    check_broker_room(spec.nodes)
     # A SIGTERM (timeout, CI) still stops the processes and drops the database.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     tmp = tempfile.mkdtemp(prefix="berth-fleet-")

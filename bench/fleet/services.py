@@ -60,6 +60,33 @@ class Services:
         _rabbitmqctl("delete_vhost", self.name, check=False)
 
 
+def broker_file_limit() -> int | None:
+    """The soft open-files limit of the machine's RabbitMQ (None: not found)."""
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and b"beam.smp" in (proc / "cmdline").read_bytes():
+                for line in (proc / "limits").read_text().splitlines():
+                    if line.startswith("Max open files"):
+                        return int(line.split()[3])
+        except (OSError, ValueError, IndexError):
+            continue
+    return None
+
+
+def check_broker_room(nodes: int) -> None:
+    """Each agent's RPC server holds a connection of its own to RabbitMQ (and each
+    host a pool besides): a broker whose open-files limit is below that resets
+    connections under the agents' start, and the run never fills. Refused at once."""
+    limit = broker_file_limit()
+    wanted = nodes + 200
+    if limit is not None and limit < wanted:
+        raise SystemExit(
+            f"RabbitMQ may open {limit} files (its soft limit), and {nodes} agents need "
+            f"about {wanted} connections: start it with a higher limit (`ulimit -n 65536` "
+            f"before rabbitmq-server, or LimitNOFILE= in its service unit), or run fewer "
+            f"nodes.")
+
+
 def _rabbitmqctl(*args: str, check: bool = True) -> None:
     done = subprocess.run(["rabbitmqctl", *args], capture_output=True, text=True,
                           timeout=120, check=False)
