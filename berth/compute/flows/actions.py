@@ -70,7 +70,8 @@ def _engine_action(deps: AgentDeps, ctx: RequestContext, uuid: str, verb: str,
     (``outage.ride_out``); the action then may find Docker already done with it
     (``is already paused``), and the row says what Docker says."""
     outage.ride_out(deps, uuid, verb, lambda retry: _engine_attempt(
-        deps, ctx, uuid, verb, event, task_state, act, extra, resync_on_failure, retry))
+        deps, ctx, uuid, verb, event, task_state, act, extra, resync_on_failure, retry),
+        ctx=ctx)
 
 
 def _engine_attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, verb: str,
@@ -382,7 +383,7 @@ def _security_group(deps: AgentDeps, ctx: RequestContext, uuid: str, group: str,
     the list is only recorded."""
     verb = "add_security_group" if add else "remove_security_group"
     outage.ride_out(deps, uuid, verb, lambda retry: _security_group_attempt(
-        deps, ctx, uuid, group, add, verb, retry))
+        deps, ctx, uuid, group, add, verb, retry), ctx=ctx)
 
 
 def _security_group_attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, group: str,

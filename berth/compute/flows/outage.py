@@ -28,7 +28,9 @@ import sqlalchemy.exc
 import tenacity
 
 from berth.common import exceptions as exc
+from berth.common.context import RequestContext
 from berth.compute.deps import AgentDeps
+from berth.compute.flows import unexpected
 from berth.compute.states import Status
 from berth.db import containers
 
@@ -118,12 +120,17 @@ def give_up(deps: AgentDeps, uuid: str, what: str, err: BaseException, *,
 
 
 def ride_out(deps: AgentDeps, uuid: str, what: str, attempt: Callable[[bool], None], *,
-             undo: Callable[[], None] | None = None, **extra: Any) -> None:
+             ctx: RequestContext | None = None, undo: Callable[[], None] | None = None,
+             **extra: Any) -> None:
     """Run a flow's ``attempt`` :func:`patiently`; when the patience runs out,
     :func:`give_up`: ``undo`` what the flow may hold, and the row in Error with
-    ``extra``."""
+    ``extra``. Any other error the attempt lets out is the flow failing in a way it
+    did not plan for: ``unexpected.settle`` ends it (the row in Error, or as Docker
+    reports it; the action of ``ctx`` finished in Error)."""
     patience = deps.settings.database_patience
     try:
         patiently(attempt, what=what, patience=patience)
     except DATABASE_ERRORS as err:
         give_up(deps, uuid, what, err, patience=patience, undo=undo, **extra)
+    except Exception as err:  # noqa: BLE001 - the flow's boundary: settled, not left
+        unexpected.settle(deps, uuid, what, err, ctx=ctx, undo=undo, **extra)
