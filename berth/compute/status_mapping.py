@@ -8,6 +8,8 @@ decides (with :func:`should_apply`) whether to write it at all.
 The rules, first match wins (``<age>`` is :func:`age_text`)::
 
     no state at all          -> Unknown     reason "container state is missing"
+    error text, created or   -> row in Error: left unchanged (a failed start; the
+      exited                                  row's reason already says why)
     error text               -> Stopped if exited/removing, else the engine's status
                                 capitalised (Error when berth does not know it);
                                 detail "Exited(<code>) <age> ago (error)", reason = the text
@@ -43,6 +45,11 @@ REASON_UNEXPECTED_STATE = "unexpected container state"
 _KEEP_WHEN_NEVER_STARTED = frozenset({
     Status.CREATED, Status.RESTARTING, Status.ERROR, Status.REBUILDING,
 })
+
+# The engine's states a failed ``docker start`` leaves behind, with its error text:
+# "created" when the container never ran, "exited" when it had run before. The text
+# stays until a start succeeds, so it says nothing new about a row already in Error.
+_FAILED_START_STATES = frozenset({RunState.CREATED, RunState.EXITED})
 
 _UNITS = (("day", 86400), ("hour", 3600), ("min", 60), ("second", 1))
 
@@ -123,6 +130,10 @@ def map_state(
     exit_code = 0 if state.exit_code is None else state.exit_code
 
     if state.error:
+        if current == Status.ERROR and state.status in _FAILED_START_STATES:
+            # The Error a failed start left (with its reason) stays until the user
+            # acts or the engine really changes (a start that works clears the text).
+            return UNCHANGED
         detail = _exited(exit_code, finished, now, "(error)")
         return MappedStatus(_status_with_error(state.status), detail, state.error, True)
     # A row in Error whose container turns out to live (a start that timed out, then

@@ -82,10 +82,12 @@ OPTS = [
                     "0 or less: no deadline."),
     cfg.FloatOpt("database_patience", default=45.0, min=0.0,
                  help="Seconds an agent's action (create, delete, start, stop, reboot, "
-                      "rebuild, resize, ...) keeps trying while the database does not "
-                      "answer; past them the action is abandoned, what it held is "
-                      "released, and the container goes to Error saying the database "
-                      "was unreachable."),
+                      "rebuild, resize, update, a capsule's create and delete, ...) "
+                      "keeps trying while the database does not answer; past them the "
+                      "action is abandoned, what it held is released, and the container "
+                      "(or capsule) goes to Error saying the database was unreachable. "
+                      "An update (PATCH) abandoned so is answered 503 saying so; its "
+                      "container runs on, with the limits its row holds."),
     cfg.StrOpt("runtime_driver", default="docker", choices=[
                    ("docker", "the Docker engine at [docker]api_url"),
                    ("simulated", ("FOR BENCHMARKS ONLY: containers kept in memory, no "

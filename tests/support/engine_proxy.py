@@ -8,8 +8,10 @@ shared dockerd would stall every other test's berth too.
 ``(method, path_part, before, after)``: a request whose first line has ``method`` and
 contains ``path_part`` is held ``before`` seconds before it reaches the engine, and
 its response is held ``after`` seconds before it reaches berth (the engine has done
-the work by then: a create that "times out" but happened). ``proxy.rules`` may be
-changed while it runs. HTTP/1.1 without pipelining (what the Docker SDK sends): each
+the work by then: a create that "times out" but happened). A rule with ``answer``
+(a JSON text) is not sent to the engine at all: berth gets that text as a 200 answer,
+for tests of an engine answer berth cannot read. ``proxy.rules`` may be changed while
+it runs. HTTP/1.1 without pipelining (what the Docker SDK sends): each
 request on a connection begins a new chunk from the client.
 """
 
@@ -33,6 +35,8 @@ class Rule:
     path_part: str
     before: float = 0.0
     after: float = 0.0
+    #: answer this JSON text (status 200) instead of asking the engine
+    answer: str | None = None
     #: how many requests matched so far
     hits: int = 0
 
@@ -96,16 +100,28 @@ class EngineProxy:
             client_w.close()
             return
         held: deque[float] = deque()      # response delays of the requests in flight
-        await asyncio.gather(self._requests(client_r, engine_w, held),
+        await asyncio.gather(self._requests(client_r, engine_w, held, client_w),
                              self._responses(engine_r, client_w, held),
                              return_exceptions=True)
 
     async def _requests(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                        held: deque[float]) -> None:
+                        held: deque[float], client: asyncio.StreamWriter) -> None:
+        dropping = 0          # body bytes still to come of a request answered here
         try:
             while chunk := await reader.read(65536):
+                if dropping:
+                    dropping -= min(dropping, len(chunk))
+                    continue
                 if chunk.startswith(_METHODS):
                     rule = self._match(chunk.split(b"\r\n", 1)[0])
+                    if rule is not None and rule.answer is not None:
+                        # HTTP/1.1 without pipelining: no engine answer is pending.
+                        dropping = _body_left(chunk)
+                        body = rule.answer.encode()
+                        client.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json"
+                                     b"\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+                        await client.drain()
+                        continue
                     held.append(rule.after if rule else 0.0)
                     if rule is not None and rule.before:
                         await asyncio.sleep(rule.before)
@@ -128,3 +144,14 @@ class EngineProxy:
         finally:
             with contextlib.suppress(RuntimeError):
                 writer.close()
+
+
+def _body_left(chunk: bytes) -> int:
+    """How many bytes of the body of the request that ``chunk`` begins are not in it
+    (by its Content-Length; the Docker SDK never sends a chunked request body)."""
+    head, _, body = chunk.partition(b"\r\n\r\n")
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return max(0, int(value.strip()) - len(body))
+    return 0

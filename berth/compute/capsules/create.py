@@ -40,8 +40,10 @@ from berth.common.context import RequestContext
 from berth.common.log import container_context
 from berth.compute.capsules import network as capsule_network
 from berth.compute.capsules import sandbox, sandbox_options
+from berth.compute.capsules.cri import network as cri_network
+from berth.compute.capsules.cri import pods as cri_pods
 from berth.compute.deps import AgentDeps
-from berth.compute.flows import common
+from berth.compute.flows import common, outage
 from berth.compute.flows import create as container_flow
 from berth.compute.states import Status, TaskState
 from berth.db import capsules, containers
@@ -59,16 +61,36 @@ class CapsuleFailed(exc.BerthError):
 def create_capsule(deps: AgentDeps, ctx: RequestContext, uuid: str,
                    limits: dict[str, Any] | None = None,
                    clock: Callable[[], float] = time.monotonic) -> None:
+    """Create the capsule ``uuid``. A database outage in the middle is ridden out
+    (``outage.ride_out``): the create begins again once the database answers, from
+    nothing (what the cut-short attempt made is removed first); past the patience, or
+    when the flow fails in a way it did not plan for, the capsule and its members end
+    in Error saying so, with nothing left in the engine, Placement or the volumes."""
+    outage.ride_out(deps, uuid, "capsule create",
+                    lambda retry: _attempt(deps, ctx, uuid, clock, retry), ctx=ctx,
+                    undo=lambda: abandon(deps, uuid, "create"), container_id=None,
+                    addresses={})
+
+
+#: The tasks a capsule create sets: a retry after an outage takes it back from itself.
+_OWN_TASKS = (None, TaskState.CONTAINER_CREATING.value)
+
+
+def _attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, clock: Callable[[], float],
+             retry: bool) -> None:
     try:
         row, event_id = common.begin_task(deps, ctx, uuid, TaskState.CONTAINER_CREATING,
                                           "compute__do_container_create",
-                                          expected_status=Status.CREATING.value)
+                                          expected_status=Status.CREATING.value,
+                                          expected_task_state=_OWN_TASKS if retry else None)
     except exc.ContainerNotFound:
         LOG.info("capsule was deleted before its creation began; nothing to do")
         return
     except exc.TaskInProgress as err:
         LOG.warning("not creating the capsule: busy or no longer Creating (%s)", err.msg)
         return
+    if retry:     # still ours and Creating: start again from nothing
+        remove_left_by_create(deps, row)
     LOG.info("creating capsule %s", row.name)
     try:
         with common.recorded(deps, ctx, uuid, "compute__do_container_create",
@@ -105,6 +127,56 @@ def _create(deps: AgentDeps, ctx: RequestContext, row: Container,
         undo.pop_all()
     LOG.info("capsule %s is up: %d init containers, %d containers", row.name, len(inits),
              len(members))
+
+
+def remove_left_by_create(deps: AgentDeps, row: Container) -> int:
+    """What a capsule create that did not finish (cut short by the database, or by the
+    agent's death) may have left, removed or released: every engine container of it
+    (the sandbox and each member, by the names zun-<uuid>: the rows may not name them
+    yet; with the cri driver, its pods by their labels) and their interfaces, its
+    Placement allocation, its members' volumes. Idempotent. Returns how many engine
+    containers (or pods) were removed."""
+    inits, members = capsules.members_of(deps.db, row.id)
+    removed = 0
+    engine_uuids = [m.uuid for m in (*members, *inits)] + [row.uuid]
+    if deps.pods is not None:           # the pod, members with it, by its labels
+        pod_ids = [p.id for p in deps.pods.pods(deps.host) if p.uuid == row.uuid]
+        removed, engine_uuids = cri_pods.remove_pods_of(deps.pods, deps.host, row.uuid), []
+        for pod_id in pod_ids:            # its interfaces, if the pod's DEL missed them
+            cri_network.release(deps, row, pod_id)
+    for uuid in engine_uuids:
+        found = container_flow.named_container(deps, uuid)
+        if found is not None:
+            try:
+                deps.runtime.delete(found.id, force=True)
+                removed += 1
+            except rt.RuntimeNotFound:
+                pass
+    if deps.pods is None:               # the sandbox's interfaces, if it was plugged
+        capsule_network.release(deps, row)
+    container_flow.release_allocation(deps, row.uuid)
+    if deps.volumes is not None:
+        deps.volumes.release_failed(None, [m.uuid for m in (*members, *inits)])
+    return removed
+
+
+def abandon(deps: AgentDeps, uuid: str, what: str) -> None:
+    """The undo of a capsule's create or delete given up (``outage.give_up``,
+    ``unexpected.settle``, which then write the capsule's Error, without a Docker
+    container): every engine container of it removed and what it held released
+    (``remove_left_by_create``: a delete had begun to remove them anyway), its members
+    in Error first (whoever sees the capsule in Error sees its members in Error too).
+    A capsule in Error holds nothing; deleting it again removes the rows."""
+    row = containers.find_by_uuid(deps.db, uuid)
+    if row is None:
+        return
+    remove_left_by_create(deps, row)
+    capsules.update_members(deps.db, row.id, {
+        "status": Status.ERROR.value, "container_id": None, "addresses": {},
+        "task_state": None,
+        "status_reason": f"Capsule failed: its {what} was abandoned; the capsule's "
+                         f"status_reason says why."})
+    deps.tracker.publish_usage()
 
 
 def engine_name(deps: AgentDeps) -> str:

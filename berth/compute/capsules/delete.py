@@ -13,12 +13,13 @@ import logging
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.compute.capsules import create as capsule_create
 from berth.compute.capsules import network as capsule_network
 from berth.compute.capsules import sandbox_options
 from berth.compute.capsules.cri import network as cri_network
 from berth.compute.capsules.cri import pods as cri_pods
 from berth.compute.deps import AgentDeps
-from berth.compute.flows import common
+from berth.compute.flows import common, outage
 from berth.compute.states import TaskState
 from berth.db import capsules, containers
 from berth.db.models import Container
@@ -31,13 +32,25 @@ LOG = logging.getLogger(__name__)
 
 
 def delete_capsule(deps: AgentDeps, ctx: RequestContext, uuid: str, force: bool) -> None:
-    row = containers.find_by_uuid(deps.db, uuid)
-    if row is None:
-        LOG.info("capsule already deleted")
-        return
-    with timed_action("delete") as result:     # as a container's delete counts
-        if not _delete(deps, row, force, ctx):
-            result.fail()
+    """Delete the capsule ``uuid``. A database outage in the middle is ridden out
+    (``outage.ride_out``): the delete runs again once the database answers (every step
+    is idempotent: a removed container, a released allocation, destroyed rows; the task
+    is taken over whoever set it). Past the patience, or when it fails in a way it did
+    not plan for, what is left of it in the engine is removed and its allocation
+    released (``capsules.create.abandon``), and the capsule ends in Error saying so (not
+    Deleting, which nothing else would end): delete it again to remove its rows."""
+    def attempt(_retry: bool) -> None:
+        row = containers.find_by_uuid(deps.db, uuid)
+        if row is None:
+            LOG.info("capsule already deleted")
+            return
+        with timed_action("delete") as result:     # as a container's delete counts
+            if not _delete(deps, row, force, ctx):
+                result.fail()
+
+    outage.ride_out(deps, uuid, "capsule delete", attempt, ctx=ctx,
+                    undo=lambda: capsule_create.abandon(deps, uuid, "delete"),
+                    container_id=None, addresses={})
 
 
 def _delete(deps: AgentDeps, row: Container, force: bool,

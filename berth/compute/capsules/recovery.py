@@ -21,17 +21,13 @@ import logging
 
 from berth.common.context import RequestContext
 from berth.common.log import container_context
+from berth.compute.capsules import create as capsule_create
 from berth.compute.capsules import delete as capsule_delete
-from berth.compute.capsules import network as capsule_network
 from berth.compute.capsules import status as capsule_status
-from berth.compute.capsules.cri import network as cri_network
-from berth.compute.capsules.cri import pods as cri_pods
 from berth.compute.deps import AgentDeps
-from berth.compute.flows.create import named_container, release_allocation
 from berth.compute.states import Status, TaskState
 from berth.db import capsules, containers
 from berth.db.models import Container
-from berth.runtime import base as rt
 
 LOG = logging.getLogger(__name__)
 
@@ -70,27 +66,7 @@ def _recover(deps: AgentDeps, ctx: RequestContext, row: Container,
 
 
 def _undo_create(deps: AgentDeps, row: Container) -> None:
-    inits, members = capsules.members_of(deps.db, row.id)
-    removed = 0
-    engine_uuids = [m.uuid for m in (*members, *inits)] + [row.uuid]
-    if deps.pods is not None:           # the pod, members with it, by its labels
-        pod_ids = [p.id for p in deps.pods.pods(deps.host) if p.uuid == row.uuid]
-        removed, engine_uuids = cri_pods.remove_pods_of(deps.pods, deps.host, row.uuid), []
-        for pod_id in pod_ids:            # its interfaces, if the pod's DEL missed them
-            cri_network.release(deps, row, pod_id)
-    for uuid in engine_uuids:
-        found = named_container(deps, uuid)
-        if found is not None:
-            try:
-                deps.runtime.delete(found.id, force=True)
-                removed += 1
-            except rt.RuntimeNotFound:
-                pass
-    if deps.pods is None:               # the sandbox's interfaces, if it was plugged
-        capsule_network.release(deps, row)
-    release_allocation(deps, row.uuid)
-    if deps.volumes is not None:
-        deps.volumes.release_failed(None, [m.uuid for m in (*members, *inits)])
+    removed = capsule_create.remove_left_by_create(deps, row)
     reason = (f"{FAILED_CREATE_REASON}: the compute agent of host {deps.host} stopped "
               f"during it. Delete the capsule and create it again.")
     containers.update_(deps.db, row.uuid, {"status": Status.ERROR.value,

@@ -70,7 +70,8 @@ def _engine_action(deps: AgentDeps, ctx: RequestContext, uuid: str, verb: str,
     (``outage.ride_out``); the action then may find Docker already done with it
     (``is already paused``), and the row says what Docker says."""
     outage.ride_out(deps, uuid, verb, lambda retry: _engine_attempt(
-        deps, ctx, uuid, verb, event, task_state, act, extra, resync_on_failure, retry))
+        deps, ctx, uuid, verb, event, task_state, act, extra, resync_on_failure, retry),
+        ctx=ctx)
 
 
 def _engine_attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, verb: str,
@@ -193,18 +194,48 @@ def update_container(deps: AgentDeps, uuid: str, patch: dict[str, Any]) -> Conta
     are given back. Returns the saved row. Raises ResourcesUnavailable when the node
     has no room (the claim or Placement), ServiceUnavailable when Placement cannot
     be reached, Conflict when Docker no longer has the container, RuntimeDriverError
-    when Docker refuses."""
+    when Docker refuses.
+
+    A database outage in the middle is ridden out (``outage.patiently``): the update
+    runs again once the database answers, first finishing what the cut-short attempt
+    left (``finish_interrupted_resize``: Placement and Docker given what the row holds),
+    then applying what still differs. Past the patience what it left is settled the
+    same way, the row's status_reason says the update was abandoned (its status stays
+    what Docker shows: the container runs on, with the limits the row holds), and
+    ServiceUnavailable tells the caller."""
     with timed_action("update"):
-        row = containers.get_by_uuid(deps.db, uuid)
-        changes = _changes(row, patch)
-        if "cpu" in changes or "memory" in changes:
-            _resize(deps, row, changes.get("cpu"), changes.get("memory"))
-        others = {k: v for k, v in changes.items() if k not in ("cpu", "memory")}
-        if others:
-            row = containers.update_(deps.db, uuid, others)
-        if changes:
-            LOG.info("updated %s", ", ".join(f"{k}={v}" for k, v in sorted(changes.items())))
-        return containers.get_by_uuid(deps.db, uuid)
+        patience = deps.settings.database_patience
+        try:
+            return outage.patiently(lambda retry: _update(deps, uuid, patch, retry),
+                                    what="update", patience=patience)
+        except outage.DATABASE_ERRORS as err:
+            reason = outage.give_up(deps, uuid, "update", err, patience=patience,
+                                    undo=lambda: _settle_resize(deps, uuid),
+                                    keep_status=True)
+            raise exc.ServiceUnavailable(reason=reason) from err
+
+
+def _settle_resize(deps: AgentDeps, uuid: str) -> None:
+    """Placement and Docker agree with the row again (or the row with Docker)."""
+    row = containers.find_by_uuid(deps.db, uuid)
+    if row is not None:
+        finish_interrupted_resize(deps, row)
+        deps.tracker.publish_usage()
+
+
+def _update(deps: AgentDeps, uuid: str, patch: dict[str, Any], retry: bool) -> Container:
+    if retry:
+        _settle_resize(deps, uuid)
+    row = containers.get_by_uuid(deps.db, uuid)
+    changes = _changes(row, patch)
+    if "cpu" in changes or "memory" in changes:
+        _resize(deps, row, changes.get("cpu"), changes.get("memory"))
+    others = {k: v for k, v in changes.items() if k not in ("cpu", "memory")}
+    if others:
+        row = containers.update_(deps.db, uuid, others)
+    if changes:
+        LOG.info("updated %s", ", ".join(f"{k}={v}" for k, v in sorted(changes.items())))
+    return containers.get_by_uuid(deps.db, uuid)
 
 
 def _changes(row: Container, patch: dict[str, Any]) -> dict[str, Any]:
@@ -382,7 +413,7 @@ def _security_group(deps: AgentDeps, ctx: RequestContext, uuid: str, group: str,
     the list is only recorded."""
     verb = "add_security_group" if add else "remove_security_group"
     outage.ride_out(deps, uuid, verb, lambda retry: _security_group_attempt(
-        deps, ctx, uuid, group, add, verb, retry))
+        deps, ctx, uuid, group, add, verb, retry), ctx=ctx)
 
 
 def _security_group_attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, group: str,

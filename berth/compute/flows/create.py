@@ -75,7 +75,7 @@ def create_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
     volumes_for = ctx if volumes else None
     outage.ride_out(deps, uuid, "create",
                     lambda retry: _attempt(deps, ctx, uuid, run, volumes_for, retry),
-                    undo=lambda: _undo_cut_short(deps, volumes_for, uuid),
+                    ctx=ctx, undo=lambda: _undo_cut_short(deps, volumes_for, uuid),
                     container_id=None)
 
 

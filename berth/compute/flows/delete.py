@@ -15,7 +15,7 @@ from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute import networking
 from berth.compute.deps import AgentDeps
-from berth.compute.flows import common, outage
+from berth.compute.flows import common, outage, unexpected
 from berth.compute.flows.lifecycle import unplug_quietly
 from berth.compute.states import TaskState
 from berth.db import containers
@@ -32,7 +32,8 @@ def delete_container(deps: AgentDeps, ctx: RequestContext, uuid: str, force: boo
     answers (``outage.patiently``): every step is idempotent (a gone Docker
     container, a released allocation, a destroyed row are no-ops), and the task this
     flow set may be taken back from itself. Past the patience the row keeps its task,
-    and its deadline reports it."""
+    and its deadline reports it. Any other error let out ends the delete in Error
+    saying so (``unexpected.settle``): Deleting has no deadline of its own."""
     def attempt(retry: bool) -> None:
         row = containers.find_by_uuid(deps.db, uuid)
         if row is None:
@@ -42,7 +43,12 @@ def delete_container(deps: AgentDeps, ctx: RequestContext, uuid: str, force: boo
             if not _delete(deps, row, force or retry, ctx, force=force):
                 result.fail()
 
-    outage.patiently(attempt, what="deleting", patience=deps.settings.database_patience)
+    try:
+        outage.patiently(attempt, what="deleting", patience=deps.settings.database_patience)
+    except outage.DATABASE_ERRORS:
+        raise                   # the task's deadline reports it
+    except Exception as err:  # noqa: BLE001 - the flow's boundary: not left Deleting
+        unexpected.settle(deps, uuid, "delete", err, ctx=ctx)
 
 
 def _delete(deps: AgentDeps, row: Container, steal: bool,

@@ -187,7 +187,7 @@ def start_container(deps: AgentDeps, ctx: RequestContext, uuid: str) -> None:
         except exc.BerthError as err:
             LOG.warning("start failed: %s", err.msg)
 
-    outage.ride_out(deps, uuid, "start", attempt)
+    outage.ride_out(deps, uuid, "start", attempt, ctx=ctx)
 
 
 def stop_container(deps: AgentDeps, ctx: RequestContext, uuid: str, timeout: int | None) -> None:
@@ -214,7 +214,7 @@ def stop_container(deps: AgentDeps, ctx: RequestContext, uuid: str, timeout: int
             # Zun leaves the status as it was when a stop fails; the action says Error.
             LOG.warning("stop failed: %s", err.msg)
 
-    outage.ride_out(deps, uuid, "stop", attempt)
+    outage.ride_out(deps, uuid, "stop", attempt, ctx=ctx)
 
 
 def refresh(deps: AgentDeps, uuid: str) -> Container:

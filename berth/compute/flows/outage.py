@@ -28,7 +28,9 @@ import sqlalchemy.exc
 import tenacity
 
 from berth.common import exceptions as exc
+from berth.common.context import RequestContext
 from berth.compute.deps import AgentDeps
+from berth.compute.flows import unexpected
 from berth.compute.states import Status
 from berth.db import containers
 
@@ -87,14 +89,16 @@ def patiently(attempt: Callable[[bool], T], *, what: str,
 
 def give_up(deps: AgentDeps, uuid: str, what: str, err: BaseException, *,
             patience: float = DATABASE_PATIENCE, undo: Callable[[], None] | None = None,
-            **extra: Any) -> None:
+            keep_status: bool = False, **extra: Any) -> str:
     """End the container's ``what`` in Error saying the database was unreachable, its
     task cleared (whoever's it was: no flow of this container runs while this one
     does). Written as soon as the database answers again (within ``MAX_PAUSE``), for
     as long as a task may last (``[compute]task_state_timeout``, at least
     ``patience``); when it stays away beyond that too, logged, and the task's
     deadline fails the row later. ``undo`` (idempotent) runs first, with the write's
-    retries: it may need the database too (the embedded Placement is in it)."""
+    retries: it may need the database too (the embedded Placement is in it).
+    ``keep_status``: only the reason is written, for a flow without a task whose undo
+    leaves the container as it was, running on (an update). Returns the reason."""
     reason = (f"The database was unreachable for more than {patience:.0f} s during the "
               f"{what} ({describe(err)}); the {what} was abandoned and what it held "
               f"released. Try again once the database answers.")
@@ -102,10 +106,11 @@ def give_up(deps: AgentDeps, uuid: str, what: str, err: BaseException, *,
     def write(_retry: bool) -> None:
         if undo is not None:
             undo()
+        values: dict[str, Any] = {"status_reason": reason[:2000], **extra}
+        if not keep_status:
+            values.update(status=Status.ERROR.value, task_state=None, task_deadline=None)
         try:
-            containers.update_(deps.db, uuid, {
-                "status": Status.ERROR.value, "status_reason": reason[:2000],
-                "task_state": None, "task_deadline": None, **extra})
+            containers.update_(deps.db, uuid, values)
         except exc.ContainerNotFound:
             LOG.info("container row is gone; nothing to mark")
 
@@ -115,15 +120,21 @@ def give_up(deps: AgentDeps, uuid: str, what: str, err: BaseException, *,
     except DATABASE_ERRORS as again:
         LOG.error("could not record the abandoned %s either (%s); the task's deadline "
                   "fails the container once the database answers", what, describe(again))
+    return reason
 
 
 def ride_out(deps: AgentDeps, uuid: str, what: str, attempt: Callable[[bool], None], *,
-             undo: Callable[[], None] | None = None, **extra: Any) -> None:
+             ctx: RequestContext | None = None, undo: Callable[[], None] | None = None,
+             **extra: Any) -> None:
     """Run a flow's ``attempt`` :func:`patiently`; when the patience runs out,
     :func:`give_up`: ``undo`` what the flow may hold, and the row in Error with
-    ``extra``."""
+    ``extra``. Any other error the attempt lets out is the flow failing in a way it
+    did not plan for: ``unexpected.settle`` ends it (the row in Error, or as Docker
+    reports it; the action of ``ctx`` finished in Error)."""
     patience = deps.settings.database_patience
     try:
         patiently(attempt, what=what, patience=patience)
     except DATABASE_ERRORS as err:
         give_up(deps, uuid, what, err, patience=patience, undo=undo, **extra)
+    except Exception as err:  # noqa: BLE001 - the flow's boundary: settled, not left
+        unexpected.settle(deps, uuid, what, err, ctx=ctx, undo=undo, **extra)

@@ -67,7 +67,7 @@ def rebuild_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool
         began.append(_attempt(deps, ctx, uuid, run, expected_status, expected_container_id,
                               retry))
 
-    outage.ride_out(deps, uuid, "rebuild", attempt,
+    outage.ride_out(deps, uuid, "rebuild", attempt, ctx=ctx,
                     undo=lambda: _undo_cut_short(deps, uuid), container_id=None)
     return any(began)
 

@@ -140,6 +140,29 @@ def test_error_with_other_status_keeps_it_capitalised_or_is_error(
     assert (mapped.reason, mapped.reason_set) == ("boom", True)
 
 
+@pytest.mark.parametrize(
+    "s",
+    [
+        # a first start that failed: the container never ran
+        state(RunState.CREATED, error="exec: \"/no/such\": no such file", exit_code=127),
+        # a start of a container that had run before
+        state(RunState.EXITED, error="exec failed", exit_code=127,
+              started_at=ago(hours=1), finished_at=ago(minutes=50)),
+    ],
+)
+def test_a_failed_start_leaves_a_row_in_error_unchanged(s: ContainerState) -> None:
+    assert map_state(s, Status.ERROR, NOW) is UNCHANGED
+
+
+@pytest.mark.parametrize(("run_state", "expected"), [
+    (RunState.DEAD, Status.DEAD), (RunState.RESTARTING, Status.RESTARTING),
+])
+def test_other_engine_states_with_an_error_text_still_move_a_row_in_error(
+        run_state: RunState, expected: Status) -> None:
+    mapped = map_state(state(run_state, error="boom"), Status.ERROR, NOW)
+    assert (mapped.status, mapped.reason) == (expected, "boom")
+
+
 def test_error_wins_over_running_flag() -> None:
     s = state(RunState.RUNNING, running=True, error="boom", started_at=ago(hours=1))
     assert map_state(s, Status.RUNNING, NOW).reason == "boom"

@@ -13,9 +13,11 @@ import pytest
 import sqlalchemy.exc
 from support.fake_runtime import FakeRuntime
 
+from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute.claims import Capacity, ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
+from berth.compute.flows import actions as actions_flow
 from berth.compute.flows import create, lifecycle, outage
 from berth.db import actions, containers, nodes
 from berth.db.engine import Database
@@ -174,3 +176,40 @@ def test_a_stop_cut_short_is_done_again_once_the_database_answers(
     assert cut.failed >= 1
     row = containers.get_by_uuid(deps.db, uuid)
     assert (row.status, row.task_state) == ("Stopped", None)
+
+
+def renaming(values: dict[str, Any]) -> bool:
+    """The update's last write (the new name), after its claim and Docker's update."""
+    return "name" in values
+
+
+def test_an_update_cut_short_is_done_again_once_the_database_answers(
+        deps: AgentDeps, monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = RequestContext.admin()
+    uuid = new_row(deps, ctx)
+    create.create_container(deps, ctx, uuid, run=True)
+    cut = Outage(monkeypatch, renaming, seconds=0.3)
+    row = actions_flow.update_container(deps, uuid, {"memory": 128, "name": "renamed"})
+    assert cut.failed >= 1
+    assert (row.memory, row.name, row.status) == ("128", "renamed", "Running")
+    engine = deps.runtime
+    assert isinstance(engine, FakeRuntime)
+    assert engine.containers[row.container_id or ""].memory_mib == 128
+
+
+def test_an_update_past_its_patience_is_refused_saying_why_with_row_and_docker_agreeing(
+        deps: AgentDeps, monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = RequestContext.admin()
+    uuid = new_row(deps, ctx)
+    create.create_container(deps, ctx, uuid, run=True)
+    Outage(monkeypatch, renaming, seconds=2.5)
+    with pytest.raises(exc.ServiceUnavailable, match="database was unreachable"):
+        actions_flow.update_container(deps, uuid, {"memory": 128, "name": "renamed"})
+    row = containers.get_by_uuid(deps.db, uuid)
+    engine = deps.runtime
+    assert isinstance(engine, FakeRuntime)
+    # The container runs on; its limits are what the row (the claim) holds.
+    assert (row.status, row.task_state, row.name) == ("Running", None, None)
+    assert engine.containers[row.container_id or ""].memory_mib == int(row.memory or 0)
+    assert "database was unreachable" in (row.status_reason or "")
+    assert "during the update" in (row.status_reason or "")
