@@ -7,6 +7,11 @@ parameters' with :func:`query_params`; :func:`install` publishes each, in the do
 configuration), so the document always says what this deployment accepts. FastAPI's
 own 422 "Validation Error" answers do not exist in berth (its errors are Zun's 400s)
 and are replaced by them.
+
+A create's answer carries OpenAPI links (:data:`CREATED_BY`) to every operation on
+what it created: the ``uuid`` it answers is their path's ``{ident}``. Clients that
+follow links, and stateful fuzzing (``tests/unit/api/test_openapi_fuzz.py``), chain a
+create to its show, update, actions and delete with them.
 """
 
 from __future__ import annotations
@@ -48,6 +53,14 @@ _ERRORS = {
 
 
 _UNSUPPORTED = "The body is not sent as application/json."
+
+#: The creates whose answer names what they made by its ``uuid``: (path, method,
+#: status) of the create, and the path under which every operation on it lives.
+CREATED_BY: tuple[tuple[str, str, str, str], ...] = (
+    ("/v1/containers", "post", "202", "/v1/containers/{ident}"),
+    ("/v1/capsules", "post", "202", "/v1/capsules/{ident}"),
+    ("/v1/networks", "post", "200", "/v1/networks/{ident}"),
+)
 
 
 def request_body(body_of: BodyOf) -> Callable[[_F], _F]:
@@ -99,6 +112,7 @@ def install(app: FastAPI, settings: ApiSettings, routers: Iterable[APIRouter]) -
                 if published:
                     operation.update(published)
                     operation["responses"]["415"] = _error(_UNSUPPORTED)
+            _link_creates(doc)
             app.openapi_schema = doc
         return app.openapi_schema
 
@@ -113,6 +127,24 @@ def allowed_methods(app: FastAPI, path: str) -> list[str]:
         if re.fullmatch(pattern, path):
             return sorted(method.upper() for method in operations)
     return []
+
+
+def _link_creates(doc: dict[str, Any]) -> None:
+    """Each create's success answer links to every operation under the path of what it
+    made, by operationId, with ``{ident}`` its answer's ``uuid``."""
+    paths = doc.get("paths", {})
+    for path, method, status, under in CREATED_BY:
+        answer = paths.get(path, {}).get(method, {}).get("responses", {}).get(status)
+        if answer is None:
+            continue
+        links = answer.setdefault("links", {})
+        for template, operations in paths.items():
+            if template != under and not template.startswith(under + "/"):
+                continue
+            for operation in operations.values():
+                links[operation["operationId"]] = {
+                    "operationId": operation["operationId"],
+                    "parameters": {"ident": "$response.body#/uuid"}}
 
 
 def _with_zun_errors(doc: dict[str, Any]) -> dict[str, Any]:

@@ -1,8 +1,9 @@
-"""Schemathesis over berth's own ``/openapi.json`` (issue 21, R4), for the container
-operations whose query parameters and bodies are declared: every case it makes from
-the document, valid (positive) or not (negative), against the real application on a
-real SQLite database. No Docker: the container's node is a stand-in agent that
-answers every RPC method. For each case:
+"""Schemathesis over berth's own ``/openapi.json`` (issue 21, R4), for the container,
+capsule and network operations whose query parameters and bodies are declared: every
+case it makes from the document, valid (positive) or not (negative), against the real
+application on a real SQLite database. No Docker: the container's node is a stand-in
+agent that answers every RPC method (it never pulls, creates or runs anything). For
+each case:
 
 - never a 5xx;
 - a status and content type the document lists;
@@ -10,11 +11,17 @@ answers every RPC method. For each case:
 - a positive case is never refused for one of its query parameters (a 400 naming it):
   the declaration published and the check applied are the same.
 
-``BERTH_FUZZ_EXAMPLES`` sets the examples per operation and mode (default 25).
+The stateful run follows the document's links (``berth.api.openapi.CREATED_BY``): a
+create's ``uuid`` used by the show, update, actions and delete of what it made, in
+sequences of a few steps, with the same checks.
+
+``BERTH_FUZZ_EXAMPLES`` sets the examples per operation and mode, and the stateful
+run's sequences (default 25).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -38,7 +45,7 @@ from berth.api.app import create_app
 from berth.api.schemas import queries as Q
 from berth.api.state import ApiSettings, ApiState
 from berth.compute.manager import ComputeManager
-from berth.db import containers, migrate, nodes
+from berth.db import capsules, containers, migrate, nodes
 from berth.db.engine import Database
 from berth.rpc.client import ComputeAPI
 from berth.rpc.inproc import InProcessTransport
@@ -74,12 +81,15 @@ class Scheduler:
     def room_check(self, selection: Any, spec: Any, *, best: bool = True) -> Any:
         return lambda conn: None
 
+    def holding(self, selection: Any, spec: Any) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
     def placed(self, selection: Any, spec: Any) -> None:
         return None
 
 
 class World:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, settings: ApiSettings | None = None) -> None:
         migrate.upgrade(f"sqlite:///{root / 'berth.sqlite'}")
         self.db = Database(f"sqlite:///{root / 'berth.sqlite'}")
         self.transport = InProcessTransport(call_workers=2)
@@ -88,7 +98,7 @@ class World:
         nodes.report_service_up(self.db, NODE, nodes.COMPUTE_BINARY, "nova")
         compute = ComputeAPI(self.transport, lambda h: h == NODE, call_timeout=5)
         self.state = ApiState(db=self.db, compute=compute, scheduler=Scheduler(),  # type: ignore[arg-type]
-                              settings=ApiSettings())
+                              settings=settings or ApiSettings())
         self.app = create_app(self.state)
 
     def container(self) -> str:
@@ -97,6 +107,15 @@ class World:
             "project_id": "admin", "user_id": "admin", "status": "Running",
             "host": NODE, "container_id": "f" * 64, "image": "busybox",
             "interactive": True})
+        return str(row.uuid)
+
+    def capsule(self) -> str:
+        """A fresh Running capsule (with one member) on node1."""
+        common = {"project_id": "admin", "user_id": "admin", "status": "Running",
+                  "host": NODE, "image": "busybox"}
+        row = capsules.create(self.db, {**common, "name": "fuzzed", "container_id": "e" * 64},
+                              [{**common, "name": "a", "container_type": capsules.MEMBER,
+                                "container_id": "d" * 64}])
         return str(row.uuid)
 
     def close(self) -> None:
@@ -126,7 +145,11 @@ DECLARED = sorted({f"{method.upper()} {path}" for method, path, _query in [
         ("post", "remove_security_group"), ("get", "logs"), ("get", "top"),
         ("get", "get_archive"), ("post", "put_archive"), ("post", "commit"),
         ("post", "execute"), ("post", "execute_resize"), ("post", "resize"),
-        ("post", "network_detach")))]})
+        ("post", "network_detach"))),
+    # declared bodies (berth.api.schemas.container, capsule, networks)
+    ("post", "/v1/containers", None), ("patch", "/v1/containers/{ident}", None),
+    ("post", "/v1/capsules", None), ("get", "/v1/capsules/{ident}", None),
+    ("delete", "/v1/capsules/{ident}", None), ("post", "/v1/networks", None)]})
 
 
 #: Refusals by rules a declaration cannot state (schemas/__init__.py): one across two
@@ -155,7 +178,10 @@ def test_schemathesis_finds_nothing_the_document_does_not_promise(
               suppress_health_check=list(HealthCheck))
     @given(data=st.data())
     def run(data: st.DataObject) -> None:
-        fixed = {"ident": world.container()} if "{ident}" in label else None
+        fixed = None
+        if "{ident}" in label:
+            fixed = {"ident": world.capsule() if "/capsules/" in label
+                     else world.container()}
         case = data.draw(operation.as_strategy(generation_mode=mode, path_parameters=fixed,
                                                headers=HEADERS))
         response = case.call()
@@ -175,4 +201,58 @@ def test_every_declared_query_is_fuzzed() -> None:
     declared = {query.what for query in vars(Q).values() if isinstance(query, Q.QueryParams)}
     assert declared >= {"stop", "reboot", "kill", "logs", "execute", "resize",
                         "container list"}
-    assert len(DECLARED) == 23
+    assert len(DECLARED) == 29
+
+
+#: The operations the stateful run chains: the creates and what their links reach.
+LINKED = r"^/v1/(containers|capsules|networks)(/|$)"
+
+
+@pytest.fixture(scope="module")
+def open_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    """A World that takes any image (no image validation: the stand-in agent knows
+    none), so that a positive create makes a container for the links to reach."""
+    root = tmp_path_factory.mktemp("fuzz-stateful")
+    w = World(root, ApiSettings(enable_image_validation=False))
+    yield w
+    w.close()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_schemathesis_stateful_follows_the_links_and_finds_nothing_unpromised(
+        open_world: World) -> None:
+    world = open_world
+    schema = schemathesis.openapi.from_asgi("/openapi.json", world.app)
+    base = schema.include(path_regex=LINKED).as_state_machine()
+    chained: list[str] = []       # linked operations that reached what a create made
+
+    class Workflow(base):  # type: ignore[misc, valid-type]
+        def get_call_kwargs(self, case: Any) -> dict[str, Any]:
+            return {"headers": HEADERS}
+
+        def validate_response(self, response: Any, case: Any,
+                              additional_checks: Any = None, **kwargs: Any) -> None:
+            case.validate_response(response, checks=[
+                not_a_server_error, status_code_conformance, content_type_conformance])
+            # A linked call found what a create made (the stand-in agent leaves it
+            # Creating, so most actions answer 409 for its status, none 404).
+            ident = (case.path_parameters or {}).get("ident")
+            if ident and response.status_code != 404 and containers.find_by_uuid(
+                    world.db, str(ident)) is not None:
+                chained.append(f"{case.method} {case.path}")
+
+    Workflow.run(settings=settings(max_examples=EXAMPLES, stateful_step_count=5,
+                                   deadline=None, database=None,
+                                   suppress_health_check=list(HealthCheck)))
+    assert chained, "no sequence used what a create made: are the links published?"
+
+
+def test_a_create_links_to_every_operation_on_what_it_made(world: World) -> None:
+    doc = world.app.openapi()
+    links = doc["paths"]["/v1/containers"]["post"]["responses"]["202"]["links"]
+    under = {f"{m.upper()} {p}" for p, ops in doc["paths"].items()
+             if p.startswith("/v1/containers/{ident}") for m in ops}
+    assert len(links) == len(under)
+    assert all(link["parameters"] == {"ident": "$response.body#/uuid"}
+               for link in links.values())
+    assert "links" in doc["paths"]["/v1/capsules"]["post"]["responses"]["202"]
