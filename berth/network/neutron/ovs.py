@@ -14,6 +14,16 @@ On Open vSwitch's userspace datapath (``datapath_type=netdev``) a veth's TCP seg
 are dropped unless TX checksum offload is off on the container's end (infra.md §10,
 pitfall 5): berth turns it off on every plug (``ethtool -K ethN tx off`` inside the
 namespace), which costs nothing on the kernel datapath.
+
+A port plugged again (its container's process restarted, so its namespace and veth
+went while the OVS port stayed; or an earlier attempt was cut short) gets a *new* OVS
+port: the old one is deleted in a transaction of its own before the veth is made.
+ovs-vswitchd matches ports by name, and on the userspace datapath it keeps reading the
+socket of the veth it first opened: a veth made again under the same name behind a
+kept OVS port (``--may-exist``, or a delete and add in one transaction) is never read,
+while Neutron, which watches only OVSDB, keeps the port ACTIVE. Such a port is then
+waited for until the OVS agent has bound the new OVS port (``bound``) and only then
+until ACTIVE: the status Neutron shows right after the re-plug is the old one.
 """
 
 from __future__ import annotations
@@ -101,10 +111,13 @@ def _vsctl(*args: str) -> str:
 class OvsPlugger:
     """Plugs and unplugs ``NeutronVIF`` s. Idempotent; thread-safe for different ports."""
 
-    def plug(self, vif: NeutronVIF) -> None:
+    def plug(self, vif: NeutronVIF) -> bool:
+        """Plugs ``vif``; whether an OVS port of this name was there before (then the
+        port's status in Neutron predates this plug: see ``bound``)."""
         host = vif.host_ifname
         fd = ns.open_fd(vif.netns)   # NetnsNotFound before anything is made
         try:
+            replaced = self._remove_stale_port(vif.bridge, host)
             with translate_errors(f"plugging port {vif.port_id}"), IPRoute() as ipr:
                 delete_link(ipr, host)   # an interrupted attempt's leftover
                 try:
@@ -136,8 +149,29 @@ class OvsPlugger:
             raise
         finally:
             os.close(fd)
-        LOG.info("plugged port %s as %s (%s) into %s", vif.port_id, vif.ifname,
-                 ", ".join(vif.addresses), vif.bridge)
+        LOG.info("plugged port %s as %s (%s) into %s%s", vif.port_id, vif.ifname,
+                 ", ".join(vif.addresses), vif.bridge,
+                 " (replacing its earlier OVS port)" if replaced else "")
+        return replaced
+
+    @staticmethod
+    def _remove_stale_port(bridge: str, host: str) -> bool:
+        """Deletes the OVS port ``host`` left by an earlier plug, in its own transaction
+        (ovs-vsctl returns once ovs-vswitchd has closed the old interface), so that the
+        add that follows opens the veth about to be made. Whether there was one."""
+        if not _vsctl("--if-exists", "get", "Port", host, "name").strip():
+            return False
+        LOG.warning("OVS port %s is left from an earlier plug; deleting it before plugging "
+                    "again (a kept port would not carry the new veth's traffic)", host)
+        _vsctl("--if-exists", "del-port", bridge, host)
+        return True
+
+    def bound(self, port_id: str) -> bool:
+        """Whether Neutron's OVS agent has bound the OVS port of ``port_id`` (it writes
+        the network's ``net_uuid`` and local VLAN ``tag`` into the port's other_config
+        before it installs the port's flows and reports it up)."""
+        out = _vsctl("--if-exists", "get", "Port", tap_name(port_id), "other_config")
+        return "net_uuid=" in out
 
     def unplug(self, port_id: str, bridge: str = "br-int") -> None:
         """The OVS port and the veth pair are gone; nothing to do when absent."""

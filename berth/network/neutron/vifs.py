@@ -4,8 +4,9 @@ port into Open vSwitch, wait until Neutron reports it ACTIVE, unplug it, and swe
 ::
 
     addVif ──► veth + OVS port (ovs.OvsPlugger) ──► wait ACTIVE (status.PortStatusPoller)
-                                                      │ not within vif_active_timeout
-                                                      └──► unplug, VIFNotReady (HTTP 504)
+                 │ an earlier OVS port of the      ▲  │ not within vif_active_timeout
+                 │ port replaced: wait for the     │  └──► unplug, VIFNotReady (HTTP 504)
+                 └─ agent to bind the new one ─────┘
 
 Nothing is kept on disk: the OVS database is the record. A container's namespace that
 goes takes the veth's container end with it, and the kernel removes the pair; the
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import logging
 import os
+import time
+from collections.abc import Callable
 
 from berth.network.base import NetworkDriverError, VIFNotReady
 from berth.network.neutron.ovs import NeutronVIF, OvsPlugger
@@ -25,14 +28,27 @@ LOG = logging.getLogger(__name__)
 
 
 class NeutronVifService:
+    #: Seconds between two looks at OVSDB while a re-plugged port waits for the agent.
+    bound_interval = 0.1
+
     def __init__(self, plugger: OvsPlugger, poller: PortStatusPoller,
-                 vif_active_timeout: float = 60.0, bridge: str = "br-int") -> None:
+                 vif_active_timeout: float = 60.0, bridge: str = "br-int",
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         self.plugger, self.poller = plugger, poller
         self.vif_active_timeout, self.bridge = vif_active_timeout, bridge
+        self._clock, self._sleep = clock, sleep
 
     def add(self, vif: NeutronVIF) -> NeutronVIF:
-        self.plugger.plug(vif)
-        if not self.poller.wait_active(vif.port_id, self.vif_active_timeout):
+        deadline = self._clock() + self.vif_active_timeout
+        replaced = self.plugger.plug(vif)
+        # A re-plug: Neutron still shows the status of the OVS port just replaced (ACTIVE
+        # until the agent sees the change). Wait for the agent to bind the new OVS port
+        # first; it reports the port down before that and up only once the new port's
+        # flows are in, so an ACTIVE read after the binding is this plug's.
+        ready = not replaced or self._wait_bound(vif.port_id, deadline)
+        if not ready or not self.poller.wait_active(
+                vif.port_id, max(0.0, deadline - self._clock())):
             LOG.error("port %s of container %s did not become ACTIVE within %s s; "
                       "unplugging it", vif.port_id, vif.container_id, self.vif_active_timeout)
             try:
@@ -43,6 +59,13 @@ class NeutronVifService:
                               timeout=self.vif_active_timeout)
         LOG.info("port %s of container %s is ACTIVE", vif.port_id, vif.container_id)
         return vif
+
+    def _wait_bound(self, port_id: str, deadline: float) -> bool:
+        while not self.plugger.bound(port_id):
+            if self._clock() >= deadline:
+                return False
+            self._sleep(self.bound_interval)
+        return True
 
     def delete(self, port_id: str, bridge: str | None = None) -> None:
         self.plugger.unplug(port_id, bridge or self.bridge)

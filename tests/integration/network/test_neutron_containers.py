@@ -6,6 +6,8 @@ port's MAC and addresses; berth's ports go with the container, the user's stay."
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 from collections.abc import Callable
 from typing import Any
@@ -92,6 +94,42 @@ def test_two_containers_on_one_neutron_network_talk_tcp_and_their_ports_go_with_
         assert ports_of(uuid) == []
     assert f"tap{port['id'][:11]}" not in ovs_ports()
     assert f"tap{port['id'][:11]}" not in host_links()
+
+
+def test_a_server_docker_restarted_is_reachable_over_tcp_again_on_the_same_port(
+        http: httpx.Client, networks: Networks,
+        ports_of: Callable[[str], list[dict[str, Any]]]) -> None:
+    """Docker restarts the server's process (restart policy): its namespace and veth go,
+    the OVS port stays until the daemon's sync, and berth plugs the same Neutron port
+    into the new namespace. On the userspace datapath a veth made again behind the
+    kept OVS port was never read while the port stayed ACTIVE (TCP dead for minutes):
+    the plug now replaces the OVS port and waits for the agent to bind the new one."""
+    net = networks.make("10.231.6.0/24")
+    server = run(http, ["httpd", "-f", "-p", "8080", "-h", "/etc"],
+                 nets=[{"network": net["id"]}], restart_policy={"Name": "always"})
+    body = settled(http, server)
+    assert body["status"] == "Running", body["status_reason"]
+    (address,) = body["addresses"][net["id"]]
+    (port,) = ports_of(server)
+    first = container_pid(server)
+    os.kill(first, signal.SIGKILL)
+
+    def replugged() -> bool:
+        pid = container_pid(server)
+        if pid in (0, first):
+            return False
+        inside = subprocess.run(["nsenter", f"--net=/proc/{pid}/ns/net", "ip", "-o", "addr"],
+                                check=False, capture_output=True, text=True).stdout
+        return f" {address['addr']}/" in inside
+    wait_for(replugged, 120, 0.5, what="berth to plug the restarted process's namespace")
+    assert [p["id"] for p in ports_of(server)] == [port["id"]]    # the same port again
+
+    client = run(http, ["sh", "-c", fetch(address["addr"], "hostname")],
+                 nets=[{"network": net["id"]}])
+    assert settled(http, client)["status"] == "Running"
+    wait_for(lambda: "TCP-OK" in logs(http, client), 90, 0.5, what="TCP to the restarted server")
+    for uuid in (server, client):
+        delete(http, uuid)
 
 
 def test_fixed_ips_v4_and_v6_and_a_users_port_kept_after_delete(
