@@ -22,7 +22,10 @@ for svc in rabbitmq postgres; do
 done
 STOP+=(cinder)   # stop runs the list backwards: Cinder first, while its database and vhost are there
 # Neutron first: its database and vhost go while MariaDB and RabbitMQ are still there.
-trap 'bash "$ROOT/.ci/neutron-ci.sh" stop >/dev/null 2>&1 || true
+# Only a Neutron this run started: stopping drops its database, vhost and br-int, which
+# another run on the machine may be using.
+NEUTRON_STARTED=0
+trap '[ "$NEUTRON_STARTED" = 1 ] && { bash "$ROOT/.ci/neutron-ci.sh" stop >/dev/null 2>&1 || true; }
       bash "$ROOT/.ci/ci-services.sh" stop "${STOP[@]}" >/dev/null 2>&1 || true' EXIT
 # containerd (capsule_driver = cri) after docker: its images are imported from there.
 bash "$ROOT/.ci/ci-services.sh" start docker registry rabbitmq postgres placement keystone cinder \
@@ -31,6 +34,7 @@ bash "$ROOT/.ci/ci-services.sh" start docker registry rabbitmq postgres placemen
 # command while its data path flakes, README "Neutron"): its own script, like Cinder's;
 # needs RabbitMQ (started above) and MariaDB.
 if [ "${BERTH_NEUTRON_TESTS:-}" = 1 ]; then
+    NEUTRON_STARTED=1
     bash "$ROOT/.ci/neutron-ci.sh" start
     export BERTH_NEUTRON_TESTS=1
 fi
