@@ -106,3 +106,11 @@ class FakeRuntime:
         return [c for c in self.containers.values()
                 if rt.LABEL_UUID in c.labels
                 and (host is None or c.labels.get(rt.LABEL_HOST) == host)]
+
+
+class ImageRuntime(FakeRuntime):
+    """FakeRuntime with every image present (a create's pull finds it locally)."""
+
+    def inspect_image(self, ref: str) -> rt.ImageInfo:
+        return rt.ImageInfo(id="sha256:1", repo_tags=(ref,), size=1, cmd=("sh",),
+                            entrypoint=None)

@@ -6,13 +6,12 @@ for a while, and the in-memory engine of tests/support/fake_runtime.py."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import sqlalchemy.exc
-from support.fake_runtime import FakeRuntime
+from support.fake_runtime import ImageRuntime
+from support.write_outage import Outage
 
 from berth.common.context import RequestContext
 from berth.compute.capsules import create as capsule_create
@@ -21,22 +20,8 @@ from berth.compute.claims import Capacity, ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
 from berth.db import actions, capsules, containers, nodes
 from berth.db.engine import Database
-from berth.runtime import base as rt
 
 HOST = "n1"
-
-
-def gone() -> sqlalchemy.exc.OperationalError:
-    return sqlalchemy.exc.OperationalError("UPDATE containers", {},
-                                           Exception("(2006, 'server has gone away')"))
-
-
-class ImageRuntime(FakeRuntime):
-    """FakeRuntime with every image present."""
-
-    def inspect_image(self, ref: str) -> rt.ImageInfo:
-        return rt.ImageInfo(id="sha256:1", repo_tags=(ref,), size=1, cmd=("sh",),
-                            entrypoint=None)
 
 
 @pytest.fixture
@@ -54,30 +39,6 @@ def deps(db: Database, engine: ImageRuntime) -> Iterator[AgentDeps]:
                                          sandbox_image="berth-test/pause:1"))
     yield d
     d.overlap.shutdown(wait=True)
-
-
-class Outage:
-    """Writes of rows fail from the first one ``begins`` matches, for ``seconds``."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch,
-                 begins: Callable[[dict[str, Any]], bool], seconds: float) -> None:
-        self.until: float | None = None
-        self.failed = 0
-        for name in ("update_", "update_with"):
-            real = getattr(containers, name)
-            monkeypatch.setattr(containers, name, self._wrap(real, begins, seconds))
-
-    def _wrap(self, real: Callable[..., Any], begins: Callable[[dict[str, Any]], bool],
-              seconds: float) -> Callable[..., Any]:
-        def write(db: Database, uuid: str, values: Any, *args: Any, **kwargs: Any) -> Any:
-            now = time.monotonic()
-            if self.until is None and begins(dict(values)):
-                self.until = now + seconds
-            if self.until is not None and now < self.until:
-                self.failed += 1
-                raise gone()
-            return real(db, uuid, values, *args, **kwargs)
-        return write
 
 
 def new_capsule(deps: AgentDeps, ctx: RequestContext) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from support.fake_runtime import FakeRuntime
+from support.fake_runtime import FakeRuntime, ImageRuntime
 
 from berth.common.context import RequestContext
 from berth.compute.claims import Capacity, ResourceTracker
@@ -24,14 +24,6 @@ from berth.runtime import base as rt
 
 HOST = "n1"
 WANTS = container_resources(0.5, "64", None)
-
-
-class ImageRuntime(FakeRuntime):
-    """FakeRuntime with every image present."""
-
-    def inspect_image(self, ref: str) -> rt.ImageInfo:
-        return rt.ImageInfo(id="sha256:1", repo_tags=(ref,), size=1, cmd=("sh",),
-                            entrypoint=None)
 
 
 class RefusingRuntime(ImageRuntime):

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
-from support.fake_runtime import FakeRuntime
+from support.fake_runtime import ImageRuntime
 from support.metrics import sample
 
 from berth.common.context import RequestContext
@@ -23,14 +23,6 @@ from berth.db.engine import Database
 from berth.runtime import base as rt
 
 HOST = "n1"
-
-
-class ImageRuntime(FakeRuntime):
-    """FakeRuntime with every image present."""
-
-    def inspect_image(self, ref: str) -> rt.ImageInfo:
-        return rt.ImageInfo(id="sha256:1", repo_tags=(ref,), size=1, cmd=("sh",),
-                            entrypoint=None)
 
 
 @pytest.fixture

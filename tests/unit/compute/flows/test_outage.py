@@ -5,13 +5,13 @@ with nothing held. A real SQLite database whose writes are made to fail for a wh
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import sqlalchemy.exc
-from support.fake_runtime import FakeRuntime
+from support.fake_runtime import FakeRuntime, ImageRuntime
+from support.write_outage import Outage, gone
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
@@ -21,14 +21,8 @@ from berth.compute.flows import actions as actions_flow
 from berth.compute.flows import create, lifecycle, outage
 from berth.db import actions, containers, nodes
 from berth.db.engine import Database
-from berth.runtime import base as rt
 
 HOST = "n1"
-
-
-def gone() -> sqlalchemy.exc.OperationalError:
-    return sqlalchemy.exc.OperationalError("UPDATE containers", {},
-                                           Exception("(2006, 'server has gone away')"))
 
 
 # -- patiently ---------------------------------------------------------------------------
@@ -83,14 +77,6 @@ def test_past_the_patience_the_last_database_error_goes_on() -> None:
 
 # -- flows -------------------------------------------------------------------------------
 
-class ImageRuntime(FakeRuntime):
-    """FakeRuntime with every image present."""
-
-    def inspect_image(self, ref: str) -> rt.ImageInfo:
-        return rt.ImageInfo(id="sha256:1", repo_tags=(ref,), size=1, cmd=("sh",),
-                            entrypoint=None)
-
-
 @pytest.fixture
 def deps(db: Database) -> Iterator[AgentDeps]:
     nodes.upsert_compute_node(db, HOST, {"cpus": 4, "mem_total": 8192})
@@ -100,30 +86,6 @@ def deps(db: Database) -> Iterator[AgentDeps]:
                   settings=AgentSettings(host=HOST, database_patience=2.0))
     yield d
     d.overlap.shutdown(wait=True)
-
-
-class Outage:
-    """Writes of rows fail from the first one ``begins`` matches, for ``seconds``."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, begins: Callable[[dict[str, Any]], bool],
-                 seconds: float) -> None:
-        self.until: float | None = None
-        self.failed = 0
-        for name in ("update_", "update_with"):
-            real = getattr(containers, name)
-            monkeypatch.setattr(containers, name, self._wrap(real, begins, seconds))
-
-    def _wrap(self, real: Callable[..., Any], begins: Callable[[dict[str, Any]], bool],
-              seconds: float) -> Callable[..., Any]:
-        def write(db: Database, uuid: str, values: Any, *args: Any, **kwargs: Any) -> Any:
-            now = time.monotonic()
-            if self.until is None and begins(dict(values)):
-                self.until = now + seconds
-            if self.until is not None and now < self.until:
-                self.failed += 1
-                raise gone()
-            return real(db, uuid, values, *args, **kwargs)
-        return write
 
 
 def new_row(deps: AgentDeps, ctx: RequestContext, **values: object) -> str:
