@@ -15,3 +15,17 @@ def test_ruff_finds_nothing_in_the_tree() -> None:
     done = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", str(ROOT)],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, f"ruff check found problems:\n{done.stdout}{done.stderr}"
+
+
+def test_no_two_test_modules_outside_a_package_share_a_name() -> None:
+    """pytest imports a test module outside a package by its file name alone: a second
+    one of that name, anywhere in the tree, stops the whole run at collection."""
+    seen: dict[str, Path] = {}
+    clashes = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        if (path.parent / "__init__.py").exists():
+            continue
+        if path.name in seen:
+            clashes.append(f"{seen[path.name].relative_to(ROOT)} and {path.relative_to(ROOT)}")
+        seen.setdefault(path.name, path)
+    assert clashes == [], "test modules that share a name: " + "; ".join(clashes)
