@@ -272,12 +272,14 @@ class CniService:
         accounts for; lay missing bridges and
         rules again. Returns how many things it removed.
 
-        The veths it takes for orphans are every ``vth*`` link no entry records: one
-        daemon per host owns that prefix."""
+        The veths it takes for orphans are the ``vth*`` links no entry records that are
+        on one of its networks' bridges or on none: another daemon's veths on its own
+        bridges (a second berth on the host, as in tests) are left alone."""
         removed = 0
         # Interfaces first, entries second: an add writes its entry before it makes its
         # veth, so any veth seen here that is in flight has its entry in the snapshot.
-        interfaces = self.driver.host_interfaces() if self.sweep_orphan_veths else set()
+        bridges = [spec.bridge for spec in self.registry.networks()]
+        interfaces = self.driver.host_interfaces(bridges) if self.sweep_orphan_veths else set()
         entries = self.registry.entries()
         known = {e.key.host_ifname for e in entries}
         for name in sorted(interfaces - known):

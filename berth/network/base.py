@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -235,6 +236,8 @@ class NetworkDriver(Protocol):
         """True once the container end has carrier (the link is usable)."""
         ...
 
-    def host_interfaces(self) -> set[str]:
-        """Names of every host-side veth end berth made that exists now."""
+    def host_interfaces(self, bridges: Collection[str]) -> set[str]:
+        """Names of the host-side veth ends berth made that exist now on one of
+        ``bridges`` (the caller's networks) or on no bridge at all: another berth's
+        daemon on the same host (a test run's, say) keeps its own, on its own bridges."""
         ...

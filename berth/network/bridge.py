@@ -25,7 +25,7 @@ import errno
 import ipaddress
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 
 from pyroute2 import IPRoute
@@ -231,10 +231,14 @@ class BridgeDriver:
                 return False
             return inner.get_links(index)[0].get("IFLA_OPERSTATE") == "UP"
 
-    def host_interfaces(self) -> set[str]:
+    def host_interfaces(self, bridges: Collection[str]) -> set[str]:
         with translate_errors("listing veths"), IPRoute() as ipr:
-            names = (link.get("IFLA_IFNAME") or "" for link in ipr.get_links())
-            return {n for n in names if n.startswith(VETH_PREFIX)}
+            links = ipr.get_links()
+            index_of = {link.get("IFLA_IFNAME"): link["index"] for link in links}
+            mine = {index_of[b] for b in bridges if b in index_of}
+            return {name for link in links
+                    if (name := link.get("IFLA_IFNAME") or "").startswith(VETH_PREFIX)
+                    and (link.get("IFLA_MASTER") is None or link.get("IFLA_MASTER") in mine)}
 
     @staticmethod
     def _kind(ipr: IPRoute, index: int) -> str | None:

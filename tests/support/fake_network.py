@@ -4,6 +4,7 @@ rules in sets, so the CNI service's bookkeeping is tested without root or netlin
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Collection
 
 from berth.network.base import (
     VIF,
@@ -53,7 +54,7 @@ class FakeDriver:
     def is_ready(self, vif: VIF) -> bool:
         return self.ready
 
-    def host_interfaces(self) -> set[str]:
+    def host_interfaces(self, bridges: Collection[str]) -> set[str]:
         return set(self.veths) | self.extra
 
 

@@ -152,6 +152,24 @@ def test_restart_removes_a_berth_veth_that_no_entry_records(daemon, networks) ->
     assert key.host_ifname not in links and peer not in links
 
 
+def test_restart_leaves_the_veths_on_another_daemons_bridge(daemon) -> None:  # type: ignore[no-untyped-def]
+    """A second berth on the host (another test run's) keeps its veths: the sweep takes
+    only veths on this daemon's bridges or on none."""
+    tag = uuid.uuid4().hex[:10]
+    bridge, veth, peer = f"bto-{tag[:8]}", f"vth{tag}x", f"btp-{tag[:8]}"
+    subprocess.run(["ip", "link", "add", bridge, "type", "bridge"], check=True)
+    try:
+        subprocess.run(["ip", "link", "add", veth, "type", "veth", "peer", "name", peer],
+                       check=True)
+        subprocess.run(["ip", "link", "set", veth, "master", bridge], check=True)
+        daemon.kill()
+        daemon.start()
+        assert veth in link_names(), daemon.log()
+    finally:
+        subprocess.run(["ip", "link", "del", veth], check=False, capture_output=True)
+        subprocess.run(["ip", "link", "del", bridge], check=False, capture_output=True)
+
+
 def test_sync_removes_the_attachment_of_a_namespace_that_is_gone(  # type: ignore[no-untyped-def]
         daemon_factory, networks, netns) -> None:
     daemon = daemon_factory(sync_interval=1)
