@@ -60,7 +60,9 @@ def engine_client(node_engine: NodeEngine) -> Iterator[docker.DockerClient]:
 
 @pytest.fixture(scope="session")
 def node_engine() -> Iterator[NodeEngine]:
-    engine = NodeEngine("rel")
+    # BERTH_RELIABILITY_NODE names another node engine, so that a full run can go on
+    # beside a test command (whose short version uses "rel").
+    engine = NodeEngine(os.environ.get("BERTH_RELIABILITY_NODE", "rel"))
     engine.start()
     host, node = docker.from_env(), engine.client()
     try:                                # the test image, from the host's engine
