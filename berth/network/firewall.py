@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 from berth.network.base import BRIDGE_PREFIX, FirewallError, NetworkSpec
 from berth.network.policy import (
     CONTAINER_PREFIX,
+    DISPATCH_PREFIX,
     GROUP_PREFIX,
     POLICY_PREFIXES,
     Member,
@@ -174,15 +175,21 @@ class Firewall:
         """Remove every container and group chain (``BERTH-C/G-*``) not in ``keep``,
         and the jumps to it: what a daemon killed half-way left. (A network's own
         ``BERTH-D-*`` goes with the network, which the registry always knows.) Only for
-        the one daemon of a host. Returns how many chains it removed."""
+        the daemon that owns them: chains another daemon's dispatch chains reach are
+        left alone. Returns how many chains it removed."""
         with self._lock:
             done = self._call(["-t", "filter", "-S"])
             if done.returncode != 0:
                 return 0
             declared = [line.split()[1] for line in done.stdout.splitlines()
                         if line.startswith("-N ")]
+            # Another daemon's networks (a second berth on the host): their dispatch
+            # chains are not in ``keep``, and what they reach is theirs.
+            foreign = {c for c in declared if c.startswith(DISPATCH_PREFIX) and c not in keep}
+            theirs = reachable(done.stdout, foreign)
             stale = {c for c in declared
-                     if c.startswith((CONTAINER_PREFIX, GROUP_PREFIX)) and c not in keep}
+                     if c.startswith((CONTAINER_PREFIX, GROUP_PREFIX)) and c not in keep
+                     and c not in theirs}
             if not stale:
                 return 0
             for chains in self._policy_chains.values():
@@ -303,3 +310,21 @@ def _reached_from(chain: str, listing: str) -> set[str]:
             found.add(target)
             todo.append(target)
     return found
+
+
+def reachable(listing: str, roots: set[str]) -> set[str]:
+    """The chains ``roots`` jump to, directly or through others, in ``iptables -S``'s
+    ``listing`` (pure); the roots included."""
+    jumps: dict[str, set[str]] = {}
+    for line in listing.splitlines():
+        words = line.split()
+        if len(words) >= 2 and words[0] == "-A" and "-j" in words:
+            target = words[words.index("-j") + 1] if words.index("-j") + 1 < len(words) else ""
+            jumps.setdefault(words[1], set()).add(target)
+    seen, todo = set(roots), list(roots)
+    while todo:
+        for target in jumps.get(todo.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen

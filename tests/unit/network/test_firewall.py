@@ -8,7 +8,7 @@ import subprocess
 from collections.abc import Sequence
 
 from berth.network.base import AttachmentKey, NetworkSpec
-from berth.network.firewall import FORWARD_CHAIN, NAT_CHAIN, OUTPUT_CHAIN, Firewall
+from berth.network.firewall import FORWARD_CHAIN, NAT_CHAIN, OUTPUT_CHAIN, Firewall, reachable
 from berth.network.policy import Member, Policy, container_chain, dispatch_chain, group_chain
 
 BUILTIN = {"FORWARD", "OUTPUT", "POSTROUTING", "INPUT"}
@@ -173,6 +173,27 @@ def test_collect_removes_chains_nobody_needs_and_jumps_to_them() -> None:
     assert fw.collect_policy_chains(keep) == 2            # container and group chains
     assert fake.chains[("filter", dispatch_chain(spec))] == []
     assert fw.collect_policy_chains(keep) == 0
+
+
+def test_collect_leaves_the_chains_another_daemons_networks_reach() -> None:
+    """A second berth on the host: its network's dispatch chain is not in this daemon's
+    ``keep``, and the container and group chains it reaches are that berth's."""
+    fake, fw = make()
+    mine, theirs = (NetworkSpec.build("a", "10.244.1.0/24"),
+                    NetworkSpec.build("b", "10.244.2.0/24"))
+    for spec, address in ((mine, "10.244.1.2"), (theirs, "10.244.2.2")):
+        fw.ensure_network(spec)
+        fw.apply_policy(spec, [member(address, spec.name, groups=("g",))])
+    assert fw.collect_policy_chains({dispatch_chain(mine)}) == 2    # mine only
+    kept = [c for (_, c) in fake.chains if c.startswith(("BERTH-C-", "BERTH-G-"))]
+    assert len(kept) == 2 and fake.chains[("filter", dispatch_chain(theirs))] != []
+
+
+def test_reachable_follows_jumps_through_chains() -> None:
+    listing = ("-N D\n-N C\n-N G\n-N X\n-A D -s 1.2.3.4 -j C\n-A C -j G\n-A C -j DROP\n"
+               "-A X -j ACCEPT\n")
+    assert reachable(listing, {"D"}) == {"D", "C", "G", "DROP"}
+    assert reachable(listing, set()) == set()
 
 
 def test_a_process_that_did_not_lay_the_policies_still_removes_them_all() -> None:
