@@ -208,8 +208,8 @@ def _create(deps: AgentDeps, row: Container, run: bool = False,
           _errors_written(deps, uuid), ExitStack() as undo):
         # The API allocated with the row (embedded Placement): Placement, counting this
         # node's own inventory, had room, which is what the claim would check.
-        held = row.host == deps.host and _held_already(deps, row)
-        allocation = None if held else _allocate_overlapped(deps, row)
+        held, provider = _held_already(deps, row) if row.host == deps.host else (False, None)
+        allocation = None if held else _allocate_overlapped(deps, row, provider)
         undo.callback(_release_when_answered, deps, uuid, allocation, held)
         if held:
             deps.tracker.publish_usage_soon()
@@ -386,12 +386,14 @@ def named_container(deps: AgentDeps, uuid: str) -> rt.RuntimeContainer | None:
     return found if found.labels.get(rt.LABEL_HOST, deps.host) == deps.host else None
 
 
-def _allocate_overlapped(deps: AgentDeps, row: Container) -> cf.Future[None] | None:
+def _allocate_overlapped(deps: AgentDeps, row: Container,
+                         provider: str | None) -> cf.Future[None] | None:
     """Start recording the container's resources in Placement (``allocate``) beside
-    the flow; None without Placement. ``_allocated`` joins it."""
+    the flow, on ``provider`` when read already; None without Placement.
+    ``_allocated`` joins it."""
     if deps.placement is None:
         return None
-    return common.overlapped(deps, allocate, deps, row)
+    return common.overlapped(deps, allocate, deps, row, provider, False)
 
 
 def _allocated(deps: AgentDeps, row: Container, allocation: cf.Future[None] | None) -> None:
@@ -422,26 +424,32 @@ def _release_when_answered(deps: AgentDeps, uuid: str, allocation: cf.Future[Non
     release_allocation(deps, uuid)
 
 
-def _held_already(deps: AgentDeps, row: Container) -> bool:
+def _held_already(deps: AgentDeps, row: Container) -> tuple[bool, str | None]:
     """Whether the container holds its resources on this node in Placement already
-    (the API's placement wrote them with the row: ``EmbeddedPlacement.holds``)."""
+    (the API's placement wrote them with the row: ``EmbeddedPlacement.holds``), and
+    the node's provider (None: not read; ``allocate`` reads it, and says what fails)."""
     if deps.placement is None:
-        return False
+        return False, None
+    try:
+        provider = nodes.provider_uuid_of(deps.db, deps.host)
+    except exc.ComputeNodeNotFound:
+        return False, None
     resources = container_resources(row.cpu, row.memory, row.disk)
-    return deps.placement.holds(row.uuid, nodes.provider_uuid_of(deps.db, deps.host),
-                                resources)
+    return deps.placement.holds(row.uuid, provider, resources), provider
 
 
-def allocate(deps: AgentDeps, row: Container) -> None:
+def allocate(deps: AgentDeps, row: Container, provider: str | None = None,
+             check_held: bool = True) -> None:
     """Record the container's resources in Placement against this node's provider
-    (consumer = the container's uuid), unless it holds them there already.
-    AllocationFailed when they do not fit."""
+    (consumer = the container's uuid), unless it holds them there already (asked
+    unless ``check_held`` is False: the caller asked). AllocationFailed when they do
+    not fit."""
     assert deps.placement is not None
     resources = container_resources(row.cpu, row.memory, row.disk)
-    provider = nodes.provider_uuid_of(deps.db, deps.host)
+    provider = provider or nodes.provider_uuid_of(deps.db, deps.host)
     # The API wrote it with the row when it placed the container here (embedded
     # Placement: berth.api.operations.placing): one read instead of the allocation.
-    if deps.placement.holds(row.uuid, provider, resources):
+    if check_held and deps.placement.holds(row.uuid, provider, resources):
         return
     deps.placement.allocate(row.uuid, provider, resources, row.project_id, row.user_id)
 
