@@ -43,6 +43,7 @@ from berth.compute.capsules import sandbox, sandbox_options
 from berth.compute.capsules.cri import network as cri_network
 from berth.compute.capsules.cri import pods as cri_pods
 from berth.compute.deps import AgentDeps
+from berth.compute.flows import allocation as allocation_flow
 from berth.compute.flows import common, outage
 from berth.compute.flows import create as container_flow
 from berth.compute.states import Status, TaskState
@@ -112,7 +113,7 @@ def _create(deps: AgentDeps, ctx: RequestContext, row: Container,
         claim(deps, row)
         if deps.placement is not None:
             allocate(deps, row)
-            undo.callback(container_flow.release_allocation, deps, row.uuid)
+            undo.callback(allocation_flow.release_allocation, deps, row.uuid)
         if deps.volumes is not None:
             undo.callback(_release_volumes, deps, ctx, inits + members)
             binds = deps.volumes.binds_of(ctx, [m.uuid for m in inits + members])
@@ -154,7 +155,7 @@ def remove_left_by_create(deps: AgentDeps, row: Container) -> int:
                 pass
     if deps.pods is None:               # the sandbox's interfaces, if it was plugged
         capsule_network.release(deps, row)
-    container_flow.release_allocation(deps, row.uuid)
+    allocation_flow.release_allocation(deps, row.uuid)
     if deps.volumes is not None:
         deps.volumes.release_failed(None, [m.uuid for m in (*members, *inits)])
     return removed
@@ -257,7 +258,7 @@ def claim(deps: AgentDeps, row: Container) -> None:
 
 def allocate(deps: AgentDeps, row: Container) -> None:
     try:
-        container_flow.allocate(deps, row)
+        allocation_flow.allocate(deps, row)
     except AllocationFailed as err:
         raise exc.ResourcesUnavailable(reason=err.msg) from err
     except PlacementError as err:

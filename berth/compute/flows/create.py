@@ -45,6 +45,7 @@ from berth.common.context import RequestContext
 from berth.common.units import memory_mib
 from berth.compute import networking
 from berth.compute.deps import AgentDeps
+from berth.compute.flows import allocation as allocation_flow
 from berth.compute.flows import common, outage
 from berth.compute.flows.lifecycle import (
     drop_reservation,
@@ -53,13 +54,12 @@ from berth.compute.flows.lifecycle import (
     unplug_quietly,
 )
 from berth.compute.states import Status, TaskState
-from berth.db import containers, nodes
+from berth.db import containers
 from berth.db import registries as db_registries
 from berth.db.models import Container, Registry
 from berth.image.reference import normalize_pull_policy, parse_image, pull_decision
 from berth.metrics.catalog import create_phase
 from berth.placement.base import AllocationFailed, PlacementError
-from berth.placement.requests import container_resources
 from berth.runtime import base as rt
 
 LOG = logging.getLogger(__name__)
@@ -132,7 +132,7 @@ def _undo_cut_short(deps: AgentDeps, volumes_for: RequestContext | None, uuid: s
     could not reach (a Docker container already started, an allocation): removed,
     released. Each step is idempotent; the embedded Placement's needs the database."""
     remove_left_by_create(deps, uuid)
-    release_allocation(deps, uuid)
+    allocation_flow.release_allocation(deps, uuid)
     try:
         release_volumes(deps, volumes_for, uuid)
     except outage.DATABASE_ERRORS as err:
@@ -162,7 +162,7 @@ def _fail_unplugged(deps: AgentDeps, ctx: RequestContext | None, uuid: str,
         except rt.RuntimeDriverError as rm_err:
             LOG.warning("could not remove the unplugged Docker container %s: %s",
                         container_id[:12], rm_err.msg)
-    release_allocation(deps, uuid)
+    allocation_flow.release_allocation(deps, uuid)
     release_volumes(deps, ctx, uuid)
     common.fail(deps, uuid, f"{err.msg}. The container was not created; fix the cause "
                             f"and create it again.", container_id=None)
@@ -208,9 +208,10 @@ def _create(deps: AgentDeps, row: Container, run: bool = False,
           _errors_written(deps, uuid), ExitStack() as undo):
         # The API allocated with the row (embedded Placement): Placement, counting this
         # node's own inventory, had room, which is what the claim would check.
-        held, provider = _held_already(deps, row) if row.host == deps.host else (False, None)
-        allocation = None if held else _allocate_overlapped(deps, row, provider)
-        undo.callback(_release_when_answered, deps, uuid, allocation, held)
+        held, provider = (allocation_flow.held_already(deps, row) if row.host == deps.host
+                          else (False, None))
+        allocation = None if held else allocation_flow.allocate_overlapped(deps, row, provider)
+        undo.callback(allocation_flow.release_when_answered, deps, uuid, allocation, held)
         if held:
             deps.tracker.publish_usage_soon()
         else:
@@ -386,16 +387,6 @@ def named_container(deps: AgentDeps, uuid: str) -> rt.RuntimeContainer | None:
     return found if found.labels.get(rt.LABEL_HOST, deps.host) == deps.host else None
 
 
-def _allocate_overlapped(deps: AgentDeps, row: Container,
-                         provider: str | None) -> cf.Future[None] | None:
-    """Start recording the container's resources in Placement (``allocate``) beside
-    the flow, on ``provider`` when read already; None without Placement.
-    ``_allocated`` joins it."""
-    if deps.placement is None:
-        return None
-    return common.overlapped(deps, allocate, deps, row, provider, False)
-
-
 def _allocated(deps: AgentDeps, row: Container, allocation: cf.Future[None] | None) -> None:
     """Join the allocation (once answered, joining again is free). When it did not
     fit, or Placement failed, the create fails with the node refusing it (its host
@@ -411,59 +402,6 @@ def _allocated(deps: AgentDeps, row: Container, allocation: cf.Future[None] | No
     except (PlacementError, exc.ComputeNodeNotFound) as err:
         raise _Failed(err, f"Placement could not record the container's resources on "
                            f"host {deps.host}: {err.msg}") from err
-
-
-def _release_when_answered(deps: AgentDeps, uuid: str, allocation: cf.Future[None] | None,
-                           held: bool = False) -> None:
-    """Undo of the create's allocation: the one in flight once answered, or the one
-    the API made (``held``)."""
-    if allocation is None and not held:
-        return
-    if allocation is not None:
-        common.settle(allocation)   # an allocation still in flight would outlive the undo
-    release_allocation(deps, uuid)
-
-
-def _held_already(deps: AgentDeps, row: Container) -> tuple[bool, str | None]:
-    """Whether the container holds its resources on this node in Placement already
-    (the API's placement wrote them with the row: ``EmbeddedPlacement.holds``), and
-    the node's provider (None: not read; ``allocate`` reads it, and says what fails)."""
-    if deps.placement is None:
-        return False, None
-    try:
-        provider = nodes.provider_uuid_of(deps.db, deps.host)
-    except exc.ComputeNodeNotFound:
-        return False, None
-    resources = container_resources(row.cpu, row.memory, row.disk)
-    return deps.placement.holds(row.uuid, provider, resources), provider
-
-
-def allocate(deps: AgentDeps, row: Container, provider: str | None = None,
-             check_held: bool = True) -> None:
-    """Record the container's resources in Placement against this node's provider
-    (consumer = the container's uuid), unless it holds them there already (asked
-    unless ``check_held`` is False: the caller asked). AllocationFailed when they do
-    not fit."""
-    assert deps.placement is not None
-    resources = container_resources(row.cpu, row.memory, row.disk)
-    provider = provider or nodes.provider_uuid_of(deps.db, deps.host)
-    # The API wrote it with the row when it placed the container here (embedded
-    # Placement: berth.api.operations.placing): one read instead of the allocation.
-    if check_held and deps.placement.holds(row.uuid, provider, resources):
-        return
-    deps.placement.allocate(row.uuid, provider, resources, row.project_id, row.user_id)
-
-
-def release_allocation(deps: AgentDeps, uuid: str) -> None:
-    """Undo of ``allocate`` (idempotent). A failure is logged: deleting the
-    container releases the allocation again."""
-    if deps.placement is None:
-        return
-    try:
-        deps.placement.remove_allocation(uuid)
-    except PlacementError as err:
-        LOG.error("could not release the Placement allocation after a failed create "
-                  "(%s); deleting the container releases it", err.msg)
 
 
 def _remove_quietly(deps: AgentDeps, container_id: str) -> None:

@@ -27,12 +27,11 @@ from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common, outage
+from berth.compute.flows.allocation import allocate, release_allocation
 from berth.compute.flows.create import (
-    allocate,
     attach_volumes,
     build_spec,
     pull_image,
-    release_allocation,
     remove_left_by_create,
 )
 from berth.compute.flows.lifecycle import start_in_runtime, unplug_quietly

@@ -57,7 +57,8 @@ from berth.compute.capsules.cri import pods as cri_pods
 from berth.compute.capsules.recovery import recover_capsules
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import delete, lifecycle
-from berth.compute.flows.create import named_container, release_allocation, release_volumes
+from berth.compute.flows.allocation import release_allocation
+from berth.compute.flows.create import named_container, release_volumes
 from berth.compute.states import CREATE_TASK_STATES, Status, TaskState
 from berth.db import containers
 from berth.db.models import Container
