@@ -7,8 +7,10 @@
                                                                 default via gateway)
 
 An attach is one netlink request on the host (the pair, made with its container end
-already in the namespace under its final name) and four inside the namespace; a
-request costs about a millisecond through pyroute2, so the count matters.
+already in the namespace under its final name; the bridge's index is remembered) and
+six inside the namespace (the lookup of the new end, address, up, loopback up, route,
+and the read of its state that stands for the readiness check); a request costs
+about half a millisecond through pyroute2, so the count matters.
 
 Names derive from the network name and the attachment key (``berth.network.base``),
 so a restarted process finds what an earlier one made. Every method converges: an
@@ -65,6 +67,10 @@ def _index(ipr: IPRoute, ifname: str) -> int | None:
     return found[0] if found else None
 
 
+def _readiness_key(vif: VIF) -> tuple[str, str, str]:
+    return (str(vif.key), vif.netns, vif.host_ifname)
+
+
 def delete_link(ipr: IPRoute, ifname: str) -> bool:
     """Delete by name; False when there was no such link."""
     try:
@@ -78,6 +84,12 @@ def delete_link(ipr: IPRoute, ifname: str) -> bool:
 
 class BridgeDriver:
     """``berth.network.base.NetworkDriver`` on Linux bridges and veth pairs."""
+
+    def __init__(self) -> None:
+        #: Bridge name -> index, so that an attach need not look the bridge up.
+        self._bridges: dict[str, int] = {}
+        #: Attachments their attach saw UP, for the readiness check that follows it.
+        self._seen_up: set[tuple[str, str, str]] = set()
 
     def ensure_network(self, spec: NetworkSpec) -> None:
         with translate_errors(f"setting up bridge {spec.bridge}"), IPRoute() as ipr:
@@ -107,8 +119,10 @@ class BridgeDriver:
                     if exc.code != errno.EEXIST:
                         raise
             ipr.link("set", index=index, state="up")
+            self._bridges[spec.bridge] = index
 
     def delete_network(self, spec: NetworkSpec) -> None:
+        self._bridges.pop(spec.bridge, None)
         with translate_errors(f"removing bridge {spec.bridge}"), IPRoute() as ipr:
             if delete_link(ipr, spec.bridge):
                 LOG.info("removed bridge %s of network %s", spec.bridge, spec.name)
@@ -120,28 +134,10 @@ class BridgeDriver:
         fd = ns.open_fd(netns)  # NetnsNotFound before anything is made
         try:
             with translate_errors(f"plugging {key} into {spec.bridge}"), IPRoute() as ipr:
-                bridge = _index(ipr, spec.bridge)
-                if bridge is None:
-                    raise NetworkDriverError(reason=f"bridge {spec.bridge} does not exist")
-                # The leftover of an interrupted attempt: deleting the host end deletes
-                # the pair, wherever the other end is.
-                delete_link(ipr, host)
-                # One request makes the pair, puts the host end on the bridge and up, and
-                # makes the other end inside the namespace with its final name and MAC:
-                # no window in which it sits in the host's namespace under a temporary name.
-                try:
-                    ipr.link("add", ifname=host, kind="veth", mtu=spec.mtu, master=bridge,
-                             state="up", peer={"ifname": key.ifname, "net_ns_fd": fd,
-                                               "address": mac, "mtu": spec.mtu})
-                except NetlinkError as exc:
-                    if exc.code != errno.EEXIST:
-                        raise
-                    raise NetworkDriverError(
-                        reason=f"{netns} already has an interface {key.ifname} that berth "
-                               f"did not make; ask for another interface name") from exc
+                self._add_pair(ipr, spec, key, fd, mac)
             with translate_errors(f"configuring {key.ifname} in {netns}"), \
                     ns.iproute_in(netns) as inner:
-                default_route = self._configure_inside(inner, spec, key, address)
+                default_route, up = self._configure_inside(inner, spec, key, address)
         except BaseException:
             try:
                 self._forget(host)
@@ -150,14 +146,61 @@ class BridgeDriver:
             raise
         finally:
             os.close(fd)
-        return VIF(key=key, netns=netns, mac=mac, address=address, gateway=spec.gateway,
-                   bridge=spec.bridge, host_ifname=host, mtu=spec.mtu,
-                   default_route=default_route)
+        vif = VIF(key=key, netns=netns, mac=mac, address=address, gateway=spec.gateway,
+                  bridge=spec.bridge, host_ifname=host, mtu=spec.mtu,
+                  default_route=default_route)
+        if up:
+            self._seen_up.add(_readiness_key(vif))
+        return vif
+
+    def _add_pair(self, ipr: IPRoute, spec: NetworkSpec, key: AttachmentKey, fd: int,
+                  mac: str) -> None:
+        """One request makes the pair, puts the host end on the bridge and up, and makes
+        the other end inside the namespace with its final name and MAC: no window in
+        which it sits in the host's namespace under a temporary name. The bridge's index
+        is remembered (the kernel never reuses one soon): a stale one is refused (EINVAL)
+        and looked up again. A host end left by an interrupted attempt (EEXIST) is
+        deleted, which deletes its pair wherever the other end is, and the pair made
+        again."""
+        bridge = self._bridge(ipr, spec.bridge)
+        for attempt in range(3):
+            try:
+                ipr.link("add", ifname=key.host_ifname, kind="veth", mtu=spec.mtu,
+                         master=bridge, state="up",
+                         peer={"ifname": key.ifname, "net_ns_fd": fd, "address": mac,
+                               "mtu": spec.mtu})
+                return
+            except NetlinkError as exc:
+                if exc.code == errno.EINVAL and attempt < 2:
+                    fresh = self._bridge(ipr, spec.bridge, fresh=True)
+                    if fresh != bridge:
+                        bridge = fresh
+                        continue
+                    raise
+                if exc.code != errno.EEXIST:
+                    raise
+                if attempt < 2 and delete_link(ipr, key.host_ifname):
+                    continue
+                raise NetworkDriverError(
+                    reason=f"the namespace already has an interface {key.ifname} that "
+                           f"berth did not make; ask for another interface name") from exc
+
+    def _bridge(self, ipr: IPRoute, name: str, fresh: bool = False) -> int:
+        index = None if fresh else self._bridges.get(name)
+        if index is None:
+            index = _index(ipr, name)
+            if index is None:
+                self._bridges.pop(name, None)
+                raise NetworkDriverError(reason=f"bridge {name} does not exist")
+            self._bridges[name] = index
+        return index
 
     @staticmethod
     def _configure_inside(ipr: IPRoute, spec: NetworkSpec, key: AttachmentKey,
-                          address: ipaddress.IPv4Interface) -> bool:
-        """Address, link up, loopback up, default route; whether it set the route."""
+                          address: ipaddress.IPv4Interface) -> tuple[bool, bool]:
+        """Address, link up, loopback up, default route; whether it set the route, and
+        whether the interface is UP already (read in the same session, which spares
+        the readiness check a second one)."""
         index = _index(ipr, key.ifname)
         if index is None:
             raise NetworkDriverError(reason=f"{key.ifname} did not appear in the namespace")
@@ -169,13 +212,17 @@ class BridgeDriver:
         # its own subnet (the kernel adds that route with the address).
         try:
             ipr.route("add", dst="0.0.0.0/0", gateway=str(spec.gateway), oif=index)
+            default_route = True
         except NetlinkError as exc:
             if exc.code != errno.EEXIST:
                 raise
-            return False
-        return True
+            default_route = False
+        up = ipr.get_links(index)[0].get("IFLA_OPERSTATE") == "UP"
+        return default_route, up
 
     def detach(self, key: AttachmentKey, netns: str | None = None) -> None:
+        for seen in [k for k in list(self._seen_up) if k[0] == str(key)]:
+            self._seen_up.discard(seen)
         self._forget(key.host_ifname)
 
     def remove_host_interface(self, ifname: str) -> None:
@@ -221,6 +268,9 @@ class BridgeDriver:
                 raise AttachmentMismatch(key=key, reason=f"address {vif.address} is missing")
 
     def is_ready(self, vif: VIF) -> bool:
+        if _readiness_key(vif) in self._seen_up:      # seen UP by its attach
+            self._seen_up.discard(_readiness_key(vif))
+            return True
         try:
             inner = ns.iproute_in(vif.netns)
         except NetnsNotFound:

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 from support.netns_tools import forward_rules_of, link_names
 
-from berth.network.base import AttachmentMismatch, NetnsNotFound, NetworkSpec
+from berth.network.base import AttachmentMismatch, NetnsNotFound, NetworkDriverError, NetworkSpec
 from berth.network.bridge import BridgeDriver
 from berth.network.firewall import FORWARD_CHAIN, NAT_CHAIN, Firewall
 
@@ -76,3 +76,24 @@ def test_masquerade_rules_and_cleanup_of_everything_berth_made(networks) -> None
                                  text=True, check=True).stdout
         assert chain not in listing, (table, listing)
         assert f"-A {parent} -j" in listing or parent in listing
+
+
+def test_attach_after_the_bridge_was_made_again_and_into_a_taken_name(spec, networks, netns) -> None:  # type: ignore[no-untyped-def]
+    driver, other = BridgeDriver(), BridgeDriver()
+    key = networks.track(spec.name, "c1")
+    address = ipaddress.IPv4Interface(f"{spec.gateway + 1}/{spec.cidr.prefixlen}")
+    driver.ensure_network(spec)                     # the driver remembers its index
+    other.delete_network(spec)                      # another process removes the bridge
+    other.ensure_network(spec)                      # and makes it again: a new index
+    vif = driver.attach(spec, key, netns().path, address)
+    master = subprocess.run(["ip", "-o", "link", "show", key.host_ifname],
+                            capture_output=True, text=True, check=True).stdout
+    assert f"master {spec.bridge}" in master and driver.is_ready(vif)
+    driver.detach(key)
+    # A namespace whose eth0 berth did not make: a clear error, no host end left.
+    taken = netns()
+    taken.run("ip", "link", "add", "eth0", "type", "veth", "peer", "name", "other0")
+    with pytest.raises(NetworkDriverError, match="already has an interface eth0"):
+        driver.attach(spec, key, taken.path, address)
+    assert key.host_ifname not in link_names()
+    driver.delete_network(spec)
