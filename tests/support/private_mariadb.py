@@ -73,6 +73,15 @@ class PrivateMariaDB:
         os.kill(self.proc.pid, sig)
         self.proc.wait(timeout=120)
 
+    def outage(self, seconds: float) -> None:
+        """Killed at once (SIGKILL: the clients are in the middle of their writes),
+        started again ``seconds`` later."""
+        self.stop(signal.SIGKILL)
+        try:
+            time.sleep(seconds)
+        finally:
+            self.start()
+
     def close(self) -> None:
         self.stop()
         shutil.rmtree(self.root, ignore_errors=True)

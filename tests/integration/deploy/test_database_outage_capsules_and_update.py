@@ -19,10 +19,9 @@ is in the agent's hands.
 
 from __future__ import annotations
 
-import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import docker
@@ -45,13 +44,6 @@ UPDATE_HELD = 3.0
 
 
 @pytest.fixture(scope="module")
-def mariadb() -> Iterator[PrivateMariaDB]:
-    server = PrivateMariaDB().install()
-    yield server
-    server.close()
-
-
-@pytest.fixture(scope="module")
 def proxy() -> Iterator[EngineProxy]:
     p = EngineProxy().start()
     yield p
@@ -59,19 +51,10 @@ def proxy() -> Iterator[EngineProxy]:
 
 
 @pytest.fixture(scope="module")
-def deployment(deployment_factory: Any, mariadb: PrivateMariaDB, proxy: EngineProxy
-               ) -> Iterator[Any]:
-    d = deployment_factory(mariadb.url)
-    try:
-        assert d.berth("db", "upgrade").returncode == 0
-        d.start_agent("a", extra_conf=f"[compute]\ndatabase_patience = {PATIENCE}\n"
-                                      f"task_state_timeout = 600\n"
-                                      f"create_task_timeout = 600\n"
-                                      f"[docker]\napi_url = {proxy.url}\n")
-        d.start_api()
-        yield d
-    finally:
-        d.close()
+def deployment(mariadb_deployment: Callable[[str], Any], proxy: EngineProxy) -> Any:
+    return mariadb_deployment(f"[compute]\ndatabase_patience = {PATIENCE}\n"
+                              f"task_state_timeout = 600\ncreate_task_timeout = 600\n"
+                              f"[docker]\napi_url = {proxy.url}\n")
 
 
 def _capsule(http: httpx.Client) -> str:
@@ -105,14 +88,6 @@ def _running_capsules(http: httpx.Client, count: int) -> list[str]:
         "status": "busy"}}).values()) and len(_capsules(http) or {}) >= count,
         120, 0.5, what="the first capsules to run")
     return uuids
-
-
-def _outage(mariadb: PrivateMariaDB, seconds: float) -> None:
-    mariadb.stop(signal.SIGKILL)      # at once: flows are in the middle of their writes
-    try:
-        time.sleep(seconds)
-    finally:
-        mariadb.start()
 
 
 def _check(deployment: Any, mariadb: PrivateMariaDB, http: httpx.Client) -> None:
@@ -181,7 +156,7 @@ def _patch_during_outage(http: httpx.Client, proxy: EngineProxy, mariadb: Privat
     try:
         patch.start()
         wait_for(lambda: held.hits >= 1, 30, 0.05, what="the agent to ask Docker to update")
-        _outage(mariadb, outage)
+        mariadb.outage(outage)
         patch.join(120)
     finally:
         proxy.rules.remove(held)
@@ -206,7 +181,7 @@ def test_capsule_flows_cut_short_by_a_short_outage_are_done_once_the_database_an
         for uuid in doomed:
             assert http.delete(f"/v1/capsules/{uuid}").status_code == 204
         made = [_capsule(http) for _ in range(3)]
-        _outage(mariadb, 8.0)
+        mariadb.outage(8.0)
         rows = _settle(deployment, mariadb, http)
         assert not set(doomed) & set(rows), "a capsule delete was lost"
         assert {rows[u]["status"] for u in made} == {"Running"}, \
@@ -223,7 +198,7 @@ def test_capsule_flows_past_the_patience_end_in_error_saying_the_database_was_un
         for uuid in doomed:
             assert http.delete(f"/v1/capsules/{uuid}").status_code == 204
         made = [_capsule(http) for _ in range(3)]
-        _outage(mariadb, PATIENCE + 10.0)
+        mariadb.outage(PATIENCE + 10.0)
         rows = _settle(deployment, mariadb, http)
         cut = {u: rows[u] for u in made if rows[u]["status"] != "Running"}
         cut.update({u: rows[u] for u in doomed if u in rows})

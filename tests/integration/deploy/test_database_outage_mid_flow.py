@@ -14,9 +14,7 @@ while the agent works on them.
 from __future__ import annotations
 
 import os
-import signal
-import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,24 +35,9 @@ UNREACHABLE = "database was unreachable"
 
 
 @pytest.fixture(scope="module")
-def mariadb() -> Iterator[PrivateMariaDB]:
-    server = PrivateMariaDB().install()
-    yield server
-    server.close()
-
-
-@pytest.fixture(scope="module")
-def deployment(deployment_factory: Any, mariadb: PrivateMariaDB) -> Iterator[Any]:
-    d = deployment_factory(mariadb.url)
-    try:
-        assert d.berth("db", "upgrade").returncode == 0
-        d.start_agent("a", extra_conf=f"[compute]\ndatabase_patience = {PATIENCE}\n"
-                                      f"task_state_timeout = 600\n"
-                                      f"create_task_timeout = 600\n")
-        d.start_api()
-        yield d
-    finally:
-        d.close()
+def deployment(mariadb_deployment: Callable[[str], Any]) -> Any:
+    return mariadb_deployment(f"[compute]\ndatabase_patience = {PATIENCE}\n"
+                              f"task_state_timeout = 600\ncreate_task_timeout = 600\n")
 
 
 def _create(http: httpx.Client) -> str:
@@ -97,14 +80,6 @@ def _load(http: httpx.Client, running: list[str]) -> dict[str, str]:
     return expected
 
 
-def _outage(mariadb: PrivateMariaDB, seconds: float) -> None:
-    mariadb.stop(signal.SIGKILL)      # at once: flows are in the middle of their writes
-    try:
-        time.sleep(seconds)
-    finally:
-        mariadb.start()
-
-
 def _settle(deployment: Any, mariadb: PrivateMariaDB, http: httpx.Client,
             timeout: float) -> dict[str, dict[str, Any]]:
     try:
@@ -145,7 +120,7 @@ def test_flows_cut_short_by_a_short_outage_are_done_once_the_database_answers(
     agent = next(iter(deployment.agents.values()))
     with deployment.http() as http:
         expected = _load(http, _running(http, 3))
-        _outage(mariadb, 8.0)
+        mariadb.outage(8.0)
         rows = _settle(deployment, mariadb, http, 150)
         try:
             for uuid, status in expected.items():
@@ -162,7 +137,7 @@ def test_flows_past_the_patience_end_in_error_saying_the_database_was_unreachabl
     agent = next(iter(deployment.agents.values()))
     with deployment.http() as http:
         expected = _load(http, _running(http, 3))
-        _outage(mariadb, PATIENCE + 10.0)
+        mariadb.outage(PATIENCE + 10.0)
         rows = _settle(deployment, mariadb, http, 150)
         cut = {u: rows[u] for u in expected if rows[u]["status"] != expected[u]}
         print(f"R3 past the patience: {len(cut)} of {len(expected)} flows cut short: "

@@ -15,7 +15,7 @@ import random
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import docker
@@ -32,23 +32,8 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def mariadb() -> Iterator[PrivateMariaDB]:
-    server = PrivateMariaDB().install()
-    yield server
-    server.close()
-
-
-@pytest.fixture(scope="module")
-def deployment(deployment_factory: Any, mariadb: PrivateMariaDB) -> Iterator[Any]:
-    d = deployment_factory(mariadb.url)
-    try:
-        assert d.berth("db", "upgrade").returncode == 0
-        d.start_agent("a", extra_conf="[compute]\ntask_state_timeout = 60\n"
-                                      "create_task_timeout = 60\n")
-        d.start_api()
-        yield d
-    finally:
-        d.close()
+def deployment(mariadb_deployment: Callable[[str], Any]) -> Any:
+    return mariadb_deployment("[compute]\ntask_state_timeout = 60\ncreate_task_timeout = 60\n")
 
 
 def test_the_api_and_the_agent_ride_out_a_mariadb_outage(deployment: Any,
