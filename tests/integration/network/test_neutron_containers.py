@@ -68,6 +68,7 @@ def host_links() -> set[str]:
     return {line.split(":")[1].strip().split("@")[0] for line in out.splitlines()}
 
 
+@pytest.mark.neutron_short
 def test_two_containers_on_one_neutron_network_talk_tcp_and_their_ports_go_with_them(
         http: httpx.Client, networks: Networks,
         ports_of: Callable[[str], list[dict[str, Any]]]) -> None:

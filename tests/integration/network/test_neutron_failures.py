@@ -60,6 +60,7 @@ def create(http: httpx.Client, **body: Any) -> httpx.Response:
                      json={"image": TEST_IMAGE, "command": ["sleep", "3600"], **body})
 
 
+@pytest.mark.neutron_short
 def test_bad_input_is_a_clear_4xx_that_leaves_nothing(
         http: httpx.Client, networks: Networks, neutron_raw: httpx.Client) -> None:
     net = networks.make("10.231.10.0/24")
@@ -90,6 +91,7 @@ def test_bad_input_is_a_clear_4xx_that_leaves_nothing(
         neutron_raw.delete(f"/ports/{port['id']}")
 
 
+@pytest.mark.neutron_short
 def test_a_port_that_never_becomes_active_ends_the_create_in_error_and_leaves_nothing(
         http: httpx.Client, networks: Networks, neutron_raw: httpx.Client,
         berth_short: BerthProcess) -> None:
