@@ -11,6 +11,9 @@ way::
                                        ┆ create (undo: remove the allocation); joined
                                        ┆ before the create when already answered,
                                        ┆ else right after it
+                                       ┆ with run: the network reservation (local
+                                       ┆ addresses and rules, Neutron's ports), joined
+                                       ┆ by the start before its plug (undo: dropped)
                                        ┆ wait for and attach the volumes (seed steps
                                        ┆ 1-2), beside the pull, joined before the
                                        ┆ create (undo: made ones removed, the rest
@@ -220,6 +223,12 @@ def _create(deps: AgentDeps, row: Container, run: bool = False,
             except exc.ResourcesUnavailable as err:
                 raise _Failed(err, f"ResourcesUnavailable: {err.msg}. Ask for less, or "
                                    f"free resources on host {deps.host}.") from err
+        # With run, the network reservation (addresses and rules; Neutron's ports,
+        # which take it 0.2-0.7 s) begins now, beside the pull and the engine's create
+        # and start; the start joins it before the plug.
+        reserving = reserve_networks(deps, row) if run else None
+        if reserving is not None:
+            undo.callback(drop_reservation, deps, row, reserving)
         # The volumes are attached beside the pull (a mkfs and a mount take tens of
         # milliseconds); joined before docker create, which binds them.
         attaching: cf.Future[tuple[str, ...]] | None = None
@@ -243,8 +252,9 @@ def _create(deps: AgentDeps, row: Container, run: bool = False,
         created = _created_values(row, image, container_id)
         if run:   # the start's inspect tells the state; Creating until then
             starting = _Starting(common.overlapped(deps, _start_in_engine, deps, container_id),
-                                 reserve_networks(deps, row))
-            undo.callback(_undo_start, deps, row, starting)
+                                 reserving)
+            # The start is over before its container is removed (undone in reverse).
+            undo.callback(common.settle, starting.engine)
             row = hold.hand_over(deps, TaskState.CONTAINER_STARTING, created)
         else:
             inspect_began = deps.last_inspected.now()
@@ -320,13 +330,6 @@ def release_volumes(deps: AgentDeps, ctx: RequestContext | None, uuid: str) -> N
     """Undo of ``attach_volumes``: what the create made removed, the rest detached."""
     if deps.volumes is not None:
         deps.volumes.release_failed(ctx, [uuid])
-
-
-def _undo_start(deps: AgentDeps, row: Container, starting: _Starting) -> None:
-    """The start a failed create began is over before its container is removed, and
-    the reservation made beside it dropped."""
-    common.settle(starting.engine)
-    drop_reservation(deps, row, starting.networks)
 
 
 def _start_in_engine(deps: AgentDeps, container_id: str) -> None:
