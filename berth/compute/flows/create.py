@@ -426,6 +426,8 @@ def pull_image(deps: AgentDeps, row: Container) -> tuple[rt.ImageRef, rt.ImageIn
     if info is None:
         try:
             info = deps.runtime.inspect_image(image.ref)
+            # The next creates of this image within the cache's ttl ask no more.
+            deps.recent_images.remember(image.ref, info)
         except rt.RuntimeImageNotFound:
             info = None
     decision = pull_decision(policy, info is not None)

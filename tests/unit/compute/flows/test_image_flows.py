@@ -262,6 +262,17 @@ def test_the_create_reuses_what_the_validation_just_saw(deps: AgentDeps,
     assert engine.inspected == ["reg.example:5000/app:latest"] and engine.pulls == []
 
 
+def test_a_create_remembers_its_own_look_for_the_creates_that_follow(
+        deps: AgentDeps, engine: ImageEngine) -> None:
+    _local(engine, "reg.example:5000/app:latest")
+    for _ in range(3):       # no validation before them (the API's answer is older)
+        row = containers.create(deps.db, {"image": "reg.example:5000/app",
+                                          "status": "Creating",
+                                          "image_pull_policy": "ifnotpresent"})
+        create_flow.pull_image(deps, row)
+    assert engine.inspected == ["reg.example:5000/app:latest"] and engine.pulls == []
+
+
 def test_pull_policy_always_and_a_forgotten_image_ask_the_engine_again(
         deps: AgentDeps, engine: ImageEngine) -> None:
     _local(engine, "reg.example:5000/app:latest")
