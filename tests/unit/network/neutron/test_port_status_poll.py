@@ -58,7 +58,7 @@ def test_no_listing_without_a_waiter() -> None:
 
 def test_ticks_are_quick_while_a_waiter_is_new_then_once_a_second() -> None:
     now = [100.0]
-    poller = PortStatusPoller(lambda: {}, interval=1.0, clock=lambda: now[0],
+    poller = PortStatusPoller(dict, interval=1.0, clock=lambda: now[0],
                               quick_interval=0.2, quick_window=5.0)
     assert poller.tick(now[0]) == 1.0             # nobody waits
     poller._since["p1"] = 100.0
@@ -66,4 +66,4 @@ def test_ticks_are_quick_while_a_waiter_is_new_then_once_a_second() -> None:
     assert poller.tick(105.5) == 1.0              # waited past the window: Zun's second
     poller._since["p2"] = 105.0                   # a new waiter: quick again
     assert poller.tick(105.5) == 0.2
-    assert PortStatusPoller(lambda: {}, interval=0.1, quick_interval=0.2).quick_interval == 0.1
+    assert PortStatusPoller(dict, interval=0.1, quick_interval=0.2).quick_interval == 0.1
