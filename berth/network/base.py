@@ -1,8 +1,15 @@
 """The network driver interface and the plain values that cross it.
 
-A *network* is a layer-2 segment with one IPv4 subnet (``NetworkSpec``); an
-*attachment* (``VIF``) is one interface of one container on one network, keyed as the
-CNI spec keys it: (network name, container id, interface name in the container).
+A *network* is a layer-2 segment with one IPv4 subnet and, dual-stack, one IPv6
+subnet beside it (``NetworkSpec``); an *attachment* (``VIF``) is one interface of one
+container on one network, keyed as the CNI spec keys it: (network name, container id,
+interface name in the container).
+
+An attachment's IPv6 address mirrors its IPv4 one: the host's offset in the IPv4
+subnet, at the same offset in the IPv6 subnet (10.244.3.7 on 10.244.3.0/24 is
+fd00:b:3::7 on fd00:b:3::/64). So the IPv4 allocation is the only one (the registry,
+the fixed IPs, the sync pass keep working on it), two containers never share an IPv6
+address, and an address is read from the other without a lookup.
 
 Errors, all under ``berth.common.exceptions.BerthError``::
 
@@ -99,11 +106,31 @@ class NetworkSpec:
     bridge: str
     masquerade: bool = False
     mtu: int = 1500
+    #: The IPv6 subnet of a dual-stack network (None: IPv4 only); its gateway is the
+    #: mirror of ``gateway`` (``mirror6``).
+    cidr6: ipaddress.IPv6Network | None = None
+
+    @property
+    def gateway6(self) -> ipaddress.IPv6Address | None:
+        return None if self.cidr6 is None else self.mirror6(self.gateway)
+
+    def mirror6(self, address: ipaddress.IPv4Address) -> ipaddress.IPv6Address | None:
+        """``address``'s IPv6 twin: its offset in ``cidr``, in ``cidr6`` (None when
+        the network is IPv4 only)."""
+        if self.cidr6 is None:
+            return None
+        offset = int(address) - int(self.cidr.network_address)
+        return ipaddress.IPv6Address(int(self.cidr6.network_address) + offset)
+
+    def interface6(self, address: ipaddress.IPv4Interface) -> ipaddress.IPv6Interface | None:
+        twin = self.mirror6(address.ip)
+        return None if twin is None or self.cidr6 is None else \
+            ipaddress.IPv6Interface((twin, self.cidr6.prefixlen))
 
     @classmethod
     def build(cls, name: str, cidr: str, gateway: str | None = None,
               bridge: str | None = None, masquerade: bool = False,
-              mtu: int = 1500) -> NetworkSpec:
+              mtu: int = 1500, cidr6: str | None = None) -> NetworkSpec:
         """A checked spec from strings; ``InvalidNetworkSpec`` says what is wrong."""
         if not name:
             raise InvalidNetworkSpec(reason="a network needs a name")
@@ -128,17 +155,43 @@ class NetworkSpec:
                        f"{IFNAME_MAX} characters (berth's firewall matches on the prefix)")
         if not 576 <= mtu <= 65535:
             raise InvalidNetworkSpec(reason=f"mtu {mtu} is out of range 576..65535")
-        return cls(name=name, cidr=net, gateway=gw, bridge=br, masquerade=masquerade, mtu=mtu)
+        if mtu < 1280 and cidr6:
+            raise InvalidNetworkSpec(reason=f"mtu {mtu} is below IPv6's minimum of 1280")
+        return cls(name=name, cidr=net, gateway=gw, bridge=br, masquerade=masquerade, mtu=mtu,
+                   cidr6=_subnet6(cidr6, net) if cidr6 else None)
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "cidr": str(self.cidr), "gateway": str(self.gateway),
-                "bridge": self.bridge, "masquerade": self.masquerade, "mtu": self.mtu}
+        out: dict[str, object] = {
+            "name": self.name, "cidr": str(self.cidr), "gateway": str(self.gateway),
+            "bridge": self.bridge, "masquerade": self.masquerade, "mtu": self.mtu}
+        if self.cidr6 is not None:
+            out["cidr6"] = str(self.cidr6)
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> NetworkSpec:
         return cls.build(str(data["name"]), str(data["cidr"]), str(data["gateway"]),
                          str(data["bridge"]), bool(data.get("masquerade", False)),
-                         int(data.get("mtu", 1500)))  # type: ignore[call-overload]
+                         int(data.get("mtu", 1500)),  # type: ignore[call-overload]
+                         str(data["cidr6"]) if data.get("cidr6") else None)
+
+
+def _subnet6(cidr6: str, net: ipaddress.IPv4Network) -> ipaddress.IPv6Network:
+    """A checked IPv6 subnet for the IPv4 subnet ``net``: room for every IPv4 host's
+    twin, and no IPv4-mapped, link-local or multicast range."""
+    try:
+        net6 = ipaddress.IPv6Network(cidr6, strict=True)
+    except ValueError as exc:
+        raise InvalidNetworkSpec(reason=f"IPv6 subnet {cidr6!r}: {exc}") from exc
+    if net6.num_addresses < net.num_addresses:
+        raise InvalidNetworkSpec(
+            reason=f"IPv6 subnet {net6} is smaller than the IPv4 subnet {net}: each IPv4 "
+                   f"address has its twin there (a /64 is the usual size)")
+    if net6.is_multicast or net6.is_link_local or net6.network_address.ipv4_mapped is not None \
+            or net6.is_loopback or net6.is_unspecified:
+        raise InvalidNetworkSpec(reason=f"IPv6 subnet {net6} cannot hold containers' "
+                                        f"addresses (a unique local fd00::/8 subnet can)")
+    return net6
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,20 +231,37 @@ class VIF:
     mtu: int = 1500
     #: Whether this interface carries the namespace's default route (the first one does).
     default_route: bool = True
+    #: Its IPv6 address and gateway on a dual-stack network (``NetworkSpec.mirror6``).
+    address6: ipaddress.IPv6Interface | None = None
+    gateway6: ipaddress.IPv6Address | None = None
+
+    @classmethod
+    def planned(cls, spec: NetworkSpec, key: AttachmentKey, netns: str, mac: str,
+                address: ipaddress.IPv4Interface, default_route: bool = True) -> VIF:
+        """The VIF of ``key`` on ``spec`` with ``address`` (and its IPv6 twin)."""
+        return cls(key=key, netns=netns, mac=mac, address=address, gateway=spec.gateway,
+                   bridge=spec.bridge, host_ifname=key.host_ifname, mtu=spec.mtu,
+                   default_route=default_route, address6=spec.interface6(address),
+                   gateway6=spec.gateway6)
 
     @property
     def ifname(self) -> str:
         return self.key.ifname
 
     def to_dict(self) -> dict[str, object]:
-        return {"network": self.key.network, "container_id": self.key.container_id,
-                "ifname": self.key.ifname, "netns": self.netns, "mac": self.mac,
-                "address": str(self.address), "gateway": str(self.gateway),
-                "bridge": self.bridge, "host_ifname": self.host_ifname, "mtu": self.mtu,
-                "default_route": self.default_route}
+        out: dict[str, object] = {
+            "network": self.key.network, "container_id": self.key.container_id,
+            "ifname": self.key.ifname, "netns": self.netns, "mac": self.mac,
+            "address": str(self.address), "gateway": str(self.gateway),
+            "bridge": self.bridge, "host_ifname": self.host_ifname, "mtu": self.mtu,
+            "default_route": self.default_route}
+        if self.address6 is not None and self.gateway6 is not None:
+            out.update(address6=str(self.address6), gateway6=str(self.gateway6))
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> VIF:
+        six = data.get("address6") and data.get("gateway6")
         return cls(key=AttachmentKey(str(data["network"]), str(data["container_id"]),
                                      str(data["ifname"])),
                    netns=str(data["netns"]), mac=str(data["mac"]),
@@ -199,7 +269,9 @@ class VIF:
                    gateway=ipaddress.IPv4Address(str(data["gateway"])),
                    bridge=str(data["bridge"]), host_ifname=str(data["host_ifname"]),
                    mtu=int(data.get("mtu", 1500)),  # type: ignore[call-overload]
-                   default_route=bool(data.get("default_route", True)))
+                   default_route=bool(data.get("default_route", True)),
+                   address6=ipaddress.IPv6Interface(str(data["address6"])) if six else None,
+                   gateway6=ipaddress.IPv6Address(str(data["gateway6"])) if six else None)
 
 
 class NetworkDriver(Protocol):
@@ -218,7 +290,8 @@ class NetworkDriver(Protocol):
                address: ipaddress.IPv4Interface, mac: str | None = None) -> VIF:
         """A veth pair: the host end on the bridge, the other end in ``netns``
         renamed to ``key.ifname`` with ``mac`` (or a stable generated one), ``address``
-        and, for the first interface, a default route via the gateway.
+        (and its IPv6 twin on a dual-stack network) and, for the first interface, a
+        default route via the gateway (and the IPv6 gateway).
         ``NetnsNotFound`` when the namespace does not exist."""
         ...
 

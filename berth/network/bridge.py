@@ -10,7 +10,11 @@ An attach is one netlink request on the host (the pair, made with its container 
 already in the namespace under its final name; the bridge's index is remembered) and
 six inside the namespace (the lookup of the new end, address, up, loopback up, route,
 and the read of its state that stands for the readiness check); a request costs
-about half a millisecond through pyroute2, so the count matters.
+about half a millisecond through pyroute2, so the count matters. On a dual-stack
+network the interface gets its IPv6 address and route too (two more requests), after
+IPv6 is enabled on it (Docker disables IPv6 in a container without a network); the
+addresses skip duplicate address detection (``nodad``): berth's IPAM hands out each
+one once, and DAD would keep a new address unusable for a second or more.
 
 Names derive from the network name and the attachment key (``berth.network.base``),
 so a restarted process finds what an earlier one made. Every method converges: an
@@ -32,6 +36,7 @@ from contextlib import contextmanager
 
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
+from pyroute2.netlink.rtnl.ifaddrmsg import IFA_F_NODAD
 
 from berth.network import netns as ns
 from berth.network.base import (
@@ -111,11 +116,22 @@ class BridgeDriver:
                     reason=f"{spec.bridge} exists and is a {kind or 'plain'} link, not a "
                            f"bridge; remove it or give the network another bridge name")
             have = {(a.get("address"), a["prefixlen"]) for a in ipr.get_addr(index=index)}
-            if (str(spec.gateway), spec.cidr.prefixlen) not in have:
+            wanted = [(str(spec.gateway), spec.cidr.prefixlen, 0)]
+            if spec.cidr6 is not None:
+                wanted.append((str(spec.gateway6), spec.cidr6.prefixlen, IFA_F_NODAD))
+            for address, prefixlen, flags in wanted:
+                if (address, prefixlen) in have:
+                    continue
                 try:
-                    ipr.addr("add", index=index, address=str(spec.gateway),
-                             prefixlen=spec.cidr.prefixlen)
+                    ipr.addr("add", index=index, address=address, prefixlen=prefixlen,
+                             flags=flags)
                 except NetlinkError as exc:
+                    if exc.code == errno.EACCES and flags:
+                        raise NetworkDriverError(
+                            reason=f"network {spec.name} is dual-stack, but IPv6 is disabled "
+                                   f"on this host (net.ipv6.conf.{spec.bridge}.disable_ipv6"
+                                   f"): enable it, or empty [network]local_subnet_pool_v6 "
+                                   f"for new networks") from exc
                     if exc.code != errno.EEXIST:
                         raise
             ipr.link("set", index=index, state="up")
@@ -135,9 +151,11 @@ class BridgeDriver:
         try:
             with translate_errors(f"plugging {key} into {spec.bridge}"), IPRoute() as ipr:
                 self._add_pair(ipr, spec, key, fd, mac)
-            with translate_errors(f"configuring {key.ifname} in {netns}"), \
-                    ns.iproute_in(netns) as inner:
-                default_route, up = self._configure_inside(inner, spec, key, address)
+            with translate_errors(f"configuring {key.ifname} in {netns}"):
+                if spec.cidr6 is not None:
+                    ns.write_sysctl_in(fd, f"net/ipv6/conf/{key.ifname}/disable_ipv6", "0")
+                with ns.iproute_in(netns) as inner:
+                    default_route, up = self._configure_inside(inner, spec, key, address)
         except BaseException:
             try:
                 self._forget(host)
@@ -146,9 +164,7 @@ class BridgeDriver:
             raise
         finally:
             os.close(fd)
-        vif = VIF(key=key, netns=netns, mac=mac, address=address, gateway=spec.gateway,
-                  bridge=spec.bridge, host_ifname=host, mtu=spec.mtu,
-                  default_route=default_route)
+        vif = VIF.planned(spec, key, netns, mac, address, default_route)
         if up:
             self._seen_up.add(_readiness_key(vif))
         return vif
@@ -206,6 +222,10 @@ class BridgeDriver:
             raise NetworkDriverError(reason=f"{key.ifname} did not appear in the namespace")
         ipr.addr("add", index=index, address=str(address.ip),
                  prefixlen=address.network.prefixlen)
+        address6 = spec.interface6(address)
+        if address6 is not None:
+            ipr.addr("add", index=index, address=str(address6.ip),
+                     prefixlen=address6.network.prefixlen, flags=IFA_F_NODAD)
         ipr.link("set", index=index, state="up")
         ipr.link("set", index=LOOPBACK_INDEX, state="up")
         # The first network of a container carries its default route; a later one only
@@ -217,6 +237,12 @@ class BridgeDriver:
             if exc.code != errno.EEXIST:
                 raise
             default_route = False
+        if default_route and address6 is not None:
+            try:
+                ipr.route("add", dst="::/0", gateway=str(spec.gateway6), oif=index)
+            except NetlinkError as exc:   # an IPv6 default from another network
+                if exc.code != errno.EEXIST:
+                    raise
         up = ipr.get_links(index)[0].get("IFLA_OPERSTATE") == "UP"
         return default_route, up
 
@@ -263,9 +289,10 @@ class BridgeDriver:
             if not link["flags"] & 1:  # IFF_UP
                 raise AttachmentMismatch(key=key, reason=f"{vif.ifname} is down")
             have = {(a.get("address"), a["prefixlen"]) for a in inner.get_addr(index=index)}
-            want = (str(vif.address.ip), vif.address.network.prefixlen)
-            if want not in have:
-                raise AttachmentMismatch(key=key, reason=f"address {vif.address} is missing")
+            for address in (vif.address, vif.address6):
+                if address is not None and \
+                        (str(address.ip), address.network.prefixlen) not in have:
+                    raise AttachmentMismatch(key=key, reason=f"address {address} is missing")
 
     def is_ready(self, vif: VIF) -> bool:
         if _readiness_key(vif) in self._seen_up:      # seen UP by its attach

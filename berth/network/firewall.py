@@ -28,10 +28,18 @@ exactly what berth added.
 
 iptables runs as a subprocess with ``-w`` (wait for the xtables lock that Docker and
 others hold at times); the runner is injectable for unit tests.
+
+A dual-stack network (``NetworkSpec.cidr6``) has the same rules in ip6tables, laid by
+a second ``Firewall`` of family 6 (``DualStackFirewall`` holds both): br_netfilter
+sends bridged IPv6 frames through ip6tables' FORWARD too. Its policy chains also let
+neighbour discovery reach a container (IPv6's ARP: conntrack does not count it as a
+reply, and a container whose neighbours cannot ask for its address is unreachable).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import logging
 import subprocess
 import threading
@@ -62,20 +70,27 @@ Runner = Callable[[Sequence[str]], "subprocess.CompletedProcess[str]"]
 RestoreRunner = Callable[[str], "subprocess.CompletedProcess[str]"]
 
 
-def run_iptables(args: Sequence[str]) -> subprocess.CompletedProcess[str]:
+def run_iptables(args: Sequence[str], binary: str = "iptables"
+                 ) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run(["iptables", "-w", *args], capture_output=True, text=True,
+        return subprocess.run([binary, "-w", *args], capture_output=True, text=True,
                               timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise FirewallError(reason=f"iptables {' '.join(args)}: {exc}") from exc
+        raise FirewallError(reason=f"{binary} {' '.join(args)}: {exc}") from exc
 
 
-def run_iptables_restore(text: str) -> subprocess.CompletedProcess[str]:
+def run_iptables_restore(text: str, binary: str = "iptables-restore"
+                         ) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run(["iptables-restore", "-w", "--noflush"], input=text,
+        return subprocess.run([binary, "-w", "--noflush"], input=text,
                               capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise FirewallError(reason=f"iptables-restore: {exc}") from exc
+        raise FirewallError(reason=f"{binary}: {exc}") from exc
+
+
+run_ip6tables: Runner = functools.partial(run_iptables, binary="ip6tables")
+run_ip6tables_restore: RestoreRunner = functools.partial(run_iptables_restore,
+                                                         binary="ip6tables-restore")
 
 
 def forward_rules(spec: NetworkSpec) -> list[list[str]]:
@@ -101,23 +116,30 @@ def output_rules(spec: NetworkSpec) -> list[list[str]]:
     return [["-o", spec.bridge, *tag, "-j", dispatch_chain(spec)]]
 
 
-def nat_rules(spec: NetworkSpec) -> list[list[str]]:
-    if not spec.masquerade:
+def nat_rules(spec: NetworkSpec, family: int = 4) -> list[list[str]]:
+    source = spec.cidr if family == 4 else spec.cidr6
+    if not spec.masquerade or source is None:
         return []
     tag = ["-m", "comment", "--comment", f"berth:{spec.bridge}"]
-    return [["-s", str(spec.cidr), "!", "-o", spec.bridge, *tag, "-j", "MASQUERADE"]]
+    return [["-s", str(source), "!", "-o", spec.bridge, *tag, "-j", "MASQUERADE"]]
 
 
 class Firewall:
     """Thread-safe: one lock orders berth's own iptables edits (iptables' lock only
-    makes each command atomic, not a check followed by an append)."""
+    makes each command atomic, not a check followed by an append). ``family`` 6
+    (``Firewall.ipv6()``) writes the same rules with ip6tables."""
 
     def __init__(self, runner: Runner = run_iptables,
-                 restore: RestoreRunner = run_iptables_restore) -> None:
-        self._run, self._restore = runner, restore
+                 restore: RestoreRunner = run_iptables_restore, family: int = 4) -> None:
+        self._run, self._restore, self.family = runner, restore, family
+        self._tool = "iptables" if family == 4 else "ip6tables"
         self._lock = threading.Lock()
         # Per network: the policy chains this process laid (to remove those it no longer needs).
         self._policy_chains: dict[str, set[str]] = {}
+
+    @classmethod
+    def ipv6(cls) -> Firewall:
+        return cls(run_ip6tables, run_ip6tables_restore, family=6)
 
     def ensure_network(self, spec: NetworkSpec) -> None:
         """The chains, their jumps and this network's rules are in place."""
@@ -136,10 +158,10 @@ class Firewall:
                 self._checked(["-t", "filter", "-A", FORWARD_CHAIN, *rule])
             for rule in output_rules(spec):
                 self._checked(["-t", "filter", "-A", OUTPUT_CHAIN, *rule])
-            for rule in nat_rules(spec):
+            for rule in nat_rules(spec, self.family):
                 self._checked(["-t", "nat", "-A", NAT_CHAIN, *rule])
-            LOG.info("firewall rules in place for network %s (bridge %s%s)", spec.name,
-                     spec.bridge, ", masquerade" if spec.masquerade else "")
+            LOG.info("%s rules in place for network %s (bridge %s%s)", self._tool,
+                     spec.name, spec.bridge, ", masquerade" if spec.masquerade else "")
 
     def has_network(self, spec: NetworkSpec) -> bool:
         with self._lock:
@@ -164,7 +186,7 @@ class Firewall:
         with self._lock:
             chains = network_chains(spec, members)
             stale = self._policy_chains.get(spec.name, set()) - chains
-            lines = restore_lines(spec, members)
+            lines = restore_lines(spec, members, self.family)
             lines += [f":{c} - [0:0]" for c in sorted(stale)]
             lines += [f"-X {c}" for c in sorted(stale)]
             self._restore_checked(lines, f"the policies of network {spec.name}")
@@ -209,7 +231,7 @@ class Firewall:
                 if self._call(["-t", table, "-n", "-L", chain]).returncode == 0:
                     self._checked(["-t", table, "-F", chain])
                     self._checked(["-t", table, "-X", chain])
-                    LOG.info("removed iptables chain %s/%s", table, chain)
+                    LOG.info("removed %s chain %s/%s", self._tool, table, chain)
             done = self._call(["-t", "filter", "-S"])
             policy = {line.split()[1] for line in done.stdout.splitlines()
                       if line.startswith("-N ") and line.split()[1].startswith(POLICY_PREFIXES)
@@ -232,13 +254,13 @@ class Firewall:
     def _checked(self, args: Sequence[str]) -> None:
         done = self._call(args)
         if done.returncode != 0:
-            raise FirewallError(reason=f"iptables {' '.join(args)}: "
+            raise FirewallError(reason=f"{self._tool} {' '.join(args)}: "
                                        f"{(done.stderr or '').strip() or done.returncode}")
 
     def _restore_checked(self, lines: list[str], what: str) -> None:
         done = self._restore("*filter\n" + "\n".join(lines) + "\nCOMMIT\n")
         if done.returncode != 0:
-            raise FirewallError(reason=f"iptables-restore of {what}: "
+            raise FirewallError(reason=f"{self._tool}-restore of {what}: "
                                        f"{(done.stderr or '').strip() or done.returncode}")
 
     def _drop_chains(self, chains: set[str], listing: str | None = None) -> None:
@@ -260,17 +282,16 @@ class Firewall:
     def _complete(self, spec: NetworkSpec) -> bool:
         return all(self._exists("filter", FORWARD_CHAIN, r) for r in forward_rules(spec)) \
             and all(self._exists("filter", OUTPUT_CHAIN, r) for r in output_rules(spec)) \
-            and all(self._exists("nat", NAT_CHAIN, r) for r in nat_rules(spec))
+            and all(self._exists("nat", NAT_CHAIN, r) for r in nat_rules(spec, self.family))
 
     def _remove(self, spec: NetworkSpec) -> None:
         for masquerade in (False, True):
-            variant = NetworkSpec(spec.name, spec.cidr, spec.gateway, spec.bridge,
-                                  masquerade, spec.mtu)
+            variant = dataclasses.replace(spec, masquerade=masquerade)
             for rule in forward_rules(variant):
                 self._remove_rule("filter", FORWARD_CHAIN, rule)
             for rule in output_rules(variant):
                 self._remove_rule("filter", OUTPUT_CHAIN, rule)
-            for rule in nat_rules(variant):
+            for rule in nat_rules(variant, self.family):
                 self._remove_rule("nat", NAT_CHAIN, rule)
 
     def _exists(self, table: str, chain: str, rule: Sequence[str]) -> bool:
@@ -282,7 +303,7 @@ class Firewall:
             if done.returncode != 0 and "exists" not in (done.stderr or ""):
                 raise FirewallError(reason=f"creating chain {table}/{chain}: "
                                            f"{(done.stderr or '').strip()}")
-            LOG.info("created iptables chain %s/%s", table, chain)
+            LOG.info("created %s chain %s/%s", self._tool, table, chain)
         # First in the parent chain, so that Docker's rules (which accept whatever
         # leaves docker0) cannot let other traffic into berth's networks before ours.
         if parent is not None and not self._exists(table, parent, ["-j", chain]):
@@ -328,3 +349,66 @@ def reachable(listing: str, roots: set[str]) -> set[str]:
                 seen.add(target)
                 todo.append(target)
     return seen
+
+
+class DualStackFirewall:
+    """The CNI daemon's firewall: iptables for every network, ip6tables as well for
+    the dual-stack ones (``NetworkSpec.cidr6``). ip6tables is run for a network only
+    when it has an IPv6 subnet, and its sweeps only once such a network was seen (or
+    at the first sweep, for what an earlier process left)."""
+
+    def __init__(self, v4: Firewall | None = None, v6: Firewall | None = None) -> None:
+        self.v4, self.v6 = v4 or Firewall(), v6 or Firewall.ipv6()
+        self._v6_seen = False
+        self._v6_swept = False
+        self._forwarding_warned: set[str] = set()
+
+    def _both(self, spec: NetworkSpec) -> tuple[Firewall, ...]:
+        if spec.cidr6 is None:
+            return (self.v4,)
+        self._v6_seen = True
+        return (self.v4, self.v6)
+
+    def ensure_network(self, spec: NetworkSpec) -> None:
+        for firewall in self._both(spec):
+            firewall.ensure_network(spec)
+        if spec.cidr6 is not None and spec.masquerade:
+            self._warn_without_forwarding(spec)
+
+    def has_network(self, spec: NetworkSpec) -> bool:
+        return all(firewall.has_network(spec) for firewall in self._both(spec))
+
+    def remove_network(self, spec: NetworkSpec) -> None:
+        for firewall in self._both(spec):
+            firewall.remove_network(spec)
+
+    def apply_policy(self, spec: NetworkSpec, members: list[Member]) -> None:
+        for firewall in self._both(spec):
+            firewall.apply_policy(spec, members)
+
+    def collect_policy_chains(self, keep: set[str]) -> int:
+        removed = self.v4.collect_policy_chains(keep)
+        if self._v6_seen or not self._v6_swept:
+            self._v6_swept = True
+            removed += self.v6.collect_policy_chains(keep)
+        return removed
+
+    def cleanup(self) -> None:
+        self.v4.cleanup()
+        self.v6.cleanup()
+
+    def _warn_without_forwarding(self, spec: NetworkSpec) -> None:
+        """IPv6 egress needs the host to forward IPv6, which berth does not switch on
+        itself: on a host configured by router advertisements it would stop taking
+        them (accept_ra), which is the operator's call."""
+        try:
+            with open("/proc/sys/net/ipv6/conf/all/forwarding") as f:
+                forwarding = f.read().strip() == "1"
+        except OSError:
+            return
+        if not forwarding and spec.name not in self._forwarding_warned:
+            self._forwarding_warned.add(spec.name)
+            LOG.warning("network %s masquerades, but this host does not forward IPv6: its "
+                        "containers reach the outside over IPv4 only until "
+                        "net.ipv6.conf.all.forwarding = 1 (sysctl; with accept_ra = 2 on "
+                        "an interface configured by router advertisements)", spec.name)

@@ -100,3 +100,31 @@ def iproute_in(netns: str) -> IPRoute:
             os.close(own)
     finally:
         os.close(target)
+
+
+def write_sysctl_in(fd: int, key: str, value: str) -> None:
+    """Write ``value`` to ``/proc/sys/<key>`` (``net/ipv6/conf/eth0/disable_ipv6``:
+    slashes, as an interface name may hold a dot) as the namespace ``fd`` sees it (a
+    ``net.*`` setting is per namespace, and ``/proc/sys/net`` shows the one of the
+    thread that opens it): this thread enters, opens, and comes back before writing."""
+    own = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        try:
+            _setns(fd)
+        except OSError as exc:
+            raise NetworkDriverError(reason=f"cannot enter a namespace to set {key}: "
+                                            f"{exc}") from exc
+        try:
+            target = os.open("/proc/sys/" + key, os.O_WRONLY | os.O_CLOEXEC)
+        finally:
+            try:
+                _setns(own)
+            except OSError as exc:  # this thread would now act in the wrong namespace
+                os.abort()
+                raise AssertionError("unreachable") from exc
+        try:
+            os.write(target, value.encode())
+        finally:
+            os.close(target)
+    finally:
+        os.close(own)

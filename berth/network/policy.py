@@ -111,6 +111,14 @@ class Member:
     key: AttachmentKey
     address: ipaddress.IPv4Address
     policy: Policy
+    #: Its IPv6 twin on a dual-stack network (``NetworkSpec.mirror6``).
+    address6: ipaddress.IPv6Address | None = None
+
+    def source(self, family: int) -> str | None:
+        """Its address as a host prefix of ``family``, None when it has none."""
+        if family == 4:
+            return f"{self.address}/32"
+        return None if self.address6 is None else f"{self.address6}/128"
 
 
 def _hash(*parts: str) -> str:
@@ -138,12 +146,19 @@ def network_chains(spec: NetworkSpec, members: Iterable[Member]) -> set[str]:
     return chains
 
 
-def restore_lines(spec: NetworkSpec, members: Sequence[Member]) -> list[str]:
+#: What neighbour discovery sends to a container's own address (IPv6 only).
+_NEIGHBOUR_DISCOVERY = ("neighbour-solicitation", "neighbour-advertisement")
+
+
+def restore_lines(spec: NetworkSpec, members: Sequence[Member], family: int = 4
+                  ) -> list[str]:
     """The body (between ``*filter`` and ``COMMIT``) that lays the whole policy of one
-    network: each chain declared (which empties it) and filled again."""
+    network: each chain declared (which empties it) and filled again. ``family`` 6:
+    the ip6tables twin, on the members' IPv6 addresses (the chains are the same)."""
     br = spec.bridge
     tag = f'-m comment --comment "berth:{br}"'
-    ordered = sorted(members, key=lambda m: (int(m.address), str(m.key)))
+    ordered = sorted((m for m in members if m.source(family) is not None),
+                     key=lambda m: (int(m.address), str(m.key)))
     groups: dict[str, list[Member]] = {}
     for m in ordered:
         for g in m.policy.groups:
@@ -152,8 +167,11 @@ def restore_lines(spec: NetworkSpec, members: Sequence[Member]) -> list[str]:
     dispatch = dispatch_chain(spec)
     for m in ordered:
         chain = container_chain(m.key)
-        lines.append(f"-A {dispatch} -d {m.address}/32 {tag} -j {chain}")
+        lines.append(f"-A {dispatch} -d {m.source(family)} {tag} -j {chain}")
         lines.append(f"-A {chain} -m conntrack --ctstate RELATED,ESTABLISHED {tag} -j ACCEPT")
+        if family == 6:
+            lines += [f"-A {chain} -p ipv6-icmp -m icmp6 --icmpv6-type {kind} {tag} -j ACCEPT"
+                      for kind in _NEIGHBOUR_DISCOVERY]
         lines += [f"-A {chain} -i {br} {tag} -j {group_chain(spec.name, g)}"
                   for g in m.policy.groups]
         for port, proto in m.policy.ports:
@@ -162,6 +180,6 @@ def restore_lines(spec: NetworkSpec, members: Sequence[Member]) -> list[str]:
             lines.append(f"-A {chain} ! -i {BRIDGE_PREFIX}+ {match} {tag} -j ACCEPT")
         lines.append(f"-A {chain} {tag} -j DROP")
     for g, in_group in sorted(groups.items()):
-        lines += [f"-A {group_chain(spec.name, g)} -s {m.address}/32 {tag} -j ACCEPT"
+        lines += [f"-A {group_chain(spec.name, g)} -s {m.source(family)} {tag} -j ACCEPT"
                   for m in in_group]
     return lines

@@ -170,13 +170,13 @@ def remove_local_networks(proc: BerthProcess) -> None:
 
     from berth.network.base import NetworkSpec
     from berth.network.bridge import BridgeDriver
-    from berth.network.firewall import Firewall
+    from berth.network.firewall import DualStackFirewall
 
     path = proc.dir / "state" / "cni" / "registry.json"
     if not path.exists():
         return
     specs = [NetworkSpec.from_dict(n) for n in json.loads(path.read_text()).get("networks", [])]
-    driver, firewall = BridgeDriver(), Firewall()
+    driver, firewall = BridgeDriver(), DualStackFirewall()
     for spec in specs:
         firewall.remove_network(spec)
         driver.delete_network(spec)

@@ -59,12 +59,18 @@ class Networks:
         self.specs: list[NetworkSpec] = []
         self.keys: list[AttachmentKey] = []
 
-    def config(self, daemon: CniDaemon | None = None, **extra: Any) -> dict[str, Any]:
+    def config(self, daemon: CniDaemon | None = None, dual_stack: bool = False,
+               **extra: Any) -> dict[str, Any]:
+        """A network of its own; ``dual_stack``: with an IPv6 /64 of its own too."""
         name = f"ft-{uuid.uuid4().hex[:8]}"
-        subnet = f"10.244.{next(_SUBNETS) % 90 + 110}.0/24"
-        self.specs.append(NetworkSpec.build(name, subnet))
+        index = next(_SUBNETS) % 90 + 110
+        subnet = f"10.244.{index}.0/24"
+        subnet6 = f"fd00:b47:{uuid.uuid4().hex[:4]}:{index:x}::/64" if dual_stack else None
+        self.specs.append(NetworkSpec.build(name, subnet, cidr6=subnet6))
         config: dict[str, Any] = {"cniVersion": "1.0.0", "name": name, "type": "berth-cni",
                                   "ipam": {"subnet": subnet}}
+        if subnet6:
+            config["ipam"]["subnet6"] = subnet6
         if daemon is not None:
             config["daemonUrl"] = daemon.url
         config.update(extra)
@@ -76,12 +82,12 @@ class Networks:
         return key
 
     def cleanup(self) -> None:
-        from berth.network.firewall import Firewall
+        from berth.network.firewall import DualStackFirewall
 
         for key in self.keys:
             subprocess.run(["ip", "link", "del", key.host_ifname], capture_output=True,
                            check=False)
-        firewall = Firewall()
+        firewall = DualStackFirewall()
         for spec in self.specs:
             subprocess.run(["ip", "link", "del", spec.bridge], capture_output=True, check=False)
             firewall.remove_network(spec)
