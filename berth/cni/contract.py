@@ -9,7 +9,8 @@ VERSION, and on failure an error object with a non-zero exit status.
 berth's network configuration (the well-known fields, plus)::
 
     {"cniVersion": "1.0.0", "name": "net-a", "type": "berth-cni",
-     "ipam": {"subnet": "10.244.1.0/24", "gateway": "10.244.1.1"},   # gateway optional
+     "ipam": {"subnet": "10.244.1.0/24", "gateway": "10.244.1.1",    # gateway optional
+              "subnet6": "fd00:b:1::/64"},   # optional: dual stack (base.py: the twins)
      "bridge": "bth...",      # optional: derived from the name
      "ipMasq": false,         # masquerade egress to the host's other networks
      "mtu": 1500,
@@ -257,9 +258,12 @@ def network_spec(request: CniRequest) -> NetworkSpec:
     if not isinstance(subnet, str):
         raise _config_error(request, "the network configuration needs ipam.subnet (an IPv4 CIDR)")
     try:
+        subnet6 = ipam.get("subnet6")
+        if subnet6 is not None and not isinstance(subnet6, str):
+            raise _config_error(request, "ipam.subnet6 must be an IPv6 CIDR string")
         return NetworkSpec.build(name, subnet, ipam.get("gateway") or config.get("gateway"),
                                  config.get("bridge"), bool(config.get("ipMasq", False)),
-                                 int(config.get("mtu", 1500)))
+                                 int(config.get("mtu", 1500)), subnet6 or None)
     except (InvalidNetworkSpec, ValueError, TypeError) as exc:
         raise _config_error(request, str(exc)) from exc
 
@@ -270,16 +274,23 @@ def _config_error(request: CniRequest, msg: str) -> CniError:
 
 def add_result(vif: VIF, version: str) -> dict[str, Any]:
     """The ADD result: bridge, host end and container end, the address on the last."""
-    ip: dict[str, Any] = {"address": str(vif.address), "gateway": str(vif.gateway),
-                          "interface": 2}
+    ips: list[dict[str, Any]] = [{"address": str(vif.address), "gateway": str(vif.gateway),
+                                  "interface": 2}]
+    routes = [{"dst": "0.0.0.0/0", "gw": str(vif.gateway)}] if vif.default_route else []
+    if vif.address6 is not None and vif.gateway6 is not None:
+        ips.append({"address": str(vif.address6), "gateway": str(vif.gateway6),
+                    "interface": 2})
+        if vif.default_route:
+            routes.append({"dst": "::/0", "gw": str(vif.gateway6)})
     if _version_tuple(version) < (1, 0, 0):
-        ip["version"] = "4"
+        for ip, family in zip(ips, ("4", "6"), strict=False):
+            ip["version"] = family
     return {
         "cniVersion": version,
         "interfaces": [{"name": vif.bridge}, {"name": vif.host_ifname},
                        {"name": vif.ifname, "mac": vif.mac, "sandbox": vif.netns}],
-        "ips": [ip],
-        "routes": [{"dst": "0.0.0.0/0", "gw": str(vif.gateway)}] if vif.default_route else [],
+        "ips": ips,
+        "routes": routes,
         "dns": {},
     }
 
@@ -292,6 +303,8 @@ def network_config(spec: NetworkSpec, daemon_url: str | None = None,
                               "bridge": spec.bridge, "ipMasq": spec.masquerade,
                               "mtu": spec.mtu, "ipam": {"subnet": str(spec.cidr),
                                                         "gateway": str(spec.gateway)}}
+    if spec.cidr6 is not None:
+        config["ipam"]["subnet6"] = str(spec.cidr6)
     if daemon_url:
         config["daemonUrl"] = daemon_url
     return config
@@ -317,10 +330,13 @@ def vif_from_result(key: AttachmentKey, result: Mapping[str, Any]) -> VIF:
     try:
         interfaces, ip = result["interfaces"], result["ips"][0]
         inner = interfaces[int(ip.get("interface", 2))]
+        six = [i for i in result["ips"][1:] if ":" in str(i.get("address", ""))]
         return VIF(key=key, netns=str(inner["sandbox"]), mac=str(inner["mac"]),
                    address=ipaddress.IPv4Interface(ip["address"]),
                    gateway=ipaddress.IPv4Address(ip["gateway"]),
                    bridge=str(interfaces[0]["name"]), host_ifname=str(interfaces[1]["name"]),
-                   default_route=bool(result.get("routes")))
+                   default_route=bool(result.get("routes")),
+                   address6=ipaddress.IPv6Interface(six[0]["address"]) if six else None,
+                   gateway6=ipaddress.IPv6Address(six[0]["gateway"]) if six else None)
     except (KeyError, IndexError, TypeError, ValueError) as exc:
         raise CniError(Code.DECODE_FAILURE, "the ADD result is not berth's", repr(exc)) from exc

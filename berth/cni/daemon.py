@@ -43,9 +43,9 @@ class CniDaemon:
                  neutron: NeutronVifService | None = None) -> None:
         if driver is None or firewall is None:  # the real ones need pyroute2 and iptables
             from berth.network.bridge import BridgeDriver
-            from berth.network.firewall import Firewall
+            from berth.network.firewall import DualStackFirewall
 
-            driver, firewall = driver or BridgeDriver(), firewall or Firewall()
+            driver, firewall = driver or BridgeDriver(), firewall or DualStackFirewall()
         self.settings = settings
         self.service = CniService(driver, firewall, Registry(settings.registry_file),
                                   vif_active_timeout=settings.vif_active_timeout,

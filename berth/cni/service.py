@@ -142,8 +142,7 @@ class CniService:
             address = (reserved.vif.address if reserved is not None
                        else allocator.allocate(request.fixed_ip))
             mac = (request.mac or stable_mac(key)).lower()
-            planned = VIF(key=key, netns=netns, mac=mac, address=address, gateway=spec.gateway,
-                          bridge=spec.bridge, host_ifname=key.host_ifname, mtu=spec.mtu)
+            planned = VIF.planned(spec, key, netns, mac, address)
             try:
                 self.registry.put(Entry(planned, State.PLUGGING, str(identity),
                                         request.policy), spec)
@@ -193,9 +192,8 @@ class CniService:
                 self._undo(existing)
             allocator = self._allocator(spec)
             address = allocator.allocate(request.fixed_ip)
-            planned = VIF(key=key, netns="", mac=(request.mac or stable_mac(key)).lower(),
-                          address=address, gateway=spec.gateway, bridge=spec.bridge,
-                          host_ifname=key.host_ifname, mtu=spec.mtu)
+            planned = VIF.planned(spec, key, "", (request.mac or stable_mac(key)).lower(),
+                                  address)
             try:
                 self.registry.put(Entry(planned, State.RESERVED, "", request.policy,
                                         reserved_at=time.time()), spec)
@@ -364,17 +362,21 @@ class CniService:
         """The network as in use, or ``spec`` when it is new and fits beside the others."""
         known = self.registry.network(spec.name)
         if known is not None:
-            if (known.cidr, known.gateway, known.bridge) != (spec.cidr, spec.gateway, spec.bridge):
+            if (known.cidr, known.gateway, known.bridge, known.cidr6) != \
+                    (spec.cidr, spec.gateway, spec.bridge, spec.cidr6):
                 raise CniError(Code.INVALID_NETWORK_CONFIG,
                                f"network {spec.name} is in use with subnet {known.cidr}, gateway "
-                               f"{known.gateway}, bridge {known.bridge}; this configuration "
-                               f"says {spec.cidr}, {spec.gateway}, {spec.bridge}",
+                               f"{known.gateway}, bridge {known.bridge}, IPv6 subnet "
+                               f"{known.cidr6 or 'none'}; this configuration says {spec.cidr}, "
+                               f"{spec.gateway}, {spec.bridge}, {spec.cidr6 or 'none'}",
                                version=request.version)
             if (known.masquerade, known.mtu) == (spec.masquerade, spec.mtu):
                 return known
             return spec  # an operator changed ipMasq or mtu: the new rules apply
         for other in self.registry.networks():
-            if other.cidr.overlaps(spec.cidr) or other.bridge == spec.bridge:
+            if other.cidr.overlaps(spec.cidr) or other.bridge == spec.bridge or (
+                    other.cidr6 is not None and spec.cidr6 is not None
+                    and other.cidr6.overlaps(spec.cidr6)):
                 if not self.registry.entries(other.name):
                     # Idle (kept for network_linger): the subnet was given to a new
                     # network since; the old one goes now.
@@ -406,7 +408,7 @@ class CniService:
         self._ready[spec.name] = spec
 
     def _members(self, spec: NetworkSpec) -> list[Member]:
-        return [Member(e.key, e.vif.address.ip, e.policy)
+        return [Member(e.key, e.vif.address.ip, e.policy, spec.mirror6(e.vif.address.ip))
                 for e in self.registry.entries(spec.name) if e.policy is not None]
 
     def _lay_policy(self, spec: NetworkSpec) -> None:

@@ -88,6 +88,8 @@ def test_del_does_not_need_a_namespace() -> None:
     {**CONFIG, "ipam": {"subnet": "10.244.1.0/24", "gateway": "10.9.9.9"}},
     {**CONFIG, "name": ""}, {**CONFIG, "name": "bad name"}, {**CONFIG, "ipam": "x"},
     {**CONFIG, "bridge": "docker0"}, {**CONFIG, "mtu": "big"},
+    {**CONFIG, "ipam": {"subnet": "10.244.1.0/24", "subnet6": "fe80::/64"}},
+    {**CONFIG, "ipam": {"subnet": "10.244.1.0/24", "subnet6": 6}},
 ])
 def test_bad_network_configuration_is_code_7(config: dict[str, object]) -> None:
     assert code_of(config=config) == Code.INVALID_NETWORK_CONFIG == 7
@@ -149,3 +151,22 @@ def test_vif_from_result_reads_back_what_add_result_wrote() -> None:
     with pytest.raises(CniError) as err:
         vif_from_result(vif.key, {"ips": []})
     assert err.value.code == 6
+
+
+def test_a_dual_stack_add_result_has_both_addresses_and_both_default_routes() -> None:
+    from berth.cni.contract import network_config, vif_from_result
+    from berth.network.base import NetworkSpec
+
+    spec = NetworkSpec.build("net-a", "10.244.1.0/24", cidr6="fd00:b:1::/64")
+    request = parse(config=network_config(spec))
+    assert network_spec(request) == spec
+    vif = VIF.planned(spec, AttachmentKey("net-a", "c1", "eth0"), "/var/run/netns/x",
+                      "02:00:00:00:00:01", ipaddress.IPv4Interface("10.244.1.2/24"))
+    result = add_result(vif, "1.0.0")
+    assert result["ips"] == [
+        {"address": "10.244.1.2/24", "gateway": "10.244.1.1", "interface": 2},
+        {"address": "fd00:b:1::2/64", "gateway": "fd00:b:1::1", "interface": 2}]
+    assert result["routes"] == [{"dst": "0.0.0.0/0", "gw": "10.244.1.1"},
+                                {"dst": "::/0", "gw": "fd00:b:1::1"}]
+    assert [ip["version"] for ip in add_result(vif, "0.4.0")["ips"]] == ["4", "6"]
+    assert vif_from_result(vif.key, result) == vif
