@@ -266,7 +266,8 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
         network_driver=conf.network.driver,
         subnet_pool=SubnetPool(conf.network.local_subnet_pool,
                                conf.network.local_subnet_prefix,
-                               conf.network.local_masquerade),
+                               conf.network.local_masquerade,
+                               conf.network.local_subnet_pool_v6),
         volume_driver=conf.volume.driver,
         local_volume_default_size=conf.volume.local_volume_default_size,
         volume_delete_timeout=conf.volume.timeout_wait_volume_deleted)

@@ -73,12 +73,14 @@ def next_ifname(entries: list[dict[str, Any]]) -> str:
     return next(f"eth{i}" for i in range(len(entries) + 1) if f"eth{i}" not in taken)
 
 
-def address_entry(network_uuid: str, vif: VIF) -> dict[str, Any]:
-    """One address as Zun's ``addresses`` holds it; ``port`` is the host end of the
-    veth (a local network has no Neutron port), ``subnet_id`` the subnet."""
-    return {"addr": str(vif.address.ip), "version": 4, "port": vif.host_ifname,
-            "subnet_id": str(vif.address.network), "preserve_on_delete": False,
-            "ifname": vif.ifname, "mac_addr": vif.mac}
+def address_entries(network_uuid: str, vif: VIF) -> list[dict[str, Any]]:
+    """The interface's addresses as Zun's ``addresses`` holds them (IPv4, then IPv6 on
+    a dual-stack network); ``port`` is the host end of the veth (a local network has
+    no Neutron port), ``subnet_id`` the subnet."""
+    return [{"addr": str(address.ip), "version": address.version, "port": vif.host_ifname,
+             "subnet_id": str(address.network), "preserve_on_delete": False,
+             "ifname": vif.ifname, "mac_addr": vif.mac}
+            for address in (vif.address, vif.address6) if address is not None]
 
 
 class ContainerNetworks:
@@ -126,8 +128,8 @@ class ContainerNetworks:
                 spec = self.spec(entry["network"])
                 vif = self._add(row, spec, netns, entry, old.get(entry["network"]) or [])
                 done.append((spec, entry["ifname"]))
-                addresses.setdefault(entry["network"], []).append(
-                    address_entry(entry["network"], vif))
+                addresses.setdefault(entry["network"], []).extend(
+                    address_entries(entry["network"], vif))
         except (CniError, exc.BerthError) as err:
             for spec, ifname in done:
                 self._delete_quietly(spec, row.uuid, ifname, netns)
@@ -237,7 +239,7 @@ class ContainerNetworks:
                 vif = self._add(row, spec, f"/proc/{pid}/ns/net", entry, [])
             except CniError as err:
                 raise NetworkPlugFailed(network=network_uuid, reason=err.msg) from err
-            addresses[network_uuid] = [address_entry(network_uuid, vif)]
+            addresses[network_uuid] = address_entries(network_uuid, vif)
         else:
             addresses.setdefault(network_uuid, [])
         return {"addresses": addresses,
@@ -268,7 +270,8 @@ def _wanted_address(entry: dict[str, Any], held: list[dict[str, Any]]
     else the one it held before (``held``: the row's addresses on its network)."""
     fixed = entry.get("fixed_ip")
     previous = next((a.get("addr") for a in held
-                     if a.get("ifname", entry["ifname"]) == entry["ifname"]), None)
+                     if a.get("ifname", entry["ifname"]) == entry["ifname"]
+                     and a.get("version", 4) == 4), None)
     return fixed, fixed or previous
 
 

@@ -22,6 +22,15 @@ OPTS = [
                     "local_subnet_prefix subnet per network."),
     cfg.IntOpt("local_subnet_prefix", default=24, min=8, max=29,
                help="berth: the prefix length of each local network's subnet."),
+    cfg.StrOpt("local_subnet_pool_v6", default="",
+               help="berth: an IPv6 pool (a unique local range such as fd00:b47::/48) "
+                    "that makes every local network created from now on dual-stack: the "
+                    "network gets the /64 of this pool at the index its IPv4 subnet has "
+                    "in local_subnet_pool, and each container the IPv6 address at its "
+                    "IPv4 address's offset (10.244.3.7 -> <pool>:3::7). Empty (the "
+                    "default): local networks are IPv4 only. The host must have IPv6 "
+                    "enabled; IPv6 egress (local_masquerade) also needs "
+                    "net.ipv6.conf.all.forwarding = 1, which berth does not set."),
     cfg.BoolOpt("local_masquerade", default=False,
                 help="berth: whether local networks masquerade their egress to the host's "
                      "networks (off: containers reach each other and the host only)."),

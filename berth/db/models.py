@@ -302,8 +302,8 @@ from berth.db import placement_models as _placement_models  # noqa: F401
 
 class Network(TimestampMixin, Base):
     """A network containers are plugged into. Zun's record (model.md §6.6) with the
-    columns a local network needs: its subnet, gateway and bridge. ``default_of``
-    holds the project id of the project whose default network it is (unique, so two
+    columns a local network needs: its subnet (and IPv6 subnet), gateway and bridge.
+    ``default_of`` holds the project id of the project whose default network it is (unique, so two
     first creates of a project cannot make two defaults); ``subnet`` is unique, so
     two networks cannot be carved from one slice of the pool."""
 
@@ -311,6 +311,7 @@ class Network(TimestampMixin, Base):
     __table_args__ = (
         UniqueConstraint("uuid", name="uniq_network0uuid"),
         UniqueConstraint("subnet", name="uniq_network0subnet"),
+        UniqueConstraint("subnet_v6", name="uniq_network0subnet_v6"),
         UniqueConstraint("default_of", name="uniq_network0default_of"),
         UniqueConstraint("neutron_net_id", "host", name="uniq_network0neutron_net_id0host"),
         Index("network_project_idx", "project_id"),
@@ -327,6 +328,8 @@ class Network(TimestampMixin, Base):
     user_id: Mapped[str | None] = mapped_column(String(255))
     subnet: Mapped[str] = mapped_column(String(43), nullable=False)
     gateway: Mapped[str] = mapped_column(String(39), nullable=False)
+    #: A dual-stack network's IPv6 subnet (its gateway mirrors ``gateway``); None: IPv4 only.
+    subnet_v6: Mapped[str | None] = mapped_column(String(43))
     bridge: Mapped[str] = mapped_column(String(15), nullable=False)
     shared: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
     default_of: Mapped[str | None] = mapped_column(String(255))

@@ -38,6 +38,8 @@ class SubnetPool:
     cidr: str = "10.244.0.0/16"
     prefix: int = 24
     masquerade: bool = False
+    #: ``[network]local_subnet_pool_v6``: empty, or the pool of new networks' /64s.
+    cidr6: str = ""
 
     def subnets(self) -> list[ipaddress.IPv4Network]:
         pool = ipaddress.IPv4Network(self.cidr, strict=True)
@@ -46,11 +48,28 @@ class SubnetPool:
                               f"the pool {pool}")
         return list(pool.subnets(new_prefix=self.prefix))
 
+    def subnet6(self, subnet: ipaddress.IPv4Network) -> ipaddress.IPv6Network | None:
+        """The IPv6 /64 beside ``subnet`` (one of ``subnets()``): the pool's /64 at the
+        index ``subnet`` has among them; None without an IPv6 pool."""
+        if not self.cidr6:
+            return None
+        try:
+            pool6 = ipaddress.IPv6Network(self.cidr6, strict=True)
+        except ValueError as err:
+            raise exc.Invalid(f"[network]local_subnet_pool_v6 {self.cidr6!r}: {err}") from err
+        pool = ipaddress.IPv4Network(self.cidr, strict=True)
+        index = (int(subnet.network_address) - int(pool.network_address)) >> (32 - self.prefix)
+        if pool6.prefixlen > 64 or index >= 2 ** (64 - pool6.prefixlen):
+            raise exc.Invalid(f"[network]local_subnet_pool_v6 {pool6} has no /64 for the "
+                              f"local network of {subnet} (the {index + 1}th of "
+                              f"{self.cidr}): widen it (a /48 holds 65,536)")
+        return ipaddress.IPv6Network((int(pool6.network_address) + (index << 64), 64))
+
 
 def spec_of(network: Network, masquerade: bool = False) -> NetworkSpec:
     """The network as the CNI daemon knows it: named by its uuid (unique everywhere)."""
     return NetworkSpec.build(network.uuid, network.subnet, network.gateway, network.bridge,
-                             masquerade=masquerade)
+                             masquerade=masquerade, cidr6=network.subnet_v6)
 
 
 def create_local(db: Database, pool: SubnetPool, values: Mapping[str, Any]) -> Network:
@@ -59,16 +78,20 @@ def create_local(db: Database, pool: SubnetPool, values: Mapping[str, Any]) -> N
     (or, for ``default_of``, IntegrityError propagates: the caller reads the winner)."""
     for _attempt in range(8):
         with db.reader() as s:
-            taken = set(s.scalars(select(Network.subnet)).all())
-        free = next((n for n in pool.subnets() if str(n) not in taken), None)
+            taken = {value for pair in s.execute(select(Network.subnet, Network.subnet_v6))
+                     for value in pair if value}
+        free = next((n for n in pool.subnets() if str(n) not in taken
+                     and str(pool.subnet6(n)) not in taken), None)
         if free is None:
             raise exc.Conflict(f"The local subnet pool {pool.cidr} has no free /{pool.prefix} "
                                f"left: delete unused networks or widen "
                                f"[network]local_subnet_pool.")
         uuid = str(uuidlib.uuid4())
-        spec = NetworkSpec.build(uuid, str(free))
+        free6 = pool.subnet6(free)
+        spec = NetworkSpec.build(uuid, str(free), cidr6=str(free6) if free6 else None)
         row = Network(uuid=uuid, subnet=str(spec.cidr), gateway=str(spec.gateway),
-                      bridge=spec.bridge, **dict(values))
+                      bridge=spec.bridge, subnet_v6=str(free6) if free6 else None,
+                      **dict(values))
         try:
             with db.writer() as s:
                 s.add(row)
@@ -78,8 +101,8 @@ def create_local(db: Database, pool: SubnetPool, values: Mapping[str, Any]) -> N
                 raise        # another creator made the project's default first
             LOG.info("subnet %s was taken meanwhile; picking another", free)
             continue
-        LOG.info("created local network %s (%s, %s) for project %s", row.uuid, row.name,
-                 row.subnet, row.project_id)
+        LOG.info("created local network %s (%s, %s%s) for project %s", row.uuid, row.name,
+                 row.subnet, f", {row.subnet_v6}" if row.subnet_v6 else "", row.project_id)
         return row
     raise exc.Conflict("Could not find a free subnet for a new network; try again.")
 

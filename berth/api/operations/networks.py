@@ -39,6 +39,8 @@ def view(row: Network) -> dict[str, Any]:
     """Zun's view, plus the local network's subnet and gateway."""
     out: dict[str, Any] = {k: getattr(row, k) for k in VIEW_KEYS}
     out.update(subnet=row.subnet, gateway=row.gateway)
+    gateway6 = db_networks.spec_of(row).gateway6 if row.subnet_v6 else None
+    out.update(subnet_v6=row.subnet_v6, gateway_v6=str(gateway6) if gateway6 else None)
     return out
 
 
@@ -69,15 +71,40 @@ def resolve_for_create(state: ApiState, ctx: RequestContext,
                 f"Invalid nets[{index}]: a 'port' is a Neutron port, and this berth runs "
                 f"local networks ([network]driver = local), which have none. Ask for a "
                 f"'network' (name or uuid), optionally with a 'v4-fixed-ip'.")
-        if "v6-fixed-ip" in item:
-            raise exc.Invalid(f"Invalid nets[{index}]: local networks are IPv4 only; drop "
-                              f"'v6-fixed-ip'.")
         network = find(state, ctx, item["network"])
         if any(r["network"] == network.uuid for r in requested):
             raise exc.Invalid(f"Invalid nets[{index}]: network {item['network']} is asked "
                               f"for twice; a container has one interface per network.")
-        requested.append(requested_entry(network, item.get("v4-fixed-ip")))
+        fixed = item.get("v4-fixed-ip")
+        if "v6-fixed-ip" in item:
+            fixed = _v4_twin(network, item["v6-fixed-ip"], fixed, f"nets[{index}]")
+        requested.append(requested_entry(network, fixed))
     return requested
+
+
+def _v4_twin(network: Network, v6: str, v4: str | None, where: str) -> str:
+    """The IPv4 address whose twin is ``v6`` on the dual-stack ``network`` (a
+    container's IPv6 address mirrors its IPv4 one: ``berth.network.base``), which must
+    be ``v4`` when that is given too."""
+    if not network.subnet_v6:
+        raise exc.Invalid(f"Invalid {where}: network {network.name or network.uuid} has no "
+                          f"IPv6 subnet (it was made before [network]local_subnet_pool_v6 "
+                          f"was set, or that is empty); drop 'v6-fixed-ip'.")
+    subnet, subnet6 = ipaddress.IPv4Network(network.subnet), ipaddress.IPv6Network(
+        network.subnet_v6)
+    offset = int(ipaddress.IPv6Address(v6)) - int(subnet6.network_address)
+    if not 0 <= offset < subnet.num_addresses:
+        raise exc.Invalid(f"Invalid {where}: {v6} is not a container address of network "
+                          f"{network.name or network.uuid}: its IPv6 addresses mirror the "
+                          f"IPv4 ones of {subnet}, from {subnet6.network_address} to "
+                          f"{subnet6.network_address + subnet.num_addresses - 1}.")
+    twin = subnet.network_address + offset
+    if v4 and ipaddress.IPv4Address(v4) != twin:
+        mirrored = db_networks.spec_of(network).mirror6(ipaddress.IPv4Address(v4))
+        raise exc.Invalid(f"Invalid {where}: on network {network.name or network.uuid} the "
+                          f"IPv6 address of {v4} is {mirrored}, not {v6}; give one of the "
+                          f"two.")
+    return str(twin)
 
 
 def requested_entry(network: Network, fixed_ip: str | None) -> dict[str, Any]:
@@ -252,15 +279,20 @@ def attached(row: Container) -> list[dict[str, Any]]:
 
 def network_list(row: Container, version: APIVersion) -> dict[str, Any]:
     """From ``addresses`` only (behaviours.md): one entry per address before 1.18, one
-    per port (here: per interface) from 1.18."""
+    per port (here: per interface, with its IPv4 and IPv6 addresses) from 1.18."""
     out: list[dict[str, Any]] = []
     for net_id, addresses in (row.addresses or {}).items():
+        ports: dict[Any, dict[str, Any]] = {}
         for a in addresses or []:
             if version.at_least("1.18"):
-                out.append({"net_id": net_id, "port_id": a.get("port"),
-                            "fixed_ips": [{"subnet_id": a.get("subnet_id"),
-                                           "version": a.get("version"),
-                                           "ip_address": a.get("addr")}]})
+                fixed = {"subnet_id": a.get("subnet_id"), "version": a.get("version"),
+                         "ip_address": a.get("addr")}
+                port = ports.get(a.get("port"))
+                if port is None:
+                    port = ports[a.get("port")] = {"net_id": net_id,
+                                                   "port_id": a.get("port"), "fixed_ips": []}
+                    out.append(port)
+                port["fixed_ips"].append(fixed)
             else:
                 out.append({"net_id": net_id, "subnet_id": a.get("subnet_id"),
                             "port_id": a.get("port"), "version": a.get("version"),

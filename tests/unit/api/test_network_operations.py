@@ -45,3 +45,36 @@ def test_the_row_records_its_networks_in_interface_order() -> None:
         {"network": "n1", "ifname": "eth0", "fixed_ip": None},
         {"network": "n2", "ifname": "eth1", "fixed_ip": "10.0.0.9"}], "pid": 0}
     assert ops.metadata_of([]) is None
+
+
+DUAL = Network(uuid=NET, name="d", subnet="10.244.0.0/24", gateway="10.244.0.1",
+               bridge="bthx", subnet_v6="fd00:b:0:1::/64")
+
+
+def test_a_v6_fixed_ip_on_a_dual_stack_network_asks_for_its_ipv4_twin() -> None:
+    assert ops._v4_twin(DUAL, "fd00:b:0:1::9", None, "nets[0]") == "10.244.0.9"
+    assert ops._v4_twin(DUAL, "fd00:b:0:1::9", "10.244.0.9", "nets[0]") == "10.244.0.9"
+    with pytest.raises(exc.Invalid, match="IPv6 address of 10.244.0.8 is fd00:b:0:1::8"):
+        ops._v4_twin(DUAL, "fd00:b:0:1::9", "10.244.0.8", "nets[0]")
+    with pytest.raises(exc.Invalid, match="mirror the IPv4 ones"):
+        ops._v4_twin(DUAL, "fd00:b:0:1::1:0", None, "nets[0]")
+    v4_only = Network(uuid=NET, name="a", subnet="10.244.0.0/24", gateway="10.244.0.1")
+    with pytest.raises(exc.Invalid, match="has no IPv6 subnet"):
+        ops._v4_twin(v4_only, "fd00:b:0:1::9", None, "nets[0]")
+
+
+def test_the_network_view_shows_the_ipv6_subnet_and_gateway() -> None:
+    shown = ops.view(DUAL)
+    assert (shown["subnet_v6"], shown["gateway_v6"]) == ("fd00:b:0:1::/64", "fd00:b:0:1::1")
+
+
+def test_network_list_from_1_18_gives_a_dual_stack_interface_one_port_with_both() -> None:
+    row = Container(uuid="c", addresses={NET: [
+        {"addr": "10.244.0.5", "version": 4, "port": "vth1", "subnet_id": "10.244.0.0/24"},
+        {"addr": "fd00:b:0:1::5", "version": 6, "port": "vth1",
+         "subnet_id": "fd00:b:0:1::/64"}]})
+    assert ops.network_list(row, APIVersion(1, 18)) == {"networks": [
+        {"net_id": NET, "port_id": "vth1", "fixed_ips": [
+            {"subnet_id": "10.244.0.0/24", "version": 4, "ip_address": "10.244.0.5"},
+            {"subnet_id": "fd00:b:0:1::/64", "version": 6, "ip_address": "fd00:b:0:1::5"}]}]}
+    assert len(ops.network_list(row, APIVersion(1, 17))["networks"]) == 2

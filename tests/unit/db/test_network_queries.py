@@ -62,3 +62,28 @@ def test_containers_on_a_recorded_neutron_network_are_found_by_its_neutron_id(
     held = containers.create(db, {"project_id": "p1", "status": "Stopped",
                                   "addresses": {"n-123": [{"addr": "10.0.0.5"}]}})
     assert sorted(db_networks.containers_using(db, net)) == sorted([on_it.uuid, held.uuid])
+
+
+def test_with_an_ipv6_pool_each_network_gets_the_64_at_its_ipv4_subnet_s_index(
+        db: Database) -> None:
+    pool = db_networks.SubnetPool("10.244.0.0/22", 24, cidr6="fd00:b47::/48")
+    v4_only = db_networks.create_local(db, POOL, {"name": "old"})
+    made = [db_networks.create_local(db, pool, {"name": f"n{i}"}) for i in range(2)]
+    assert v4_only.subnet_v6 is None
+    assert [(n.subnet, n.subnet_v6) for n in made] == [
+        ("10.244.1.0/24", "fd00:b47:0:1::/64"), ("10.244.2.0/24", "fd00:b47:0:2::/64")]
+    spec = db_networks.spec_of(made[0])
+    assert (str(spec.cidr6), str(spec.gateway6)) == ("fd00:b47:0:1::/64", "fd00:b47:0:1::1")
+    assert db_networks.spec_of(v4_only).cidr6 is None
+
+
+@pytest.mark.parametrize("cidr6, room, why", [("fd00::/65", 0, "no /64"),
+                                              ("fd00::/63", 2, "no /64"),
+                                              ("fd00::1/48", 0, "host bits")])
+def test_an_ipv6_pool_without_room_is_a_clear_error(db: Database, cidr6: str, room: int,
+                                                    why: str) -> None:
+    pool = db_networks.SubnetPool("10.244.0.0/22", 24, cidr6=cidr6)
+    for i in range(room):
+        db_networks.create_local(db, pool, {"name": f"fits{i}"})
+    with pytest.raises(exc.Invalid, match=why):
+        db_networks.create_local(db, pool, {"name": "n"})

@@ -81,8 +81,8 @@ def addresses(deps: AgentDeps, pods: PodRuntime, row: Container, pod_id: str
                 fixed_ip=ipaddress.IPv4Address(fixed) if fixed else None)
         except CniError as err:
             raise exc.NetworkPlugFailed(network=entry["network"], reason=err.msg) from err
-        found.setdefault(entry["network"], []).append(
-            networking.address_entry(entry["network"], vif))
+        found.setdefault(entry["network"], []).extend(
+            networking.address_entries(entry["network"], vif))
     LOG.info("capsule %s: pod %s plugged into %s", row.uuid, pod_id[:12], ", ".join(
         f"{a['ifname']} {a['addr']}" for v in found.values() for a in v))
     return {"addresses": found, "cni_metadata": {"networks": entries, "pid": 0,
