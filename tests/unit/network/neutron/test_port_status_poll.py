@@ -51,7 +51,12 @@ def test_a_port_never_active_times_out_and_a_failing_listing_is_survived() -> No
 
 def test_no_listing_without_a_waiter() -> None:
     calls: list[int] = []
-    poller = PortStatusPoller(lambda: calls.append(1) or {}, interval=0.01)
+
+    def statuses() -> dict[str, str]:
+        calls.append(1)
+        return {}
+
+    poller = PortStatusPoller(statuses, interval=0.01)
     poller.poll_once()
     assert calls == []
 
