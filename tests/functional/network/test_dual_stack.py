@@ -2,8 +2,8 @@
 real ``berth-cni`` and ``berth-cni-daemon``: each interface gets the IPv6 twin of its
 IPv4 address and an IPv6 default route, namespaces of one network talk over IPv6
 (TCP), another network cannot reach them even when the host forwards IPv6, security
-groups and exposed ports hold over IPv6 as over IPv4, and a DEL leaves no address,
-rule or chain in ip6tables."""
+groups and exposed ports hold over IPv6 as over IPv4 (and across a SIGKILL of the
+daemon), and a DEL leaves no address, rule or chain in ip6tables."""
 
 from __future__ import annotations
 
@@ -107,6 +107,13 @@ def test_groups_and_exposed_ports_hold_over_ipv6(  # type: ignore[no-untyped-def
         assert reaches(friend, v6, 9090) and reaches(friend, v6, 8080)   # a member
         assert reaches(stranger, v6, 8080) and not reaches(stranger, v6, 9090)
         assert reaches(None, v6, 8080) and not reaches(None, v6, 9090)   # the host
+        # A killed daemon's successor reads the IPv6 subnet back from its registry
+        # and lays the ip6tables rules again (the same ones: nothing opens meanwhile).
+        before = set(ip6tables().splitlines())
+        daemon.kill()
+        daemon.start()
+        assert set(ip6tables().splitlines()) == before
+        assert reaches(friend, v6, 9090) and not reaches(stranger, v6, 9090)
     for cid, ns in (("server", server), ("friend", friend), ("stranger", stranger)):
         assert run_cni("DEL", config, container_id=cid, netns=ns.path) == (0, None)
     assert not [line for line in ip6tables().splitlines()
