@@ -66,6 +66,7 @@ def _start_cni_daemon(conf: cfg.ConfigOpts) -> CniDaemon | None | Literal[False]
 
 
 def run(conf: cfg.ConfigOpts) -> int:
+    wiring.check_subnet_pools(conf)    # before anything starts: a bad pool exits here
     db = wiring.build_database(conf)
     transport = wiring.build_transport(conf)
     cni = _start_cni_daemon(conf)

@@ -16,6 +16,7 @@ from oslo_config import cfg
 
 from berth.cmd import neutron_wiring
 from berth.cni.client import DaemonClient
+from berth.common import exceptions as exc
 from berth.compute.agent import AgentConfig, ComputeAgent
 from berth.compute.deps import AgentSettings
 from berth.compute.networking import ContainerNetworks
@@ -264,10 +265,7 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
         default_availability_zone=conf.default_availability_zone,
         sandbox_image=conf.sandbox_image,
         network_driver=conf.network.driver,
-        subnet_pool=SubnetPool(conf.network.local_subnet_pool,
-                               conf.network.local_subnet_prefix,
-                               conf.network.local_masquerade,
-                               conf.network.local_subnet_pool_v6),
+        subnet_pool=check_subnet_pools(conf),
         volume_driver=conf.volume.driver,
         local_volume_default_size=conf.volume.local_volume_default_size,
         volume_delete_timeout=conf.volume.timeout_wait_volume_deleted)
@@ -410,3 +408,17 @@ def build_keystone_auth(conf: cfg.ConfigOpts) -> tuple[TokenValidator, IdentityC
 
     validator = TokenValidator(conf)
     return validator, IdentityCache(float(conf.keystone_authtoken.token_cache_time))
+
+
+def check_subnet_pools(conf: cfg.ConfigOpts) -> SubnetPool:
+    """``[network]``'s pools, checked now: a pool that cannot work is refused at
+    start-up (``SystemExit`` saying which option and why), not at the first network a
+    user asks for."""
+    pool = SubnetPool(conf.network.local_subnet_pool, conf.network.local_subnet_prefix,
+                      conf.network.local_masquerade, conf.network.local_subnet_pool_v6)
+    if conf.network.driver == "local":
+        try:
+            pool.subnet6(pool.subnets()[0])
+        except (exc.BerthError, ValueError) as err:
+            raise SystemExit(f"berth: {getattr(err, 'msg', err)}") from err
+    return pool

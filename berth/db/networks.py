@@ -59,10 +59,13 @@ class SubnetPool:
             raise exc.Invalid(f"[network]local_subnet_pool_v6 {self.cidr6!r}: {err}") from err
         pool = ipaddress.IPv4Network(self.cidr, strict=True)
         index = (int(subnet.network_address) - int(pool.network_address)) >> (32 - self.prefix)
-        if pool6.prefixlen > 64 or index >= 2 ** (64 - pool6.prefixlen):
-            raise exc.Invalid(f"[network]local_subnet_pool_v6 {pool6} has no /64 for the "
-                              f"local network of {subnet} (the {index + 1}th of "
-                              f"{self.cidr}): widen it (a /48 holds 65,536)")
+        if pool6.prefixlen > 64:
+            raise exc.Invalid(f"[network]local_subnet_pool_v6 {pool6} is narrower than the "
+                              f"/64 each network gets: use a /48 to /64")
+        if index >= 2 ** (64 - pool6.prefixlen):
+            raise exc.Conflict(f"[network]local_subnet_pool_v6 {pool6} has no /64 for the "
+                              f"local network of {subnet} (slice {index + 1} of "
+                              f"{self.cidr}): widen it (a /48 holds 65,536 /64s)")
         return ipaddress.IPv6Network((int(pool6.network_address) + (index << 64), 64))
 
 

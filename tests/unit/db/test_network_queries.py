@@ -77,13 +77,14 @@ def test_with_an_ipv6_pool_each_network_gets_the_64_at_its_ipv4_subnet_s_index(
     assert db_networks.spec_of(v4_only).cidr6 is None
 
 
-@pytest.mark.parametrize("cidr6, room, why", [("fd00::/65", 0, "no /64"),
-                                              ("fd00::/63", 2, "no /64"),
-                                              ("fd00::1/48", 0, "host bits")])
+@pytest.mark.parametrize("cidr6, room, error, why", [
+    ("fd00::/65", 0, exc.Invalid, "narrower than the /64"),
+    ("fd00::/63", 2, exc.Conflict, "no /64"),
+    ("fd00::1/48", 0, exc.Invalid, "host bits")])
 def test_an_ipv6_pool_without_room_is_a_clear_error(db: Database, cidr6: str, room: int,
-                                                    why: str) -> None:
+                                                    error: type[Exception], why: str) -> None:
     pool = db_networks.SubnetPool("10.244.0.0/22", 24, cidr6=cidr6)
     for i in range(room):
         db_networks.create_local(db, pool, {"name": f"fits{i}"})
-    with pytest.raises(exc.Invalid, match=why):
+    with pytest.raises(error, match=why):
         db_networks.create_local(db, pool, {"name": "n"})

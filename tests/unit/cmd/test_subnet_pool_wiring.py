@@ -1,0 +1,35 @@
+"""``[network]``'s subnet pools are checked when the API starts: a pool that cannot
+give a network its subnets is refused then, saying which option, not at the first
+network a user asks for."""
+
+from __future__ import annotations
+
+import pytest
+from oslo_config import cfg
+
+from berth.cmd import wiring
+from berth.conf import register_opts
+
+
+def conf_with(**network: object) -> cfg.ConfigOpts:
+    conf = cfg.ConfigOpts()
+    register_opts(conf)
+    conf(args=[])
+    for name, value in network.items():
+        conf.set_override(name, value, group="network")
+    return conf
+
+
+def test_good_pools_pass_and_give_the_first_network_its_64() -> None:
+    pool = wiring.check_subnet_pools(conf_with(local_subnet_pool_v6="fd00:b47::/48"))
+    assert str(pool.subnet6(pool.subnets()[0])) == "fd00:b47::/64"
+    assert wiring.check_subnet_pools(conf_with()).subnet6(pool.subnets()[0]) is None
+
+
+@pytest.mark.parametrize("v6, why", [("fd00:b47::1/48", "local_subnet_pool_v6"),
+                                     ("fd00::/96", "narrower than the /64"),
+                                     ("10.0.0.0/8", "local_subnet_pool_v6")])
+def test_a_bad_ipv6_pool_is_refused_at_start_up(v6: str, why: str) -> None:
+    with pytest.raises(SystemExit, match=why):
+        wiring.check_subnet_pools(conf_with(local_subnet_pool_v6=v6))
+    wiring.check_subnet_pools(conf_with(local_subnet_pool_v6=v6, driver="docker"))  # unused
