@@ -35,8 +35,7 @@ class FakeDriver:
         assert spec.bridge in self.bridges
         if self.fail_attach:
             raise NetworkDriverError(reason="netlink said no")
-        vif = VIF(key=key, netns=netns, mac=mac or "02:00:00:00:00:01", address=address,
-                  gateway=spec.gateway, bridge=spec.bridge, host_ifname=key.host_ifname)
+        vif = VIF.planned(spec, key, netns, mac or "02:00:00:00:00:01", address)
         self.veths[key.host_ifname] = vif
         return vif
 
@@ -63,6 +62,8 @@ class FakeFirewall:
         self.networks: dict[str, NetworkSpec] = {}
         #: network -> {attachment key: its policy}, as last laid.
         self.policies: dict[str, dict[str, Policy]] = {}
+        #: network -> the members as last laid.
+        self.members: dict[str, list[Member]] = {}
         self.kept: set[str] = set()
 
     def ensure_network(self, spec: NetworkSpec) -> None:
@@ -76,6 +77,7 @@ class FakeFirewall:
 
     def apply_policy(self, spec: NetworkSpec, members: list[Member]) -> None:
         self.policies[spec.name] = {str(m.key): m.policy for m in members}
+        self.members[spec.name] = list(members)
 
     def collect_policy_chains(self, keep: set[str]) -> int:
         self.kept = set(keep)

@@ -104,3 +104,23 @@ def test_a_bad_policy_is_a_configuration_error() -> None:
     with pytest.raises(CniError) as caught:
         request(Path("/proc/self/ns/net"), policy={"ports": ["http"]})
     assert caught.value.code == 7 and "berthPolicy" in caught.value.msg
+
+
+def test_a_dual_stack_attachment_keeps_its_ipv6_twin_and_its_policy_names_it(
+        tmp_path: Path) -> None:
+    service, _driver, firewall = make(tmp_path)
+    config = {**CONFIG, "ipam": {"subnet": "10.244.1.0/29", "subnet6": "fd00:b:1::/64"}}
+    env = {"CNI_COMMAND": "ADD", "CNI_CONTAINERID": "c1", "CNI_IFNAME": "eth0",
+           "CNI_NETNS": str(ns(tmp_path, "n1")), "CNI_ARGS": ""}
+    vif = service.add(parse_request(env, json.dumps(
+        {**config, "runtimeConfig": {"berthPolicy": {"groups": ["g"], "ports": []}}}).encode()))
+    assert (str(vif.address6), str(vif.gateway6)) == (
+        f"fd00:b:1::{vif.address.ip.packed[-1]:x}/64", "fd00:b:1::1")
+    (member,) = firewall.members["net-a"]
+    assert member.address6 == vif.address6.ip
+    # A restarted daemon reads both back from its registry.
+    again = CniService(_driver, firewall, Registry(str(tmp_path / "reg.json")))
+    again.recover()
+    (entry,) = again.registry.entries("net-a")
+    assert entry.vif.address6 == vif.address6
+    assert again.registry.network("net-a").cidr6 is not None
