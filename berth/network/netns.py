@@ -16,6 +16,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from pyroute2 import IPRoute
@@ -77,27 +79,36 @@ def open_fd(netns: str) -> int:
         raise NetworkDriverError(reason=f"cannot open namespace {netns}: {exc}") from exc
 
 
+@contextmanager
+def _entered(fd: int, what: str) -> Iterator[None]:
+    """This thread inside the namespace ``fd`` for the block, then back in its own
+    (``NetworkDriverError`` naming ``what`` when it cannot enter; a thread that cannot
+    come back would act in the wrong namespace, so the process aborts)."""
+    own = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        try:
+            _setns(fd)
+        except OSError as exc:
+            raise NetworkDriverError(reason=f"cannot enter {what}: {exc}") from exc
+        try:
+            yield
+        finally:
+            try:
+                _setns(own)
+            except OSError as exc:
+                os.abort()
+                raise AssertionError("unreachable") from exc
+    finally:
+        os.close(own)
+
+
 def iproute_in(netns: str) -> IPRoute:
     """An ``IPRoute`` whose socket lives in ``netns``; close it when done.
     ``NetnsNotFound`` when the path names no namespace."""
     target = open_fd(netns)
     try:
-        own = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            try:
-                _setns(target)
-            except OSError as exc:
-                raise NetworkDriverError(reason=f"cannot enter {netns}: {exc}") from exc
-            try:
-                return IPRoute()
-            finally:
-                try:
-                    _setns(own)
-                except OSError as exc:  # this thread would now act in the wrong namespace
-                    os.abort()
-                    raise AssertionError("unreachable") from exc
-        finally:
-            os.close(own)
+        with _entered(target, netns):
+            return IPRoute()
     finally:
         os.close(target)
 
@@ -107,24 +118,9 @@ def write_sysctl_in(fd: int, key: str, value: str) -> None:
     slashes, as an interface name may hold a dot) as the namespace ``fd`` sees it (a
     ``net.*`` setting is per namespace, and ``/proc/sys/net`` shows the one of the
     thread that opens it): this thread enters, opens, and comes back before writing."""
-    own = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    with _entered(fd, f"a namespace to set {key}"):
+        target = os.open("/proc/sys/" + key, os.O_WRONLY | os.O_CLOEXEC)
     try:
-        try:
-            _setns(fd)
-        except OSError as exc:
-            raise NetworkDriverError(reason=f"cannot enter a namespace to set {key}: "
-                                            f"{exc}") from exc
-        try:
-            target = os.open("/proc/sys/" + key, os.O_WRONLY | os.O_CLOEXEC)
-        finally:
-            try:
-                _setns(own)
-            except OSError as exc:  # this thread would now act in the wrong namespace
-                os.abort()
-                raise AssertionError("unreachable") from exc
-        try:
-            os.write(target, value.encode())
-        finally:
-            os.close(target)
+        os.write(target, value.encode())
     finally:
-        os.close(own)
+        os.close(target)
