@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from support.cni_proc import run_cni
-from support.netns_tools import tcp_probe, tcp_server
+from support.netns_tools import tcp_server
+from test_cni_policy import reaches, with_policy
 
 FORWARDING = Path("/proc/sys/net/ipv6/conf/all/forwarding")
 
@@ -23,10 +24,6 @@ FORWARDING = Path("/proc/sys/net/ipv6/conf/all/forwarding")
 def addresses(result: dict[str, Any]) -> tuple[str, str]:
     v4, v6 = (str(ip["address"]).split("/")[0] for ip in result["ips"])
     return v4, v6
-
-
-def reaches(ns: Any, ip: str, port: int) -> bool:
-    return tcp_probe(ns, ip, port, timeout=1.5).startswith("pong")
 
 
 def ip6tables() -> str:
@@ -82,10 +79,6 @@ def test_a_dual_stack_network_talks_over_ipv6_and_another_cannot_reach_it(  # ty
         f"berth:{spec.bridge}" in line for spec in networks.specs)]
     assert v6 not in subprocess.run(["ip", "-6", "addr"], capture_output=True, text=True,
                                     check=True).stdout
-
-
-def with_policy(config: dict[str, Any], groups: list[str], ports: list[str]) -> dict[str, Any]:
-    return {**config, "runtimeConfig": {"berthPolicy": {"groups": groups, "ports": ports}}}
 
 
 def test_groups_and_exposed_ports_hold_over_ipv6(  # type: ignore[no-untyped-def]
