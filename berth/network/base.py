@@ -122,6 +122,16 @@ class NetworkSpec:
         offset = int(address) - int(self.cidr.network_address)
         return ipaddress.IPv6Address(int(self.cidr6.network_address) + offset)
 
+    def twin4(self, address6: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+        """``mirror6``'s inverse: the IPv4 address whose twin ``address6`` is; None when
+        it is the twin of no address of ``cidr`` (or the network is IPv4 only)."""
+        if self.cidr6 is None:
+            return None
+        offset = int(address6) - int(self.cidr6.network_address)
+        if not 0 <= offset < self.cidr.num_addresses:
+            return None
+        return self.cidr.network_address + offset
+
     def interface6(self, address: ipaddress.IPv4Interface) -> ipaddress.IPv6Interface | None:
         twin = self.mirror6(address.ip)
         return None if twin is None or self.cidr6 is None else \

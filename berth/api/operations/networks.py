@@ -90,17 +90,16 @@ def _v4_twin(network: Network, v6: str, v4: str | None, where: str) -> str:
         raise exc.Invalid(f"Invalid {where}: network {network.name or network.uuid} has no "
                           f"IPv6 subnet (it was made before [network]local_subnet_pool_v6 "
                           f"was set, or that is empty); drop 'v6-fixed-ip'.")
-    subnet, subnet6 = ipaddress.IPv4Network(network.subnet), ipaddress.IPv6Network(
-        network.subnet_v6)
-    offset = int(ipaddress.IPv6Address(v6)) - int(subnet6.network_address)
-    if not 0 <= offset < subnet.num_addresses:
+    spec = db_networks.spec_of(network)
+    twin = spec.twin4(ipaddress.IPv6Address(v6))
+    if twin is None:
+        first = spec.mirror6(spec.cidr.network_address)
+        last = spec.mirror6(spec.cidr.broadcast_address)
         raise exc.Invalid(f"Invalid {where}: {v6} is not a container address of network "
                           f"{network.name or network.uuid}: its IPv6 addresses mirror the "
-                          f"IPv4 ones of {subnet}, from {subnet6.network_address} to "
-                          f"{subnet6.network_address + subnet.num_addresses - 1}.")
-    twin = subnet.network_address + offset
+                          f"IPv4 ones of {spec.cidr}, from {first} to {last}.")
     if v4 and ipaddress.IPv4Address(v4) != twin:
-        mirrored = db_networks.spec_of(network).mirror6(ipaddress.IPv4Address(v4))
+        mirrored = spec.mirror6(ipaddress.IPv4Address(v4))
         raise exc.Invalid(f"Invalid {where}: on network {network.name or network.uuid} the "
                           f"IPv6 address of {v4} is {mirrored}, not {v6}; give one of the "
                           f"two.")

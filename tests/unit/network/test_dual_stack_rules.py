@@ -23,6 +23,10 @@ def test_an_address_and_the_gateway_mirror_into_the_ipv6_subnet() -> None:
         ipaddress.IPv6Address("fd00:b:3::7")
     assert SPEC.interface6(ipaddress.IPv4Interface("10.244.3.254/24")) == \
         ipaddress.IPv6Interface("fd00:b:3::fe/64")
+    assert SPEC.twin4(ipaddress.IPv6Address("fd00:b:3::7")) == \
+        ipaddress.IPv4Address("10.244.3.7")
+    assert SPEC.twin4(ipaddress.IPv6Address("fd00:b:3::100")) is None     # past the /24
+    assert V4_ONLY.twin4(ipaddress.IPv6Address("fd00:b:3::7")) is None
     assert V4_ONLY.gateway6 is None
     assert V4_ONLY.interface6(ipaddress.IPv4Interface("10.244.4.9/24")) is None
 
