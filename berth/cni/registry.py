@@ -81,11 +81,20 @@ class Entry:
                    reserved_at=float(data.get("reserved_at", 0.0)))  # type: ignore[arg-type]
 
 
+def _encode(data: object) -> str:
+    # json.dumps, not json.dump: dump writes through the pure-Python encoder, which
+    # made the registry's saves most of the daemon's CPU in a burst of creates.
+    return json.dumps(data, separators=(",", ":"))
+
+
 class Registry:
     def __init__(self, path: str) -> None:
         self.path = path
         self._lock = threading.Lock()
         self._entries: dict[AttachmentKey, Entry] = {}
+        #: Each entry's JSON, kept beside it: a save joins them instead of encoding
+        #: every attachment again (a burst of N creates would cost N² encodings).
+        self._encoded: dict[AttachmentKey, str] = {}
         self._networks: dict[str, NetworkSpec] = {}
 
     def load(self) -> None:
@@ -98,10 +107,9 @@ class Registry:
         with self._lock:
             self._networks = {n["name"]: NetworkSpec.from_dict(n)
                               for n in data.get("networks", [])}
-            self._entries = {}
+            self._entries, self._encoded = {}, {}
             for raw in data.get("attachments", []):
-                entry = Entry.from_dict(raw)
-                self._entries[entry.key] = entry
+                self._keep(Entry.from_dict(raw))
         LOG.info("registry %s: %d attachment(s) on %d network(s)", self.path,
                  len(self._entries), len(self._networks))
 
@@ -129,7 +137,7 @@ class Registry:
     def put(self, entry: Entry, spec: NetworkSpec) -> None:
         with self._lock:
             self._networks[spec.name] = spec
-            self._entries[entry.key] = entry
+            self._keep(entry)
             self._save()
 
     def set_state(self, key: AttachmentKey, state: State, vif: VIF | None = None) -> Entry:
@@ -137,20 +145,21 @@ class Registry:
             entry = replace(self._entries[key], state=state)
             if vif is not None:
                 entry = replace(entry, vif=vif)
-            self._entries[key] = entry
+            self._keep(entry)
             self._save()
             return entry
 
     def set_policy(self, key: AttachmentKey, policy: Policy | None) -> Entry:
         with self._lock:
             entry = replace(self._entries[key], policy=policy)
-            self._entries[key] = entry
+            self._keep(entry)
             self._save()
             return entry
 
     def remove(self, key: AttachmentKey) -> None:
         with self._lock:
             if self._entries.pop(key, None) is not None:
+                del self._encoded[key]
                 self._save()
 
     def drop_network(self, name: str) -> None:
@@ -161,16 +170,20 @@ class Registry:
             if self._networks.pop(name, None) is not None:
                 self._save()
 
+    def _keep(self, entry: Entry) -> None:
+        self._entries[entry.key] = entry
+        self._encoded[entry.key] = _encode(entry.to_dict())
+
     def _save(self) -> None:
-        data = {"version": FORMAT_VERSION,
-                "networks": [s.to_dict() for s in self._networks.values()],
-                "attachments": [e.to_dict() for e in self._entries.values()]}
+        text = (f'{{"version":{FORMAT_VERSION},'
+                f'"networks":{_encode([s.to_dict() for s in self._networks.values()])},'
+                f'"attachments":[{",".join(self._encoded.values())}]}}')
         folder = os.path.dirname(os.path.abspath(self.path))
         os.makedirs(folder, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".registry-", dir=folder)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f, separators=(",", ":"))
+                f.write(text)
             os.replace(tmp, self.path)
         except BaseException:
             try:

@@ -49,3 +49,21 @@ def test_an_absent_file_is_an_empty_registry(tmp_path: Path) -> None:
     registry = Registry(str(tmp_path / "none.json"))
     registry.load()
     assert registry.entries() == [] and registry.networks() == []
+
+
+def test_a_loaded_registry_writes_back_what_it_read_with_each_change(tmp_path: Path) -> None:
+    """Each entry's JSON is kept beside it (a save joins them): the entries read at
+    start-up, and every later change of one, are all in the next file."""
+    path = tmp_path / "registry.json"
+    first = Registry(str(path))
+    for c in ("c1", "c2", "c3"):
+        first.put(entry(c, State.PLUGGING), SPEC)
+    loaded = Registry(str(path))
+    loaded.load()
+    loaded.set_state(entry("c2").key, State.ACTIVE)
+    loaded.remove(entry("c3").key)
+    loaded.put(entry("c4"), SPEC)
+    again = Registry(str(path))
+    again.load()
+    assert again.entries() == [entry("c1", State.PLUGGING), entry("c2"), entry("c4")]
+    assert json.loads(path.read_text())["networks"] == [SPEC.to_dict()]
