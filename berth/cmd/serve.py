@@ -72,8 +72,11 @@ def run(conf: cfg.ConfigOpts) -> int:
     cni = _start_cni_daemon(conf)
     if cni is False:
         return 1
+    # The embedded daemon's cni driver (Neutron) is reached over HTTP; the local
+    # driver's plugs call it in this process.
     agent = wiring.build_agent(conf, db, transport,
-                               networks_url=cni.url if cni is not None else None)
+                               networks_url=cni.url if cni is not None else None,
+                               networks_client=cni.client() if cni is not None else None)
     try:
         agent.start()
     except Exception as err:  # noqa: BLE001 - report and exit

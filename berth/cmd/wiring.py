@@ -126,10 +126,11 @@ def quota_defaults(conf: cfg.ConfigOpts) -> dict[str, int]:
     return {k: int(conf.quota[k]) for k in RESOURCES}
 
 
-def build_networks(conf: cfg.ConfigOpts, db: Database, daemon_url: str | None = None
-                   ) -> ContainerNetworks | None:
+def build_networks(conf: cfg.ConfigOpts, db: Database, daemon_url: str | None = None,
+                   daemon_client: DaemonClient | None = None) -> ContainerNetworks | None:
     """``[network]driver``: local (plugged by the CNI daemon at ``daemon_url``, by
-    default ``[cni_daemon]cni_daemon_host:cni_daemon_port``) or docker (None)."""
+    default ``[cni_daemon]cni_daemon_host:cni_daemon_port``, or through
+    ``daemon_client``: the one of a daemon in this process) or docker (None)."""
     neutron_wiring.check_driver(conf)
     c = conf.cni_daemon
     url = daemon_url or f"http://{c.cni_daemon_host}:{c.cni_daemon_port}"
@@ -137,12 +138,13 @@ def build_networks(conf: cfg.ConfigOpts, db: Database, daemon_url: str | None = 
         return neutron_wiring.networks(conf, db, url)
     if conf.network.driver != "local":
         return None
-    return ContainerNetworks(db, DaemonClient(url, timeout=float(c.vif_active_timeout) + 30),
-                             masquerade=conf.network.local_masquerade)
+    client = daemon_client or DaemonClient(url, timeout=float(c.vif_active_timeout) + 30)
+    return ContainerNetworks(db, client, masquerade=conf.network.local_masquerade)
 
 
 def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport,
-                networks_url: str | None = None) -> ComputeAgent:
+                networks_url: str | None = None,
+                networks_client: DaemonClient | None = None) -> ComputeAgent:
     settings = AgentSettings(
         host=conf.host, default_pull_policy=conf.image_pull_policy.lower(),
         default_registry=conf.docker.default_registry,
@@ -175,7 +177,7 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport,
     return ComputeAgent(config, db, build_runtime(conf), transport,
                         placement=build_placement(conf, db),
                         quota=QuotaEnforcer(quota_defaults(conf)),
-                        networks=build_networks(conf, db, networks_url),
+                        networks=build_networks(conf, db, networks_url, networks_client),
                         volumes=build_volumes(conf, db), pods=build_pods(conf))
 
 

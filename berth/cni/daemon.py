@@ -15,6 +15,7 @@ import logging
 import threading
 from dataclasses import dataclass
 
+from berth.cni.client import DaemonClient, InProcessClient
 from berth.cni.registry import Registry
 from berth.cni.server import DaemonHTTPServer
 from berth.cni.service import CniService, FirewallRules
@@ -63,6 +64,13 @@ class CniDaemon:
     def url(self) -> str:
         port = self._server.port if self._server else self.settings.port
         return f"http://{self.settings.host}:{port}"
+
+    def client(self) -> DaemonClient:
+        """The client of this daemon for the agent of the same process (``berth
+        serve``): its calls skip HTTP (``InProcessClient``). Once started."""
+        if self._server is None:
+            raise RuntimeError("the CNI daemon is not started")
+        return InProcessClient(self._server, self.url)
 
     def start(self) -> None:
         """Listen, recover, serve, sync. ``OSError`` when the address is taken; the

@@ -92,39 +92,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.NOT_FOUND, {"msg": f"no such path {self.path}"})
 
     def do_POST(self) -> None:
-        if self.path.startswith("/neutron/"):
-            self._neutron()
-            return
-        action = {"/addNetwork": "add", "/delNetwork": "delete", "/checkNetwork": "check",
-                  "/reserveNetwork": "reserve", "/setPolicy": "set_policy"}.get(self.path)
-        if action is None:
+        if not self.server.serves(self.path):
             self._send(HTTPStatus.NOT_FOUND, {"msg": f"no such path {self.path}"})
             return
-        version = CURRENT_VERSION
         try:
             body = self._read_body()
-            if action == "set_policy":
-                self._set_policy(body)
-                return
-            request = CniRequest.from_wire(body, netns_required=action != "reserve")
-            if action == "reserve" and request.command is not Command.ADD:
-                raise CniError(Code.INVALID_ENVIRONMENT, "reserveNetwork takes an ADD")
-            version = request.version
-            with log.container_context(request.container_id):
-                if action == "add":
-                    vif = self.server.service.add(request)
-                    self._send(HTTPStatus.OK, add_result(vif, version))
-                    return
-                getattr(self.server.service, action)(request)
-            self._send(HTTPStatus.NO_CONTENT, None)
-        except Exception as exc:  # every failure is answered, never dropped
-            status, err = error_answer(exc, version)
-            if status >= 500:
-                LOG.error("%s failed: %s", self.path, err.msg, exc_info=not isinstance(
-                    exc, (NetworkDriverError, CniError)))
-            else:
-                LOG.info("%s refused (%d): %s", self.path, status, err.msg)
-            self._send(status, err.to_json())
+        except CniError as exc:
+            self._send(*_failure(self.path, exc))
+            return
+        self._send(*self.server.answer(self.path, body))
 
     def _read_body(self) -> Any:
         """The request's JSON body; ``CniError`` (code 6) when it is missing, too large
@@ -136,48 +112,6 @@ class _Handler(BaseHTTPRequestHandler):
             return json.loads(self.rfile.read(length))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise CniError(Code.DECODE_FAILURE, "request body is not JSON", str(exc)) from exc
-
-    def _set_policy(self, body: Any) -> None:
-        container_id = body.get("container_id") if isinstance(body, dict) else None
-        if not isinstance(container_id, str) or not container_id:
-            raise CniError(Code.INVALID_ENVIRONMENT, "setPolicy needs a container_id")
-        try:
-            raw = body.get("policy")
-            policy = None if raw is None else Policy.from_dict(raw)
-        except InvalidPolicy as exc:
-            raise CniError(Code.INVALID_NETWORK_CONFIG, f"policy: {exc}") from exc
-        with log.container_context(container_id):
-            changed = self.server.service.set_policy(container_id, policy)
-        self._send(HTTPStatus.OK, {"changed": changed})
-    def _neutron(self) -> None:
-        """``POST /neutron/addVif`` (a ``NeutronVIF``) and ``/neutron/delVif``
-        (``port_id``, ``bridge``): the cni driver's Neutron ports, answered as the CNI
-        endpoints answer (504 when the port does not become ACTIVE in time)."""
-        service = self.server.neutron
-        try:
-            if service is None:
-                raise CniError(Code.INVALID_NETWORK_CONFIG, "this daemon runs no Neutron "
-                               "VIF backend: set [network]driver = cni")
-            body = self._read_body()
-            if not isinstance(body, dict):
-                raise CniError(Code.DECODE_FAILURE, "request body is not a JSON object")
-            with log.container_context(str(body.get("container_id") or "")):
-                if self.path == "/neutron/addVif":
-                    try:
-                        vif = NeutronVIF.from_dict(body)
-                    except (KeyError, TypeError, ValueError) as exc:
-                        raise CniError(Code.DECODE_FAILURE, f"not a VIF: {exc}") from exc
-                    self._send(HTTPStatus.OK, service.add(vif).to_dict())
-                elif self.path == "/neutron/delVif":
-                    service.delete(str(body["port_id"]), body.get("bridge"))
-                    self._send(HTTPStatus.NO_CONTENT, None)
-                else:
-                    self._send(HTTPStatus.NOT_FOUND, {"msg": f"no such path {self.path}"})
-        except Exception as exc:  # noqa: BLE001 - every failure is answered, never dropped
-            status, err = error_answer(exc)
-            log_at = LOG.error if status >= 500 else LOG.info
-            log_at("%s failed (%d): %s", self.path, status, err.msg)
-            self._send(status, err.to_json())
 
     def _send(self, status: int, payload: Any) -> None:
         data = b"" if payload is None else json.dumps(payload).encode()
@@ -193,8 +127,28 @@ class _Handler(BaseHTTPRequestHandler):
         LOG.debug("%s %s", self.address_string(), format % args)
 
 
+#: The POST paths of the CNI endpoints, and the service's method each calls.
+ACTIONS = {"/addNetwork": "add", "/delNetwork": "delete", "/checkNetwork": "check",
+           "/reserveNetwork": "reserve", "/setPolicy": "set_policy"}
+NEUTRON_PATHS = ("/neutron/addVif", "/neutron/delVif")
+
+
+def _failure(path: str, exc: BaseException, version: str = CURRENT_VERSION
+             ) -> tuple[int, Any]:
+    """The answer to a failed request, logged (an error when it is the daemon's)."""
+    status, err = error_answer(exc, version)
+    if status >= 500:
+        LOG.error("%s failed: %s", path, err.msg, exc_info=not isinstance(
+            exc, (NetworkDriverError, CniError)))
+    else:
+        LOG.info("%s refused (%d): %s", path, status, err.msg)
+    return status, err.to_json()
+
+
 class DaemonHTTPServer(HTTPServer):
-    """An HTTP server whose requests run on at most ``workers`` threads."""
+    """An HTTP server whose requests run on at most ``workers`` threads. ``answer``
+    is what it does with a request's body, callable without HTTP by a client in the
+    same process (``berth.cni.client.InProcessClient``)."""
 
     daemon_threads = True
     allow_reuse_address = True
@@ -210,6 +164,72 @@ class DaemonHTTPServer(HTTPServer):
     @property
     def port(self) -> int:
         return int(self.server_address[1])
+
+    def serves(self, path: str) -> bool:
+        return path in ACTIONS or path in NEUTRON_PATHS
+
+    def answer(self, path: str, body: Any) -> tuple[int, Any]:
+        """(HTTP status, JSON payload or None) for a POST of ``body`` (decoded JSON) to
+        ``path``; every failure is answered, never raised."""
+        if path in NEUTRON_PATHS:
+            return self._neutron(path, body)
+        action = ACTIONS.get(path)
+        if action is None:
+            return HTTPStatus.NOT_FOUND, {"msg": f"no such path {path}"}
+        version = CURRENT_VERSION
+        try:
+            if action == "set_policy":
+                return self._set_policy(body)
+            request = CniRequest.from_wire(body, netns_required=action != "reserve")
+            if action == "reserve" and request.command is not Command.ADD:
+                raise CniError(Code.INVALID_ENVIRONMENT, "reserveNetwork takes an ADD")
+            version = request.version
+            with log.container_context(request.container_id):
+                if action == "add":
+                    return HTTPStatus.OK, add_result(self.service.add(request), version)
+                getattr(self.service, action)(request)
+            return HTTPStatus.NO_CONTENT, None
+        except Exception as exc:  # noqa: BLE001 - every failure is answered, never dropped
+            return _failure(path, exc, version)
+
+    def _set_policy(self, body: Any) -> tuple[int, Any]:
+        container_id = body.get("container_id") if isinstance(body, dict) else None
+        if not isinstance(container_id, str) or not container_id:
+            raise CniError(Code.INVALID_ENVIRONMENT, "setPolicy needs a container_id")
+        try:
+            raw = body.get("policy")
+            policy = None if raw is None else Policy.from_dict(raw)
+        except InvalidPolicy as exc:
+            raise CniError(Code.INVALID_NETWORK_CONFIG, f"policy: {exc}") from exc
+        with log.container_context(container_id):
+            changed = self.service.set_policy(container_id, policy)
+        return HTTPStatus.OK, {"changed": changed}
+
+    def _neutron(self, path: str, body: Any) -> tuple[int, Any]:
+        """``POST /neutron/addVif`` (a ``NeutronVIF``) and ``/neutron/delVif``
+        (``port_id``, ``bridge``): the cni driver's Neutron ports, answered as the CNI
+        endpoints answer (504 when the port does not become ACTIVE in time)."""
+        service = self.neutron
+        try:
+            if service is None:
+                raise CniError(Code.INVALID_NETWORK_CONFIG, "this daemon runs no Neutron "
+                               "VIF backend: set [network]driver = cni")
+            if not isinstance(body, dict):
+                raise CniError(Code.DECODE_FAILURE, "request body is not a JSON object")
+            with log.container_context(str(body.get("container_id") or "")):
+                if path == "/neutron/addVif":
+                    try:
+                        vif = NeutronVIF.from_dict(body)
+                    except (KeyError, TypeError, ValueError) as exc:
+                        raise CniError(Code.DECODE_FAILURE, f"not a VIF: {exc}") from exc
+                    return HTTPStatus.OK, service.add(vif).to_dict()
+                service.delete(str(body["port_id"]), body.get("bridge"))
+                return HTTPStatus.NO_CONTENT, None
+        except Exception as exc:  # noqa: BLE001 - every failure is answered, never dropped
+            status, err = error_answer(exc)
+            log_at = LOG.error if status >= 500 else LOG.info
+            log_at("%s failed (%d): %s", path, status, err.msg)
+            return status, err.to_json()
 
     def process_request(self, request: Any, client_address: Any) -> None:
         self.pool.submit(self._process, request, client_address)

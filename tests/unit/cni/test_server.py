@@ -122,13 +122,23 @@ def test_healthz(daemon) -> None:  # type: ignore[no-untyped-def]
     assert conn.getresponse().status == 200
 
 
-def test_the_agents_typed_client_adds_checks_and_deletes(daemon, netns) -> None:  # type: ignore[no-untyped-def]
-    from berth.cni.client import DaemonClient
+@pytest.fixture(params=["http", "in-process"])
+def agent_client(request, daemon):  # type: ignore[no-untyped-def]
+    """The agent's client over HTTP (``berth-compute``), and the one that hands the
+    same bodies to a daemon in its own process (``berth serve``): same answers."""
+    from berth.cni.client import DaemonClient, InProcessClient
+
+    server, _ = daemon
+    url = f"http://127.0.0.1:{server.port}"
+    return DaemonClient(url) if request.param == "http" else InProcessClient(server, url)
+
+
+def test_the_agents_typed_client_adds_checks_and_deletes(daemon, netns, agent_client) -> None:  # type: ignore[no-untyped-def]
     from berth.cni.contract import CniError
     from berth.network.base import NetworkSpec
 
-    server, driver = daemon
-    client = DaemonClient(f"http://127.0.0.1:{server.port}")
+    _, driver = daemon
+    client = agent_client
     spec = NetworkSpec.build("net-a", "10.244.1.0/24")
     vif = client.add(spec, "c9", str(netns), fixed_ip=ipaddress.IPv4Address("10.244.1.50"))
     assert str(vif.address) == "10.244.1.50/24" and vif.bridge == spec.bridge
@@ -142,13 +152,12 @@ def test_the_agents_typed_client_adds_checks_and_deletes(daemon, netns) -> None:
     assert driver.veths == {}
 
 
-def test_the_agents_client_reserves_then_adds_the_same_address(daemon, netns) -> None:  # type: ignore[no-untyped-def]
-    from berth.cni.client import DaemonClient
+def test_the_agents_client_reserves_then_adds_the_same_address(daemon, netns, agent_client) -> None:  # type: ignore[no-untyped-def]
     from berth.cni.contract import CniError
     from berth.network.base import NetworkSpec
 
     server, driver = daemon
-    client = DaemonClient(f"http://127.0.0.1:{server.port}")
+    client = agent_client
     spec = NetworkSpec.build("net-a", "10.244.1.0/24")
     client.reserve(spec, "c9", fixed_ip=ipaddress.IPv4Address("10.244.1.60"))
     assert driver.veths == {}
@@ -172,3 +181,22 @@ def test_reserve_network_takes_only_an_add(daemon) -> None:  # type: ignore[no-u
     response = conn.getresponse()
     assert response.status == 400 and json.loads(response.read())["code"] == 4
     assert server.service.registry.entries() == []
+
+
+def test_the_in_process_client_gets_the_http_failures(daemon, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A missing namespace, a reservation that is not an ADD, a path the daemon does
+    not serve: the same CNI codes as over HTTP."""
+    from berth.cni.client import InProcessClient
+    from berth.cni.contract import CniError
+    from berth.network.base import NetworkSpec
+
+    server, driver = daemon
+    client = InProcessClient(server, f"http://127.0.0.1:{server.port}")
+    spec = NetworkSpec.build("net-a", "10.244.1.0/24")
+    with pytest.raises(CniError) as err:
+        client.add(spec, "c1", str(tmp_path / "gone"))
+    assert err.value.code == 3
+    status, payload = server.answer("/reserveNetwork", {"command": "DEL"})
+    assert status == 400 and payload["code"] == 7     # no network configuration
+    assert server.answer("/nowhere", {})[0] == 404
+    assert driver.veths == {} and server.service.registry.entries() == []
