@@ -37,6 +37,7 @@ from __future__ import annotations
 import functools
 import ipaddress
 import logging
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -88,18 +89,35 @@ class ContainerNetworks:
     different containers; the caller holds the container's task (or is its state
     sync worker) so that one container is not plugged twice at once."""
 
+    #: Seconds a network's spec read from the database serves again: a create's
+    #: plug reuses the read of its reservation, made a start earlier.
+    SPEC_TTL = 10.0
+
     def __init__(self, db: Database, client: DaemonClient, masquerade: bool = False) -> None:
         self.db, self.client, self.masquerade = db, client, masquerade
+        self._specs: dict[str, tuple[float, NetworkSpec]] = {}
 
     def network_mode(self, row: Container) -> str | None:
         """Docker's network mode for the row: ``none`` when berth plugs it."""
         return "none" if requested(row) else None
 
     def spec(self, network_uuid: str) -> NetworkSpec:
+        """What the daemon is told of the network. Its fields never change once the
+        network exists (its subnets, gateway and bridge are fixed at its creation), so
+        a read serves for ``SPEC_TTL``; a network deleted meanwhile is seen after."""
+        now = time.monotonic()
+        cached = self._specs.get(network_uuid)
+        if cached is not None and now - cached[0] < self.SPEC_TTL:
+            return cached[1]
         network = db_networks.find_by_uuid(self.db, network_uuid)
         if network is None:
+            self._specs.pop(network_uuid, None)
             raise exc.NetworkNotFound(network=network_uuid)
-        return db_networks.spec_of(network, self.masquerade)
+        spec = db_networks.spec_of(network, self.masquerade)
+        if len(self._specs) > 1024:       # networks come and go: keep it small
+            self._specs.clear()
+        self._specs[network_uuid] = (now, spec)
+        return spec
 
     # -- following the container's process --
 

@@ -216,3 +216,29 @@ def test_a_reservation_asks_for_what_the_plug_asks_for_and_never_fails_the_flow(
     networking.reserve(nets, plain)
     networking.reserve(None, row)
     assert daemon.calls == []
+
+
+def test_a_networks_spec_is_read_once_for_a_reservation_and_its_plug(
+        db: Database, nets: networking.ContainerNetworks, monkeypatch: pytest.MonkeyPatch
+        ) -> None:
+    """The plug after a start reuses the spec its reservation read (a network's
+    subnets, gateway and bridge never change); after ``SPEC_TTL`` it is read again,
+    and a network gone by then is NetworkNotFound."""
+    from berth.common import exceptions as exc
+
+    a = db_networks.create_local(db, POOL, {"name": "a"})
+    reads: list[str] = []
+    real = db_networks.find_by_uuid
+    monkeypatch.setattr(db_networks, "find_by_uuid",
+                        lambda d, u: reads.append(u) or real(d, u))
+    clock = [1000.0]
+    monkeypatch.setattr(networking.time, "monotonic", lambda: clock[0])
+    row = row_on(db, a.uuid)
+    nets.reserve(row)
+    apply(db, row, nets.follow(row, seen(100)))
+    assert reads == [a.uuid]
+    assert nets.spec(a.uuid) == db_networks.spec_of(real(db, a.uuid))
+    db_networks.destroy(db, a.uuid)
+    clock[0] += nets.SPEC_TTL + 1
+    with pytest.raises(exc.NetworkNotFound):
+        nets.spec(a.uuid)
