@@ -56,8 +56,10 @@ def row_of(proc: BerthProcess, uuid: str) -> Any:
 
 
 def engine_has(docker_client: docker.DockerClient, uuid: str) -> bool:
+    # sparse: the SDK's full list inspects each listed container, and one that berth
+    # removes between the list and the inspect would raise NotFound.
     return bool(docker_client.containers.list(
-        all=True, filters={"label": f"berth.container.uuid={uuid}"}))
+        all=True, sparse=True, filters={"label": f"berth.container.uuid={uuid}"}))
 
 
 def test_a_rebuild_between_the_syncs_read_and_its_listing_is_not_marked_vanished(
