@@ -61,9 +61,8 @@ def _remove(zun, docker_client, container_uuid: str) -> None:  # type: ignore[no
         pass
     name = {"name": f"zun-{container_uuid}"}
     try:
-        wait_for(lambda: not docker_client.containers.list(all=True, sparse=True,
-                                                                   filters=name), 30,
-                 what=f"berth to remove zun-{container_uuid}")
+        wait_for(lambda: not docker_client.containers.list(all=True, sparse=True, filters=name),
+                 30, what=f"berth to remove zun-{container_uuid}")
     except AssertionError:
         try:
             _docker_container(docker_client, container_uuid).remove(force=True)
