@@ -44,6 +44,17 @@ def _requires_docker(docker_url: str) -> None:
     """Every functional test needs the engine."""
 
 
+@pytest.fixture
+def proxy():  # type: ignore[no-untyped-def]
+    """A proxy in front of the engine (tests/support/engine_proxy.py) for one test:
+    give berth its ``url`` as ``[docker]api_url`` and set its ``rules``."""
+    from support.engine_proxy import EngineProxy
+
+    p = EngineProxy().start()
+    yield p
+    p.stop()
+
+
 @pytest.fixture(scope="session")
 def berth(docker_url: str):  # type: ignore[no-untyped-def]
     """One ``berth serve`` shared by the session's functional tests. Tests must not

@@ -4,7 +4,7 @@ one process, so its /metrics shows the API's and the agent's metrics together.""
 from __future__ import annotations
 
 import uuid as uuidlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -86,13 +86,6 @@ def test_healthz_and_readyz_answer_without_a_token(berth: BerthProcess) -> None:
                            "checks": {"database": "ok", "rpc": "ok", "docker": "ok"}}
     root = httpx.get(f"{berth.url}/", timeout=10).json()
     assert root["versions"][0]["id"] == "v1"
-
-
-@pytest.fixture
-def proxy() -> Iterator[EngineProxy]:
-    p = EngineProxy().start()
-    yield p
-    p.stop()
 
 
 def test_readyz_is_503_naming_docker_when_the_engine_is_unreachable(

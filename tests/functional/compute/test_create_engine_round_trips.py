@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 import uuid as uuidlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from support.berth_proc import TEST_IMAGE, BerthProcess, wait_for
@@ -18,13 +18,6 @@ from support.lifecycle import database_of
 from berth.db import containers
 
 pytestmark = pytest.mark.functional
-
-
-@pytest.fixture
-def proxy() -> Iterator[EngineProxy]:
-    p = EngineProxy().start()
-    yield p
-    p.stop()
 
 
 def counting_rules() -> dict[str, Rule]:
@@ -39,7 +32,7 @@ def test_a_create_with_run_makes_create_start_and_one_inspect(
         proxy: EngineProxy, berth_factory: Callable[..., BerthProcess]) -> None:
     berth = berth_factory(f"[docker]\napi_url = {proxy.url}\n").start()
 
-    def run_one(http) -> str:  # type: ignore[no-untyped-def]
+    def run_one(http) -> None:  # type: ignore[no-untyped-def]
         resp = http.post("/v1/containers", params={"run": "true"}, json={
             "image": TEST_IMAGE, "command": ["sleep", "300"], "name":
             f"trips-{uuidlib.uuid4().hex[:8]}", "image_pull_policy": "ifnotpresent"})
@@ -54,7 +47,6 @@ def test_a_create_with_run_makes_create_start_and_one_inspect(
 
         wait_for(running, 60, what="Running")
         time.sleep(0.5)          # anything the create set off has reached the engine
-        return uuid
 
     with berth.http() as http:
         rules = counting_rules()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid as uuidlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import docker
@@ -25,13 +25,6 @@ from support.lifecycle import database_of
 from berth.db import containers
 
 pytestmark = pytest.mark.functional
-
-
-@pytest.fixture
-def proxy() -> Iterator[EngineProxy]:
-    p = EngineProxy().start()
-    yield p
-    p.stop()
 
 
 @pytest.fixture

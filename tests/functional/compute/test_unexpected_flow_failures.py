@@ -10,7 +10,7 @@ Statuses are read from berth's database (``support.lifecycle.database_of``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import docker
@@ -25,13 +25,6 @@ from berth.db import actions, containers
 pytestmark = pytest.mark.functional
 
 UNREADABLE = "{}"       # an answer without the "Id" every Docker answer carries
-
-
-@pytest.fixture
-def proxy() -> Iterator[EngineProxy]:
-    p = EngineProxy().start()
-    yield p
-    p.stop()
 
 
 @pytest.fixture
