@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import httpx
 from oslo_config import cfg
+from support import conf as support_conf
 
 from berth.cmd import wiring
-from berth.conf import register_opts
 
 
 class Agent:
@@ -18,12 +18,7 @@ class Agent:
 
 
 def conf_with(**compute: object) -> cfg.ConfigOpts:
-    conf = cfg.ConfigOpts()
-    register_opts(conf)
-    conf(args=[])
-    for name, value in compute.items():
-        conf.set_override(name, value, group="compute")
-    return conf
+    return support_conf.conf_with("compute", **compute)
 
 
 def test_the_listener_is_off_by_default() -> None:

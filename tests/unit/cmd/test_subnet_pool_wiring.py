@@ -6,18 +6,13 @@ from __future__ import annotations
 
 import pytest
 from oslo_config import cfg
+from support import conf as support_conf
 
 from berth.cmd import wiring
-from berth.conf import register_opts
 
 
 def conf_with(**network: object) -> cfg.ConfigOpts:
-    conf = cfg.ConfigOpts()
-    register_opts(conf)
-    conf(args=[])
-    for name, value in network.items():
-        conf.set_override(name, value, group="network")
-    return conf
+    return support_conf.conf_with("network", **network)
 
 
 def test_good_pools_pass_and_give_the_first_network_its_64() -> None:
