@@ -51,7 +51,6 @@ def p1(berth: Berth, runs: int = 30, poll: float = 0.01) -> Result:
     with the engine's latency."""
     client = docker_client()
     times: dict[str, list[float]] = {"docker": [], "berth": [], "docker_polled": []}
-    polled = None
     try:
         for _ in range(3):     # warm both paths (page cache, connection pools)
             _p1_docker(client)
