@@ -226,7 +226,10 @@ class DaemonHTTPServer(HTTPServer):
                 service.delete(str(body["port_id"]), body.get("bridge"))
                 return HTTPStatus.NO_CONTENT, None
         except Exception as exc:  # noqa: BLE001 - every failure is answered, never dropped
-            return _failure(path, exc)
+            status, err = error_answer(exc)
+            log_at = LOG.error if status >= 500 else LOG.info
+            log_at("%s failed (%d): %s", path, status, err.msg)
+            return status, err.to_json()
 
     def process_request(self, request: Any, client_address: Any) -> None:
         self.pool.submit(self._process, request, client_address)
