@@ -44,8 +44,24 @@ bash "$ROOT/.ci/make-test-images.sh" --push 127.0.0.1:5000 busybox
 ensure_venv test
 cd "$ROOT"
 set +e
-"$VENV/bin/python" -m pytest -q -p no:cacheprovider "$@"
-rc=$?
+# The whole suite, in two steps (tests/conftest.py says why): the unit and functional
+# tests in two pytest-xdist workers (BERTH_TEST_WORKERS, 0: in this process), then the
+# docs, integration and reliability tests in one process. With a test path or an
+# option's value among the arguments, one pytest runs just what they name.
+PYTEST=("$VENV/bin/python" -m pytest -q -p no:cacheprovider)
+selects=0
+for arg in "$@"; do [[ $arg == -* ]] || selects=1; done
+if [ "$selects" = 1 ]; then
+    "${PYTEST[@]}" "$@"
+    rc=$?
+else
+    "${PYTEST[@]}" -n "${BERTH_TEST_WORKERS:-2}" "$@" tests/unit tests/functional
+    rc=$?
+    "${PYTEST[@]}" "$@" tests/docs tests/integration tests/reliability
+    second=$?
+    # Either step's failure (or a step that collected nothing) fails the run.
+    if [ "$rc" = 0 ]; then rc=$second; fi
+fi
 set -e
 if [ "$rc" = 5 ]; then say "pytest collected no tests"; exit 1; fi
 exit "$rc"

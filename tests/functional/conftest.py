@@ -113,13 +113,15 @@ def offline_engine(docker_url: str):  # type: ignore[no-untyped-def]
     import subprocess
     from pathlib import Path
 
+    from support.workers import worker_suffix
+
+    name = f"offline{worker_suffix()}"
     script = Path(__file__).resolve().parents[2] / ".ci" / "ci-services.sh"
-    subprocess.run(["bash", str(script), "node-start", "offline"], check=True,
+    subprocess.run(["bash", str(script), "node-start", name], check=True,
                    capture_output=True, timeout=300)
-    yield "unix:///run/berth-node-offline.sock"
-    subprocess.run(["bash", str(script), "node-stop", "offline"], check=False,
-                   capture_output=True,
-                   timeout=120)
+    yield f"unix:///run/berth-node-{name}.sock"
+    subprocess.run(["bash", str(script), "node-stop", name], check=False,
+                   capture_output=True, timeout=120)
 
 
 @pytest.fixture(scope="session")
@@ -132,11 +134,13 @@ def quota_engine(docker_url: str):  # type: ignore[no-untyped-def]
     from pathlib import Path
 
     from support.berth_proc import TEST_IMAGE
+    from support.workers import worker_suffix
 
+    name = f"diskquota{worker_suffix()}"
     script = Path(__file__).resolve().parents[2] / ".ci" / "ci-services.sh"
-    subprocess.run(["bash", str(script), "node-start", "diskquota"], check=True,
+    subprocess.run(["bash", str(script), "node-start", name], check=True,
                    capture_output=True, timeout=300, env=dict(os.environ, NODE_FS="btrfs"))
-    url = "unix:///run/berth-node-diskquota.sock"
+    url = f"unix:///run/berth-node-{name}.sock"
     host = docker.APIClient(base_url=docker_url, version="auto")
     node = docker.APIClient(base_url=url, version="auto")
     try:
@@ -148,10 +152,14 @@ def quota_engine(docker_url: str):  # type: ignore[no-untyped-def]
     node = docker.APIClient(base_url=url, version="auto")
     try:            # what the tests made on it (berth_factory cleans the host's engine)
         for c in node.containers(all=True):
-            node.remove_container(c["Id"], force=True)
+            try:
+                node.remove_container(c["Id"], force=True)
+            except docker.errors.APIError as err:   # gone, or being removed (--rm)
+                if err.status_code not in (404, 409):
+                    raise
     finally:
         node.close()
-    subprocess.run(["bash", str(script), "node-stop", "diskquota"], check=False,
+    subprocess.run(["bash", str(script), "node-stop", name], check=False,
                    capture_output=True, timeout=120)
 
 

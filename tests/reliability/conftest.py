@@ -70,8 +70,12 @@ def node_engine() -> Iterator[NodeEngine]:
     finally:
         host.close()
     yield engine
-    for c in node.containers.list(all=True):
-        c.remove(force=True)
+    for c in node.containers.list(all=True, sparse=True):
+        try:
+            c.remove(force=True)
+        except docker.errors.APIError as err:   # gone, or being removed (--rm)
+            if err.status_code not in (404, 409):
+                raise
     node.close()
     engine.stop()
 
