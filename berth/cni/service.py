@@ -54,7 +54,8 @@ class FirewallRules(Protocol):
     def ensure_network(self, spec: NetworkSpec) -> None: ...
     def remove_network(self, spec: NetworkSpec) -> None: ...
     def has_network(self, spec: NetworkSpec) -> bool: ...
-    def apply_policy(self, spec: NetworkSpec, members: list[Member]) -> None: ...
+    def apply_policy(self, spec: NetworkSpec, members: list[Member],
+                     whole: bool = False) -> None: ...
     def collect_policy_chains(self, keep: set[str]) -> int: ...
 
 
@@ -333,7 +334,7 @@ class CniService:
                     LOG.warning("firewall rules of network %s were missing; laying them again",
                                 spec.name)
                     self.firewall.ensure_network(spec)
-                self._lay_policy(spec)   # atomic and idempotent: whatever was edited by hand
+                self._lay_policy(spec, whole=True)  # atomic: whatever was edited by hand
         if self.sweep_orphan_veths:      # the one daemon of the host owns BERTH-D/C/G-*
             keep: set[str] = set()
             for spec in self.registry.networks():
@@ -411,13 +412,14 @@ class CniService:
         return [Member(e.key, e.vif.address.ip, e.policy, spec.mirror6(e.vif.address.ip))
                 for e in self.registry.entries(spec.name) if e.policy is not None]
 
-    def _lay_policy(self, spec: NetworkSpec) -> None:
+    def _lay_policy(self, spec: NetworkSpec, whole: bool = False) -> None:
         """The network's policy chains match its attachments' policies (network lock
-        held). Free for a network where no attachment ever had one."""
+        held): what changed since the last call, or everything again with ``whole``.
+        Free for a network where no attachment ever had one."""
         members = self._members(spec)
         if not members and spec.name not in self._policied:
             return
-        self.firewall.apply_policy(spec, members)
+        self.firewall.apply_policy(spec, members, whole)
         if members:
             self._policied.add(spec.name)
 

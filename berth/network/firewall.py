@@ -45,13 +45,14 @@ import subprocess
 import threading
 from collections.abc import Callable, Sequence
 
-from berth.network.base import BRIDGE_PREFIX, FirewallError, NetworkSpec
+from berth.network.base import BRIDGE_PREFIX, AttachmentKey, FirewallError, NetworkSpec
 from berth.network.policy import (
     CONTAINER_PREFIX,
     DISPATCH_PREFIX,
     GROUP_PREFIX,
     POLICY_PREFIXES,
     Member,
+    change_lines,
     dispatch_chain,
     network_chains,
     restore_lines,
@@ -134,8 +135,10 @@ class Firewall:
         self._run, self._restore, self.family = runner, restore, family
         self._tool = "iptables" if family == 4 else "ip6tables"
         self._lock = threading.Lock()
-        # Per network: the policy chains this process laid (to remove those it no longer needs).
+        # Per network: the policy chains this process laid (to remove those it no longer
+        # needs), and the members it laid them for (what the next change starts from).
         self._policy_chains: dict[str, set[str]] = {}
+        self._laid: dict[str, dict[AttachmentKey, Member]] = {}
 
     @classmethod
     def ipv6(cls) -> Firewall:
@@ -175,22 +178,44 @@ class Firewall:
             self._remove(spec)
             done = self._call(["-t", "filter", "-S"])
             listing = done.stdout if done.returncode == 0 else ""
+            self._laid.pop(spec.name, None)
             stale = (self._policy_chains.pop(spec.name, set())
                      | _reached_from(dispatch_chain(spec), listing))
             self._drop_chains(stale, listing)
 
-    def apply_policy(self, spec: NetworkSpec, members: list[Member]) -> None:
-        """The network's policy chains hold exactly ``members``' policies (one atomic
-        ``iptables-restore``); the chains of members gone since the last call go in the
-        same step. Call with the network's rules in place (``ensure_network``)."""
+    def apply_policy(self, spec: NetworkSpec, members: list[Member],
+                     whole: bool = False) -> None:
+        """The network's policy chains hold exactly ``members``' policies, in one atomic
+        ``iptables-restore``. After the first call for a network, only what changed
+        since the last is written (``change_lines``); ``whole``, a first call, or a
+        change that iptables refuses (a rule to delete is gone: edited by hand) lay
+        the network's whole policy again, and the chains of members gone since the
+        last call go in the same step. Call with the network's rules in place
+        (``ensure_network``)."""
         with self._lock:
+            laid = self._laid.get(spec.name)
+            if laid is not None and not whole:
+                lines = change_lines(spec, laid, members, self.family)
+                try:
+                    if lines:
+                        self._restore_checked(lines, f"the policy changes of network "
+                                                     f"{spec.name}")
+                except FirewallError as err:
+                    LOG.warning("network %s: %s; laying its whole policy again", spec.name,
+                                err)
+                else:
+                    self._laid[spec.name] = {m.key: m for m in members}
+                    self._policy_chains[spec.name] = network_chains(spec, members)
+                    return
             chains = network_chains(spec, members)
             stale = self._policy_chains.get(spec.name, set()) - chains
             lines = restore_lines(spec, members, self.family)
             lines += [f":{c} - [0:0]" for c in sorted(stale)]
             lines += [f"-X {c}" for c in sorted(stale)]
+            self._laid.pop(spec.name, None)      # unknown until this restore is done
             self._restore_checked(lines, f"the policies of network {spec.name}")
             self._policy_chains[spec.name] = chains
+            self._laid[spec.name] = {m.key: m for m in members}
             LOG.debug("network %s: policies of %d container(s) laid", spec.name, len(members))
 
     def collect_policy_chains(self, keep: set[str]) -> int:
@@ -238,6 +263,7 @@ class Firewall:
                       } if done.returncode == 0 else set()
             self._drop_chains(policy)
             self._policy_chains.clear()
+            self._laid.clear()
 
     def rules(self, table: str = "filter", chain: str = FORWARD_CHAIN) -> list[str]:
         """The chain's rules as ``iptables -S`` prints them (empty when it is absent)."""
@@ -382,9 +408,10 @@ class DualStackFirewall:
         for firewall in self._both(spec):
             firewall.remove_network(spec)
 
-    def apply_policy(self, spec: NetworkSpec, members: list[Member]) -> None:
+    def apply_policy(self, spec: NetworkSpec, members: list[Member],
+                     whole: bool = False) -> None:
         for firewall in self._both(spec):
-            firewall.apply_policy(spec, members)
+            firewall.apply_policy(spec, members, whole)
 
     def collect_policy_chains(self, keep: set[str]) -> int:
         removed = self.v4.collect_policy_chains(keep)

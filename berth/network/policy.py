@@ -26,8 +26,11 @@ The rules of one network, all in berth's chains (``BERTH-*``)::
 
 An attachment without a policy (a CNI caller that sends none) has no chain: the
 network's own rules apply to it (open within its network, closed from outside).
-Everything of one network is written by one ``iptables-restore --noflush``, so a
-change is atomic and costs one process whatever the network's size.
+Every change of one network is written by one ``iptables-restore --noflush``, so it
+is atomic and costs one process. It writes only the members that came, went or
+changed (``change_lines``): a create on a network of 200 containers wrote 1,200 rules
+when each change laid the whole policy again (``restore_lines``, which the CNI
+daemon's start and its periodic sync still do, to repair what was edited by hand).
 """
 
 from __future__ import annotations
@@ -155,8 +158,6 @@ def restore_lines(spec: NetworkSpec, members: Sequence[Member], family: int = 4
     """The body (between ``*filter`` and ``COMMIT``) that lays the whole policy of one
     network: each chain declared (which empties it) and filled again. ``family`` 6:
     the ip6tables twin, on the members' IPv6 addresses (the chains are the same)."""
-    br = spec.bridge
-    tag = f'-m comment --comment "berth:{br}"'
     ordered = sorted((m for m in members if m.source(family) is not None),
                      key=lambda m: (int(m.address), str(m.key)))
     groups: dict[str, list[Member]] = {}
@@ -164,22 +165,72 @@ def restore_lines(spec: NetworkSpec, members: Sequence[Member], family: int = 4
         for g in m.policy.groups:
             groups.setdefault(g, []).append(m)
     lines = [f":{c} - [0:0]" for c in sorted(network_chains(spec, ordered))]
-    dispatch = dispatch_chain(spec)
     for m in ordered:
-        chain = container_chain(m.key)
-        lines.append(f"-A {dispatch} -d {m.source(family)} {tag} -j {chain}")
-        lines.append(f"-A {chain} -m conntrack --ctstate RELATED,ESTABLISHED {tag} -j ACCEPT")
-        if family == 6:
-            lines += [f"-A {chain} -p ipv6-icmp -m icmp6 --icmpv6-type {kind} {tag} -j ACCEPT"
-                      for kind in _NEIGHBOUR_DISCOVERY]
-        lines += [f"-A {chain} -i {br} {tag} -j {group_chain(spec.name, g)}"
-                  for g in m.policy.groups]
-        for port, proto in m.policy.ports:
-            match = f"-p {proto} -m {proto} --dport {port}"
-            lines.append(f"-A {chain} -i {br} {match} {tag} -j ACCEPT")
-            lines.append(f"-A {chain} ! -i {BRIDGE_PREFIX}+ {match} {tag} -j ACCEPT")
-        lines.append(f"-A {chain} {tag} -j DROP")
+        lines.append("-A " + _dispatch_rule(spec, m, family))
+        lines += _container_rules(spec, m, family)
     for g, in_group in sorted(groups.items()):
-        lines += [f"-A {group_chain(spec.name, g)} -s {m.source(family)} {tag} -j ACCEPT"
-                  for m in in_group]
+        lines += ["-A " + _group_rule(spec, g, m, family) for m in in_group]
+    return lines
+
+
+def change_lines(spec: NetworkSpec, laid: Mapping[AttachmentKey, Member],
+                 members: Sequence[Member], family: int = 4) -> list[str]:
+    """The body that turns the policy ``restore_lines`` laid for ``laid`` into the one
+    of ``members``, touching only the members that came, went or changed (their
+    container chains, their rule in the dispatch chain and in their groups' chains)
+    and the groups that came or went: a create on a network of n containers costs
+    the same whatever n. Empty when nothing changed. The dispatch chain's rules are
+    appended in arrival order rather than by address, which changes nothing: each
+    matches one destination."""
+    before = {m.key: m for m in laid.values() if m.source(family) is not None}
+    after = {m.key: m for m in members if m.source(family) is not None}
+    went = [m for k, m in before.items() if k not in after]
+    old = [m for k, m in before.items() if k in after and after[k] != m]
+    new = [m for k, m in after.items() if before.get(k) != m]
+    if not (went or new):
+        return []
+    groups_before = {g for m in before.values() for g in m.policy.groups}
+    groups_after = {g for m in after.values() for g in m.policy.groups}
+    dead = {group_chain(spec.name, g) for g in groups_before - groups_after}
+    declared = {container_chain(m.key) for m in [*went, *new]} | dead | {
+        group_chain(spec.name, g) for g in groups_after - groups_before}
+    lines = [f":{c} - [0:0]" for c in sorted(declared)]
+    for m in [*went, *old]:            # their rules in chains that stay
+        lines.append("-D " + _dispatch_rule(spec, m, family))
+        lines += ["-D " + _group_rule(spec, g, m, family) for g in m.policy.groups
+                  if group_chain(spec.name, g) not in dead]
+    for m in new:
+        lines.append("-A " + _dispatch_rule(spec, m, family))
+        lines += _container_rules(spec, m, family)
+        lines += ["-A " + _group_rule(spec, g, m, family) for g in m.policy.groups]
+    lines += [f"-X {c}" for c in sorted({container_chain(m.key) for m in went} | dead)]
+    return lines
+
+
+def _tag(spec: NetworkSpec) -> str:
+    return f'-m comment --comment "berth:{spec.bridge}"'
+
+
+def _dispatch_rule(spec: NetworkSpec, m: Member, family: int) -> str:
+    return f"{dispatch_chain(spec)} -d {m.source(family)} {_tag(spec)} -j {container_chain(m.key)}"
+
+
+def _group_rule(spec: NetworkSpec, group: str, m: Member, family: int) -> str:
+    return f"{group_chain(spec.name, group)} -s {m.source(family)} {_tag(spec)} -j ACCEPT"
+
+
+def _container_rules(spec: NetworkSpec, m: Member, family: int) -> list[str]:
+    """The rules of ``m``'s own chain: replies, its groups, its exposed ports, DROP."""
+    br, tag, chain = spec.bridge, _tag(spec), container_chain(m.key)
+    lines = [f"-A {chain} -m conntrack --ctstate RELATED,ESTABLISHED {tag} -j ACCEPT"]
+    if family == 6:
+        lines += [f"-A {chain} -p ipv6-icmp -m icmp6 --icmpv6-type {kind} {tag} -j ACCEPT"
+                  for kind in _NEIGHBOUR_DISCOVERY]
+    lines += [f"-A {chain} -i {br} {tag} -j {group_chain(spec.name, g)}"
+              for g in m.policy.groups]
+    for port, proto in m.policy.ports:
+        match = f"-p {proto} -m {proto} --dport {port}"
+        lines.append(f"-A {chain} -i {br} {match} {tag} -j ACCEPT")
+        lines.append(f"-A {chain} ! -i {BRIDGE_PREFIX}+ {match} {tag} -j ACCEPT")
+    lines.append(f"-A {chain} {tag} -j DROP")
     return lines

@@ -75,7 +75,8 @@ class FakeFirewall:
     def has_network(self, spec: NetworkSpec) -> bool:
         return spec.name in self.networks
 
-    def apply_policy(self, spec: NetworkSpec, members: list[Member]) -> None:
+    def apply_policy(self, spec: NetworkSpec, members: list[Member],
+                     whole: bool = False) -> None:
         self.policies[spec.name] = {str(m.key): m.policy for m in members}
         self.members[spec.name] = list(members)
 

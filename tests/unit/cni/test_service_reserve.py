@@ -36,9 +36,9 @@ class CountingFirewall(FakeFirewall):
         super().__init__()
         self.laid = 0
 
-    def apply_policy(self, spec, members):  # type: ignore[no-untyped-def]
+    def apply_policy(self, spec, members, whole=False):  # type: ignore[no-untyped-def]
         self.laid += 1
-        super().apply_policy(spec, members)
+        super().apply_policy(spec, members, whole)
 
 
 @pytest.fixture

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import ipaddress
+import random
 import shlex
 import subprocess
 from collections.abc import Sequence
+
+import pytest
 
 from berth.network.base import AttachmentKey, NetworkSpec
 from berth.network.firewall import FORWARD_CHAIN, NAT_CHAIN, OUTPUT_CHAIN, Firewall, reachable
@@ -54,17 +57,25 @@ class FakeIptables:
         elif op == "-I":
             rules.insert(int(rest[0]) - 1, rest[1:])
         elif op == "-D":
+            if rest not in rules:
+                return subprocess.CompletedProcess(args, 1, "", "Bad rule (does a matching "
+                                                                "rule exist in that chain?).")
             rules.remove(rest)
         elif op == "-F":
             rules.clear()
-        elif op == "-X":
+        elif op == "-X":            # only an empty chain nothing jumps to, as the real one
+            if rules or any(r[-1] == chain for (t, _), rs in self.chains.items()
+                            if t == table for r in rs):
+                return subprocess.CompletedProcess(args, 1, "", "Device or resource busy.")
             del self.chains[key]
         return ok
 
     def restore(self, text: str) -> subprocess.CompletedProcess[str]:
+        """All or nothing, as the real one: a refused line leaves the rules as they were."""
         self.restores += 1
+        saved = {key: list(rules) for key, rules in self.chains.items()}
         table = ""
-        for line in text.splitlines():
+        for number, line in enumerate(text.splitlines(), 1):
             if line.startswith("*"):
                 table = line[1:]
             elif line.startswith(":"):
@@ -72,7 +83,10 @@ class FakeIptables:
             elif line.startswith("-"):
                 words = shlex.split(line)
                 done = self(["-t", table, *words])
-                assert done.returncode == 0, line
+                if done.returncode != 0:
+                    self.chains = saved
+                    return subprocess.CompletedProcess(
+                        ["iptables-restore"], 1, "", f"line {number} failed: {done.stderr}")
         return subprocess.CompletedProcess(["iptables-restore"], 0, "", "")
 
 
@@ -204,3 +218,70 @@ def test_a_process_that_did_not_lay_the_policies_still_removes_them_all() -> Non
     Firewall(fake, fake.restore).remove_network(spec)    # e.g. a test's clean-up
     assert not [c for (_, c) in fake.chains if c.startswith(("BERTH-D-", "BERTH-C-",
                                                              "BERTH-G-"))]
+
+
+def policy_state(fake: FakeIptables) -> dict[str, list[tuple[str, ...]]]:
+    """The policy chains' rules: a container chain's in order (its DROP is last), a
+    dispatch or group chain's as a set (each rule matches one address)."""
+    return {c: rules if c.startswith("BERTH-C-") else sorted(rules)
+            for (t, c), rules in fake.chains.items()
+            if t == "filter" and c.startswith(("BERTH-D-", "BERTH-C-", "BERTH-G-"))}
+
+
+@pytest.mark.parametrize("family", [4, 6])
+def test_changes_written_alone_end_where_a_whole_relay_would(family: int) -> None:
+    """Random arrivals, departures and policy changes on one network: after each, the
+    rules the firewall changed in place are those a firewall laying the whole policy
+    anew makes; and a change costs one restore whatever the network holds."""
+    rng = random.Random(family)
+    spec = NetworkSpec.build("a", "10.244.1.0/24", cidr6="fd00:a::/64")
+    fake, fw = FakeIptables(), None
+    fw = Firewall(fake, fake.restore, family=family)
+    fw.ensure_network(spec)
+    members: dict[str, Member] = {}
+    for step in range(60):
+        name = f"c{rng.randrange(12)}"
+        if name in members and rng.random() < 0.4:
+            del members[name]
+        else:
+            ip = ipaddress.IPv4Address(f"10.244.1.{2 + rng.randrange(40)}")
+            groups = tuple(rng.sample(["default", "back", "front"], rng.randrange(3)))
+            ports = tuple(rng.sample(["80/tcp", "53/udp"], rng.randrange(2)))
+            members[name] = Member(AttachmentKey("a", name, "eth0"), ip,
+                                   Policy.build(groups, ports),
+                                   spec.mirror6(ip) if rng.random() < 0.8 else None)
+        before = fake.restores
+        fw.apply_policy(spec, list(members.values()))
+        assert fake.restores - before <= 1, step
+        fresh = FakeIptables()
+        whole = Firewall(fresh, fresh.restore, family=family)
+        whole.ensure_network(spec)
+        whole.apply_policy(spec, list(members.values()))
+        assert policy_state(fake) == policy_state(fresh), step
+
+
+def test_a_change_writes_only_the_member_that_came_and_a_refused_one_lays_all() -> None:
+    fake, fw = make()
+    spec = NetworkSpec.build("a", "10.244.1.0/24")
+    fw.ensure_network(spec)
+    crowd = [member(f"10.244.1.{i}", f"c{i}", groups=("default",)) for i in range(2, 52)]
+    fw.apply_policy(spec, crowd)
+    texts: list[str] = []
+    restore = fake.restore
+    fw._restore = lambda text: (texts.append(text), restore(text))[1]  # type: ignore[method-assign]
+    newcomer = member("10.244.1.60", "new", groups=("default",))
+    fw.apply_policy(spec, [*crowd, newcomer])
+    # its dispatch rule, its chain's three (replies, its group, DROP), its group rule
+    assert len(texts) == 1 and texts[0].count("\n-A ") == 5
+    fw.apply_policy(spec, [*crowd, newcomer])                 # nothing changed: no restore
+    assert len(texts) == 1
+    # Someone flushed the group chain by hand: the removal of the newcomer's rule
+    # there is refused, and the whole policy is laid again (the group back whole).
+    fake.chains[("filter", group_chain("a", "default"))].clear()
+    fw.apply_policy(spec, crowd)
+    assert len(fake.chains[("filter", group_chain("a", "default"))]) == 50
+    assert ("filter", container_chain(newcomer.key)) not in fake.chains
+    # ``whole`` (the daemon's sync) lays everything even when nothing changed.
+    fake.chains[("filter", container_chain(crowd[0].key))].clear()
+    fw.apply_policy(spec, crowd, whole=True)
+    assert fake.chains[("filter", container_chain(crowd[0].key))][-1][-1] == "DROP"
