@@ -18,6 +18,8 @@ from support.cni_proc import run_cni
 from support.netns_tools import tcp_server
 from test_cni_policy import reaches, with_policy
 
+from berth.network.policy import container_chain
+
 FORWARDING = Path("/proc/sys/net/ipv6/conf/all/forwarding")
 
 
@@ -85,8 +87,9 @@ def test_groups_and_exposed_ports_hold_over_ipv6(  # type: ignore[no-untyped-def
         daemon, networks, netns) -> None:
     config = networks.config(daemon, dual_stack=True)
     server, friend, stranger = netns(), netns(), netns()
-    for cid in ("server", "friend", "stranger"):
-        networks.track(config["name"], cid)
+    keys = [networks.track(config["name"], cid) for cid in ("server", "friend", "stranger")]
+    # Only this network's rules and chains: other tests' berths may run beside this one.
+    tag, own_chains = f"berth:{networks.specs[-1].bridge}", {container_chain(k) for k in keys}
     rc, res = run_cni("ADD", with_policy(config, ["back"], ["8080/tcp"]),
                       container_id="server", netns=server.path)
     assert rc == 0, res
@@ -102,12 +105,12 @@ def test_groups_and_exposed_ports_hold_over_ipv6(  # type: ignore[no-untyped-def
         assert reaches(None, v6, 8080) and not reaches(None, v6, 9090)   # the host
         # A killed daemon's successor reads the IPv6 subnet back from its registry
         # and lays the ip6tables rules again (the same ones: nothing opens meanwhile).
-        before = set(ip6tables().splitlines())
+        before = {line for line in ip6tables().splitlines() if tag in line}
         daemon.kill()
         daemon.start()
-        assert set(ip6tables().splitlines()) == before
+        assert {line for line in ip6tables().splitlines() if tag in line} == before
         assert reaches(friend, v6, 9090) and not reaches(stranger, v6, 9090)
     for cid, ns in (("server", server), ("friend", friend), ("stranger", stranger)):
         assert run_cni("DEL", config, container_id=cid, netns=ns.path) == (0, None)
     assert not [line for line in ip6tables().splitlines()
-                if line.startswith("-N BERTH-C-") or v6 in line]
+                if line.split()[:2] in (["-N", c] for c in own_chains) or v6 in line]
