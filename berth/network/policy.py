@@ -28,8 +28,8 @@ An attachment without a policy (a CNI caller that sends none) has no chain: the
 network's own rules apply to it (open within its network, closed from outside).
 Every change of one network is written by one ``iptables-restore --noflush``, so it
 is atomic and costs one process. It writes only the members that came, went or
-changed (``change_lines``): a create on a network of 200 containers wrote 1,200 rules
-when each change laid the whole policy again (``restore_lines``, which the CNI
+changed (``change_lines``): a create on a network of 200 containers wrote about 1,000
+rules when each change laid the whole policy again (``restore_lines``, which the CNI
 daemon's start and its periodic sync still do, to repair what was edited by hand).
 """
 
@@ -178,8 +178,8 @@ def change_lines(spec: NetworkSpec, laid: Mapping[AttachmentKey, Member],
     """The body that turns the policy ``restore_lines`` laid for ``laid`` into the one
     of ``members``, touching only the members that came, went or changed (their
     container chains, their rule in the dispatch chain and in their groups' chains)
-    and the groups that came or went: a create on a network of n containers costs
-    the same whatever n. Empty when nothing changed. The dispatch chain's rules are
+    and the groups that came or went: a create writes the same few rules whatever the
+    network holds. Empty when nothing changed. The dispatch chain's rules are
     appended in arrival order rather than by address, which changes nothing: each
     matches one destination."""
     before = {m.key: m for m in laid.values() if m.source(family) is not None}
