@@ -1,10 +1,11 @@
 """How the tests share pytest-xdist's workers.
 
 The test command (``scripts/test.sh``) runs the suite in two steps: first the unit and
-functional tests in two workers side by side, then the docs, integration and
-reliability tests in one process. Those last time heartbeats, outages and
-evacuations against the shared services, and failed when the machine's two cores
-were also running another worker's tests; the functional tests do not.
+functional tests in two workers side by side, then the rest (docs, integration,
+reliability) in one process. Those time heartbeats, outages and evacuations against
+the shared services and stop and start some of them; run beside the functional tests
+in a first try, eight failed (that try was also without the scopes below, so which of
+the two caused each failure is not settled). The functional tests pass side by side.
 
 A worker takes one *scope* at a time (``scope_of``), whole and in order:
 
