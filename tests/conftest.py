@@ -1,6 +1,7 @@
 """How the tests share pytest-xdist's workers.
 
-The test command (``scripts/test.sh``) runs the suite in two steps: first the unit and
+With ``BERTH_TEST_WORKERS=2`` the test command (``scripts/test.sh``) runs the suite in
+two steps (by default it runs one process): first the unit and
 functional tests in two workers side by side, then the rest (docs, integration,
 reliability) in one process. Those time heartbeats, outages and evacuations against
 the shared services and stop and start some of them; run beside the functional tests
