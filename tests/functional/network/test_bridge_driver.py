@@ -60,7 +60,7 @@ def test_attach_into_a_missing_namespace_makes_nothing(spec, networks) -> None: 
 
 def test_masquerade_rules_and_cleanup_of_everything_berth_made(networks, netns) -> None:  # type: ignore[no-untyped-def]
     # In a namespace of its own: ``cleanup`` removes every chain of berth's, and other
-    # berths on this host (the suite runs in two workers) keep theirs in the host's.
+    # berths on this host (in another xdist worker) keep theirs in the host's.
     ns = netns()
     networks.config(ipMasq=True)
     spec = NetworkSpec.build(networks.specs[-1].name, str(networks.specs[-1].cidr),

@@ -235,7 +235,7 @@ def test_changes_written_alone_end_where_a_whole_relay_would(family: int) -> Non
     anew makes; and a change costs one restore whatever the network holds."""
     rng = random.Random(family)
     spec = NetworkSpec.build("a", "10.244.1.0/24", cidr6="fd00:a::/64")
-    fake, fw = FakeIptables(), None
+    fake = FakeIptables()
     fw = Firewall(fake, fake.restore, family=family)
     fw.ensure_network(spec)
     members: dict[str, Member] = {}
