@@ -5,7 +5,6 @@ nothing of that registry changes. For the tests of pulls with credentials."""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -15,19 +14,16 @@ from pathlib import Path
 import bcrypt
 import httpx
 
+from support.ports import free_port
+
 STORAGE = Path("/var/tmp/berth-ci/registry/data")
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextmanager
 def auth_registry(workdir: Path, user: str, password: str) -> Iterator[str]:
     """Run the registry; yield its address ``127.0.0.1:<port>``."""
-    port = _free_port()
+    port = free_port()
     workdir.mkdir(parents=True, exist_ok=True)
     hashed = bcrypt.hashpw(password.encode(), bcrypt.gensalt(rounds=5)).decode()
     (workdir / "htpasswd").write_text(f"{user}:{hashed}\n")

@@ -8,7 +8,6 @@ import itertools
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -19,14 +18,11 @@ from pathlib import Path
 
 import httpx
 
+from support.ports import free_port
+
 TEST_IMAGE = "berth-test/busybox:latest"
 REGISTRY = "127.0.0.1:5000"
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_for(predicate: Callable[[], object], timeout: float = 30.0, interval: float = 0.05,

@@ -7,17 +7,12 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from support.ports import free_port
 
 
 class PrivateMariaDB:
@@ -26,7 +21,7 @@ class PrivateMariaDB:
             raise RuntimeError("mariadbd is not installed: apt-get install mariadb-server")
         self.root = Path(tempfile.mkdtemp(prefix="berth-mariadb-"))
         self.datadir, self.socket = self.root / "data", self.root / "mysqld.sock"
-        self.port = _free_port()
+        self.port = free_port()
         self.log = self.root / "mariadbd.log"
         self.proc: subprocess.Popen[bytes] | None = None
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 from oslo_upgradecheck.upgradecheck import Code
+from support.ports import free_port
 
 from berth.status import options
 from berth.status.messaging import Broker, brokers, check_messaging
@@ -32,14 +33,9 @@ def test_no_transport_url_passes() -> None:
     assert check_messaging(None).code == Code.SUCCESS
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
 
 def test_a_port_nobody_listens_on_is_a_failure() -> None:
-    port = _free_port()
+    port = free_port()
     result = check_messaging(f"rabbit://guest:guest@127.0.0.1:{port}/", timeout=2)
     assert result.code == Code.FAILURE
     assert f"127.0.0.1:{port}" in (result.details or "")
