@@ -55,6 +55,7 @@ from sqlalchemy import Connection, select
 from sqlalchemy.orm import Session
 
 from berth.api.operations import placing
+from berth.api.operations.cast_deadlines import awaited
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
@@ -162,7 +163,7 @@ def evacuate(state: ApiState, row: Container, last_seen: dt.datetime | None) -> 
         LOG.error("evacuated to %s but its agent could not be told: %s", selection.host,
                   err.msg)
         db_containers.update_(state.db, row.uuid, {
-            "status": Status.ERROR.value,
+            "status": Status.ERROR.value, "task_deadline": None,
             "status_reason": f"Evacuated from down host {dead} to {selection.host}, whose "
                              f"agent could not be reached ({err.msg}); rebuild it."})
         actions.action_finish(state.db, row.uuid, ctx.request_id, error=True)
@@ -178,9 +179,9 @@ def _move(state: ApiState, ctx: RequestContext, row: Container, host: str, reaso
           guard: placing.Guard) -> Container:
     """The swap of the module docstring: ``row``, as read, onto ``host``, with its
     action; ``guard`` (the node still down, the new node's room) runs first."""
-    values: dict[str, object] = {
+    values: dict[str, object] = awaited(state.settings, {
         "host": host, "status": Status.REBUILDING.value, "container_id": None,
-        "status_reason": reason, "updated_at": utcnow()}
+        "status_reason": reason, "updated_at": utcnow()})
     meta = row.cni_metadata
     if isinstance(meta, dict) and meta.get("pid"):
         # The plug was into a process of the dead node: the new node plugs afresh.

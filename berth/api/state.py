@@ -23,6 +23,9 @@ from berth.volume.base import VolumeDriver
 class ApiSettings:
     max_limit: int = 1000
     service_down_time: int = 180
+    #: [compute]task_state_timeout: how long a status the API writes before a cast
+    #: (Restarting, Rebuilding, Deleting) waits for the agent (``cast_deadlines``).
+    task_state_timeout: int = 600
     enable_image_validation: bool = True
     unique_container_name_scope: str = ""
     default_registry: str | None = None

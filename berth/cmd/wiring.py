@@ -248,6 +248,7 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
     down_time = conf.service_down_time
     settings = ApiSettings(
         max_limit=conf.api.max_limit, service_down_time=down_time,
+        task_state_timeout=conf.compute.task_state_timeout,
         max_request_body_size=conf.api.max_request_body_size,
         body_timeout=conf.api.body_timeout,
         enable_image_validation=conf.api.enable_image_validation,

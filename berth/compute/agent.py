@@ -23,6 +23,7 @@ from berth.compute.periodic.allocations import AuditReport, audit_allocations
 from berth.compute.periodic.cleanup import CleanupReport, delete_unused_containers
 from berth.compute.periodic.heartbeat import update_zun_service
 from berth.compute.periodic.inventory import InventorySettings, inventory_host
+from berth.compute.periodic.lost_casts import LostCastRepairer
 from berth.compute.periodic.scheduler import PeriodicScheduler
 from berth.compute.periodic.sync_state import SyncReport, sync_container_state
 from berth.compute.periodic.task_deadlines import TaskExpirer
@@ -184,7 +185,9 @@ class ComputeAgent:
         self.periodic.add("update_zun_service", self.heartbeat, min(interval, 10),
                           run_immediately=False)
         self.periodic.add("inventory_host", self.inventory, interval, run_immediately=False)
-        self.periodic.add("expire_tasks", TaskExpirer(self.deps, self.workers.busy).run,
+        lost_casts = LostCastRepairer(self.deps, self.workers.submit_flow, self.workers.busy)
+        self.periodic.add("expire_tasks", TaskExpirer(self.deps, self.workers.busy,
+                                                      lost_casts=lost_casts).run,
                           self.expire_tasks_spacing)
         if self.deps.pods is not None:
             # No event stream from the CRI runtime: its capsules are relisted instead.

@@ -357,13 +357,14 @@ def _update_statement(keys: tuple[str, ...], task: _Shape, status: _Shape,
     return stmt.returning(Container) if returning else stmt
 
 
-def list_overdue_tasks(db: Database, now: dt.datetime, host: str | None = None
+def list_past_deadline(db: Database, now: dt.datetime, host: str | None = None
                        ) -> list[Container]:
-    """Rows (of ``host``, or of every host) whose task_state is set and whose
-    task_deadline is before ``now`` (naive UTC)."""
+    """Rows (of ``host``, or of every host) whose task_deadline is before ``now``
+    (naive UTC): with a task_state, an overdue task; without one, a status the API
+    wrote whose cast the agent has not taken up in time (``api/operations/
+    cast_deadlines.py``)."""
     with db.reader() as s:
-        stmt = select(Container).where(Container.task_state.is_not(None),
-                                       Container.task_deadline.is_not(None),
+        stmt = select(Container).where(Container.task_deadline.is_not(None),
                                        Container.task_deadline < now)
         if host is not None:
             stmt = stmt.where(Container.host == host)

@@ -235,9 +235,9 @@ class Deployment:
             self.wait_service(host, "up", timeout)
         return host
 
-    def start_api(self, timeout: float = 120) -> None:
+    def start_api(self, timeout: float = 120, extra_conf: str = "") -> None:
         """Start the deployment's (first) ``berth-api``; ``url`` is its address."""
-        self.api, self.url = self.start_another_api("api", timeout)
+        self.api, self.url = self.start_another_api("api", timeout, extra_conf=extra_conf)
         for host in self.agents:
             self.wait_service(host, "up", timeout)
 

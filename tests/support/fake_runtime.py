@@ -89,6 +89,10 @@ class FakeRuntime:
         self.calls.append(("stop", container_id))
         self._set(self._find(container_id).id, rt.RunState.EXITED)
 
+    def restart(self, container_id: str, timeout: int | None = None) -> None:
+        self.calls.append(("restart", container_id))
+        self._set(self._find(container_id).id, rt.RunState.RUNNING)
+
     def delete(self, container_id: str, force: bool = False) -> None:
         self.calls.append(("delete", container_id))
         try:

@@ -6,8 +6,8 @@ Every action that reaches an agent goes through the same gate: the state table
 (409 naming the status and the allowed ones), no task in progress (409), the host's
 agent up (409), then the action row (``container_actions``), then the RPC with Zun's
 method and argument names. An API-side status change (Restarting, Rebuilding) is a
-compare-and-swap on the row and is undone when the cast cannot be sent, so a refused
-request leaves the row as it was.
+compare-and-swap on the row, carries the deadline of the cast (``cast_deadlines``), and
+is undone when the cast cannot be sent, so a refused request leaves the row as it was.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 from berth.api.operations import networks as networks_api
 from berth.api.operations import quotas as quotas_api
+from berth.api.operations.cast_deadlines import awaited
 from berth.api.operations.containers import _check_image, _check_name, _ready_for, get
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
@@ -76,8 +77,8 @@ def _set_status(state: ApiState, row: Container, values: dict[str, Any]) -> Cont
 
 def reboot(state: ApiState, ctx: RequestContext, ident: str, timeout: int | None) -> None:
     row = _prepare(state, ctx, ident, "reboot")
-    undo = {"status": row.status}
-    row = _set_status(state, row, {"status": Status.RESTARTING.value})
+    undo = {"status": row.status, "task_deadline": row.task_deadline}
+    row = _set_status(state, row, awaited(state.settings, {"status": Status.RESTARTING.value}))
     _cast(state, ctx, row, "reboot", "container_reboot", undo=undo, timeout=timeout)
 
 
@@ -111,6 +112,7 @@ def rebuild(state: ApiState, ctx: RequestContext, ident: str, image: str | None,
         values["image"] = image
     if image_driver is not None:
         values["image_driver"] = image_driver
+    values = awaited(state.settings, values)
     undo = {k: getattr(row, k) for k in values}
     if run is None:
         run = row.status == Status.RUNNING

@@ -23,6 +23,7 @@ from berth.api.operations import networks as networks_api
 from berth.api.operations import placing
 from berth.api.operations import quotas as quotas_api
 from berth.api.operations import volumes as volumes_api
+from berth.api.operations.cast_deadlines import awaited
 from berth.api.operations.containers import cast_create
 from berth.api.schemas.capsule import ParsedCapsule, parse_template
 from berth.api.state import ApiState
@@ -137,7 +138,8 @@ def delete(state: ApiState, ctx: RequestContext, ident: str) -> None:
         capsules.destroy(state.db, row.uuid)
         return
     state.compute.check_host(row)
-    row = containers.update_(state.db, row.uuid, {"status": Status.DELETING.value})
+    row = containers.update_(state.db, row.uuid,
+                             awaited(state.settings, {"status": Status.DELETING.value}))
     actions.action_start(state.db, ctx, row.uuid, "delete")
     state.compute.container_delete(ctx, row, True)
 

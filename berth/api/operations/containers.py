@@ -18,6 +18,7 @@ from berth.api.operations import placing, stale_tasks
 from berth.api.operations import quotas as quotas_api
 from berth.api.operations import registries as registries_api
 from berth.api.operations import volumes as volumes_api
+from berth.api.operations.cast_deadlines import awaited
 from berth.api.schemas.container import validate_create
 from berth.api.state import ApiState
 from berth.api.views import SHOW_COLUMNS
@@ -292,7 +293,8 @@ def delete(state: ApiState, ctx: RequestContext, ident: str, force: bool, stop: 
     # is doing (the agent's delete takes the task over).
     expect: dict[str, Any] = {} if force else {"expected_status": row.status,
                                                   "expected_task_state": None}
-    row = containers.update_(state.db, row.uuid, {"status": Status.DELETING.value}, **expect)
+    row = containers.update_(state.db, row.uuid,
+                             awaited(state.settings, {"status": Status.DELETING.value}), **expect)
     if stop and was_running:
         actions.action_start(state.db, ctx, row.uuid, "stop")
         state.compute.container_stop(ctx, row, 10)

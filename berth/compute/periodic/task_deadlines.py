@@ -7,6 +7,9 @@ owning agent fails such rows: task cleared, status Error with a reason that says
 was interrupted, then the status read again from Docker. (When the agent itself is
 down, the API does the same on show and list: ``api/operations/stale_tasks.py``.)
 
+The same pass takes up the rows past a deadline the API wrote with no task, a status
+whose cast never came (``lost_casts.py``).
+
 A task whose flow is still running on this agent (its container's worker is busy) is
 slow, not lost: it is left alone and logged once. Every write is a compare-and-swap on
 the task state and the deadline read, so a task that ended, or was set again, in the
@@ -23,6 +26,7 @@ from berth.common import exceptions as exc
 from berth.common.log import container_context
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common, lifecycle, recovery
+from berth.compute.periodic.lost_casts import LostCastRepairer
 from berth.compute.states import CREATE_TASK_STATES, Status
 from berth.db import containers
 from berth.db.models import Container, utcnow
@@ -34,25 +38,33 @@ class TaskExpirer:
     """The agent's ``expire_tasks`` periodic task (call :meth:`run`)."""
 
     def __init__(self, deps: AgentDeps, is_busy: Callable[[str], bool] = lambda _: False,
-                 clock: Callable[[], dt.datetime] = utcnow) -> None:
+                 clock: Callable[[], dt.datetime] = utcnow,
+                 lost_casts: LostCastRepairer | None = None) -> None:
         self._deps = deps
         self._is_busy = is_busy
         self._clock = clock        # naive UTC, as the database stores times
+        self._lost_casts = lost_casts
         self._reported_busy: set[tuple[str, dt.datetime | None]] = set()
 
     def run(self) -> int:
-        """Fail every overdue task of this host; return how many were failed."""
+        """Fail every overdue task of this host, and hand each past deadline without a
+        task (a lost cast) to ``lost_casts``; return how many tasks were failed and
+        lost requests taken up. One query serves both."""
         now = self._clock()
-        expired = 0
-        overdue = containers.list_overdue_tasks(self._deps.db, now, host=self._deps.host)
-        self._reported_busy &= {(row.uuid, row.task_deadline) for row in overdue}
-        for row in overdue:
+        done = 0
+        past = containers.list_past_deadline(self._deps.db, now, host=self._deps.host)
+        self._reported_busy &= {(row.uuid, row.task_deadline) for row in past}
+        for row in past:
             with container_context(row.uuid):
                 try:
-                    expired += self._expire(row)
+                    if row.task_state:
+                        done += self._expire(row)
+                    elif self._lost_casts is not None:
+                        done += self._lost_casts.repair(row)
                 except Exception:  # a loop boundary: log this row, go on with the next
-                    LOG.exception("could not expire task %s", row.task_state)
-        return expired
+                    LOG.exception("could not end what is past its deadline (task %s, "
+                                  "status %s)", row.task_state, row.status)
+        return done
 
     def _expire(self, row: Container) -> int:
         if self._is_busy(row.uuid):

@@ -6,8 +6,9 @@ Rules shared by both paths:
 
 - only rows whose ``host`` is this agent's host are written;
 - rows with a task_state are left alone (the task's flow owns the status until it
-  ends), and so are rows in Creating, Deleting or Deleted, and rows that never got a
-  Docker container. The agent holds back an event that arrives while a flow of the
+  ends), and so are rows in Creating, Deleting or Deleted, rows the API made
+  Restarting or Rebuilding and cast a request for (a deadline and no task), and rows
+  that never got a Docker container. The agent holds back an event that arrives while a flow of the
   container runs and syncs it when the flow ends (``ContainerWorkers.
   defer_while_owned``), unless the flow's own inspect already saw it
   (``berth.compute.last_inspected``);
@@ -49,6 +50,9 @@ LOG = logging.getLogger(__name__)
 
 #: Statuses whose rows no sync touches: a flow is creating or deleting them.
 SKIPPED_STATUSES = frozenset({Status.CREATING, Status.DELETING, Status.DELETED})
+#: Statuses the API writes, with a deadline, before it casts (``api/operations/
+#: cast_deadlines.py``): the flow the cast starts owns the status, as a task's does.
+AWAITED_STATUSES = frozenset({Status.RESTARTING, Status.REBUILDING, Status.DELETING})
 
 NO_SUCH_CONTAINER = "No such container"
 
@@ -73,6 +77,8 @@ def skip_reason(row: Container, host: str, pods: bool = False) -> str | None:
         return "it is a member of a capsule on the CRI runtime"
     if row.task_state:
         return f"task {row.task_state} is in progress"
+    if row.task_deadline is not None and row.status in AWAITED_STATUSES:
+        return f"the request it is {row.status} for is on its way to this agent"
     if row.status in SKIPPED_STATUSES:
         return f"it is {row.status}"
     if not row.container_id:

@@ -84,12 +84,16 @@ def test_rebuildable_containers_move_to_a_healthy_node_with_a_recorded_reason(
     left = [on_dead(fleet, Status.PAUSED.value), on_dead(fleet, Status.ERROR.value),
             on_dead(fleet, Status.RUNNING.value, task_state="container_stopping")]
 
+    before = utcnow()
     report = evacuation.evacuate_down_hosts(state)
 
     assert (report.moved, report.taken, report.unplaced, report.failed) == (3, 0, 0, 0)
     for moved in (running, stopped, created):
         row = containers.get_by_uuid(fleet, moved.uuid)
         assert (row.host, row.status, row.container_id) == ("spare", "Rebuilding", None)
+        # The cast's deadline: the new node's agent rebuilds it even if the cast is lost.
+        assert row.task_state is None
+        assert dt.timedelta(seconds=599) < row.task_deadline - before < dt.timedelta(seconds=601)
         [action] = actions.list_actions(fleet, moved.uuid)
         assert action.action == "evacuate"
         assert "host dead is down" in action.message and "evacuated to spare" in \
@@ -151,7 +155,7 @@ def test_a_move_whose_cast_cannot_be_sent_ends_in_error_saying_so(fleet: Databas
     row = on_dead(fleet, Status.RUNNING.value)
     assert evacuation.evacuate_down_hosts(state).failed == 1
     after = containers.get_by_uuid(fleet, row.uuid)
-    assert (after.host, after.status) == ("spare", "Error")
+    assert (after.host, after.status, after.task_deadline) == ("spare", "Error", None)
     assert "Evacuated from down host dead to spare" in after.status_reason
     [action] = actions.list_actions(fleet, row.uuid)
     assert action.finish_time is not None

@@ -139,7 +139,7 @@ def test_a_task_that_moved_on_meanwhile_is_not_clobbered(
     # expirer's read and its write.
     later = T0 + dt.timedelta(hours=1)
     containers.update_(db, r.uuid, {"task_deadline": later})
-    monkeypatch.setattr(containers, "list_overdue_tasks", lambda *a, **k: [stale])
+    monkeypatch.setattr(containers, "list_past_deadline", lambda *a, **k: [stale])
     assert TaskExpirer(deps, clock=Clock(T0 + dt.timedelta(seconds=5))).run() == 0
     after = containers.get_by_uuid(db, r.uuid)
     assert (after.task_state, after.task_deadline) == (TaskState.CONTAINER_STOPPING, later)

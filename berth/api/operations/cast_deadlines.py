@@ -1,0 +1,33 @@
+"""The deadline of a status the API writes before it casts (design.md item 4).
+
+A reboot, a rebuild, an evacuation and a delete change the row's status on the API
+side (Restarting, Rebuilding, Deleting) and then cast to the node's agent. The agent's
+flow takes the row with a task of its own, whose deadline replaces this one, and
+clears both when it ends. A cast that never arrives (the broker lost it, or the
+agent's consumer died holding it) would leave the row in that status with nothing to
+move it on; so the API writes, with the status, a ``task_deadline`` and no
+``task_state``: a request on its way. The owning agent repairs a row whose such
+deadline has passed (``compute/periodic/lost_casts.py``); the state syncs leave the
+row alone until then (``pleg/reconcile.skip_reason``).
+
+The deadline is ``[compute]task_state_timeout`` away, as long as any task may last:
+the cast may wait behind the container's earlier work in its agent.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from berth.api.state import ApiSettings
+from berth.db.models import utcnow
+
+
+def awaited(settings: ApiSettings, values: dict[str, Any],
+            now: dt.datetime | None = None) -> dict[str, Any]:
+    """``values`` (a status change) with the deadline of the cast that follows; None
+    when ``[compute]task_state_timeout`` is 0 or less (no deadline, as for tasks)."""
+    seconds = settings.task_state_timeout
+    deadline = None if seconds <= 0 else (now or utcnow()) + dt.timedelta(seconds=seconds)
+    return {**values, "task_deadline": deadline}
+

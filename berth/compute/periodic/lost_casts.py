@@ -1,0 +1,117 @@
+"""A request the API cast to this agent that never came (part of ``expire_tasks``).
+
+The API writes Restarting, Rebuilding or Deleting itself, with a deadline and no task,
+then casts (``api/operations/cast_deadlines.py``); the flow the cast starts replaces
+the deadline with its task's. A cast the broker lost, or that died with the agent's
+consumer, would leave the row there for good: the state syncs leave such rows alone,
+and only the agent's start-up recovery used to take them up.
+The owning agent's ``expire_tasks`` pass (every 30 s) does, as the user asked, for
+each row of this host with no task and a deadline past::
+
+    a flow of its container queued or running    left alone (the cast may be behind it)
+    Deleting                                     deleted, with force (as at recovery)
+    Restarting                                   rebooted (the default stop timeout)
+    Rebuilding                                   rebuilt from the row's image, and
+                                                 started iff its Docker container runs
+    any other status                             deadline cleared (nothing is awaited)
+
+The flow is queued on the container's worker like a cast's, and records its events
+under the request's own action (its latest unfinished one of that kind), so
+``openstack appcontainer action show`` tells what happened to the request. A cast that
+was only slow and arrives afterwards runs too, as a repeated request would (a delete
+of a gone row does nothing; a reboot or a rebuild happens twice): the deadline,
+``[compute]task_state_timeout``, is long so that only lost casts reach it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from berth.common import exceptions as exc
+from berth.common.context import RequestContext
+from berth.compute.capsules import delete as capsule_delete
+from berth.compute.deps import AgentDeps
+from berth.compute.flows import actions as action_flows
+from berth.compute.flows import delete, rebuild
+from berth.compute.states import Status
+from berth.db import actions, containers
+from berth.db.capsules import CAPSULE
+from berth.db.models import Container
+from berth.runtime import base as rt
+
+LOG = logging.getLogger(__name__)
+
+#: The actions whose request a status stands for (the API's action names).
+_REQUESTED_BY: dict[str, tuple[str, ...]] = {
+    Status.DELETING.value: ("delete",),
+    Status.RESTARTING.value: ("reboot",),
+    Status.REBUILDING.value: ("rebuild", "evacuate"),
+}
+
+Submit = Callable[..., None]
+
+
+class LostCastRepairer:
+    """What ``expire_tasks`` (``task_deadlines.TaskExpirer``, whose one query finds
+    these rows too) does with a row past its deadline without a task: :meth:`repair`.
+    ``submit`` queues a flow on a container's worker (``ContainerWorkers.
+    submit_flow``), ``busy`` says whether one is queued or running."""
+
+    def __init__(self, deps: AgentDeps, submit: Submit, busy: Callable[[str], bool]) -> None:
+        self._deps = deps
+        self._submit = submit
+        self._busy = busy
+
+    def repair(self, row: Container) -> int:
+        """Take up ``row``'s lost request (see the module docstring); 1 when a flow was
+        queued for it."""
+        if self._busy(row.uuid):
+            return 0
+        requested = _REQUESTED_BY.get(str(row.status))
+        if requested is None:
+            try:
+                containers.update_(self._deps.db, row.uuid, {"task_deadline": None},
+                                   expected_task_state=None, expected_status=row.status,
+                                   expected_task_deadline=row.task_deadline)
+            except (exc.TaskInProgress, exc.ContainerNotFound):
+                pass
+            return 0
+        ctx = RequestContext.admin(_request_of(self._deps, row.uuid, requested))
+        LOG.warning("the %s request for it has not reached this agent by its deadline "
+                    "(%s UTC): the cast was lost; doing it now", requested[0],
+                    row.task_deadline)
+        flow, kwargs = self._flow(row)
+        self._submit(row.uuid, flow, self._deps, ctx, row.uuid, **kwargs)
+        return 1
+
+    def _flow(self, row: Container) -> tuple[Callable[..., Any], dict[str, Any]]:
+        if row.status == Status.DELETING:
+            if row.container_type == CAPSULE:
+                return capsule_delete.delete_capsule, {"force": True}
+            return delete.delete_container, {"force": True}
+        if row.status == Status.RESTARTING:
+            return action_flows.reboot_container, {
+                "timeout": self._deps.settings.stop_timeout_default}
+        return rebuild.rebuild_container, {"run": self._runs(row)}
+
+    def _runs(self, row: Container) -> bool:
+        """Whether the rebuilt container starts: as the API decides when the request
+        does not say, by whether it ran; with no Docker container to ask (an
+        evacuation, a rebuild after a failed one), not started: start it after."""
+        if not row.container_id:
+            return False
+        try:
+            seen = self._deps.runtime.inspect(row.container_id)
+        except rt.RuntimeDriverError:
+            return False
+        return seen.state is not None and seen.state.status == rt.RunState.RUNNING
+
+
+def _request_of(deps: AgentDeps, uuid: str, names: tuple[str, ...]) -> str | None:
+    """The request id of the container's latest unfinished action named in ``names``."""
+    for action in actions.list_actions(deps.db, uuid):
+        if action.action in names and action.finish_time is None:
+            return action.request_id
+    return None

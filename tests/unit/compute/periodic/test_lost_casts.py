@@ -1,0 +1,187 @@
+"""Lost casts (LostCastRepairer, run by the expire_tasks pass): a status the API wrote
+with a deadline, whose cast never came, is taken up by the owning agent: on a real
+SQLite database, an in-memory engine, an injected clock, and the flows run where they
+are queued."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.fake_runtime import FakeRuntime
+from support.migrated_sqlite import migrated_url
+
+from berth.common.context import RequestContext
+from berth.compute.capsules import delete as capsule_delete
+from berth.compute.claims import Capacity, ResourceTracker
+from berth.compute.deps import AgentDeps, AgentSettings
+from berth.compute.flows import actions as action_flows
+from berth.compute.flows import delete, rebuild
+from berth.compute.periodic.lost_casts import LostCastRepairer
+from berth.compute.periodic.task_deadlines import TaskExpirer
+from berth.compute.pleg.reconcile import skip_reason
+from berth.compute.states import Status, TaskState
+from berth.db import actions, containers, nodes
+from berth.db.capsules import CAPSULE
+from berth.db.engine import Database
+from berth.runtime.base import RunState
+
+HOST = "node1"
+T0 = dt.datetime(2030, 1, 1, 12, 0, 0)          # naive UTC, as the database stores times
+LATER = T0 + dt.timedelta(seconds=1)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[Database]:
+    database = Database(migrated_url(tmp_path))
+    nodes.upsert_compute_node(database, HOST, {"cpus": 4, "mem_total": 8192})
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
+def engine() -> FakeRuntime:
+    return FakeRuntime()
+
+
+@pytest.fixture
+def deps(db: Database, engine: FakeRuntime) -> AgentDeps:
+    tracker = ResourceTracker(db, HOST)
+    tracker.set_capacity(Capacity(cpus=4.0, memory_mib=8192))
+    return AgentDeps(db=db, runtime=engine, tracker=tracker,
+                     settings=AgentSettings(host=HOST, stop_timeout_default=3))
+
+
+class Queue:
+    """ContainerWorkers.submit_flow's shape: records each flow; ``run`` runs them."""
+
+    def __init__(self) -> None:
+        self.jobs: list[tuple[str, Callable[..., Any], tuple[Any, ...], dict[str, Any]]] = []
+
+    def __call__(self, key: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        self.jobs.append((key, fn, args, kwargs))
+
+    def run(self) -> None:
+        for _, fn, args, kwargs in self.jobs:
+            fn(*args, **kwargs)
+
+
+def awaited_row(db: Database, engine: FakeRuntime, status: str, *, deadline: dt.datetime = T0,
+                run_state: RunState | None = RunState.RUNNING, host: str = HOST,
+                action: str | None = None, **extra: Any):  # type: ignore[no-untyped-def]
+    """A row as the API leaves it before its cast: the status, a deadline, no task;
+    with ``action``, the API's action record of the request."""
+    r = containers.create(db, dict(project_id="p1", status=status, task_deadline=deadline,
+                                   host=host, cpu=1.0, memory="256", image="busybox",
+                                   **extra))
+    if run_state is not None:
+        cid = engine.add(r.uuid, host, run_state, started=run_state != RunState.CREATED)
+        r = containers.update_(db, r.uuid, {"container_id": cid})
+    if action is not None:
+        actions.action_start(db, RequestContext(request_id=f"req-{action}"), r.uuid, action)
+    return r
+
+
+def repairer(deps: AgentDeps, queue: Queue, busy: Callable[[str], bool] = lambda _: False,
+             now: dt.datetime = LATER) -> TaskExpirer:
+    """The agent's expire_tasks pass as the agent wires it."""
+    return TaskExpirer(deps, busy, clock=lambda: now,
+                       lost_casts=LostCastRepairer(deps, queue, busy))
+
+
+def test_a_lost_delete_is_done_with_force_under_the_requests_own_action(
+        db: Database, deps: AgentDeps, engine: FakeRuntime) -> None:
+    r = awaited_row(db, engine, Status.DELETING, action="delete")
+    queue = Queue()
+    assert repairer(deps, queue).run() == 1
+    [(key, fn, args, kwargs)] = queue.jobs
+    assert (key, fn, kwargs) == (r.uuid, delete.delete_container, {"force": True})
+    assert args[1].request_id == "req-delete"
+    queue.run()
+    assert containers.find_by_uuid(db, r.uuid) is None
+    assert engine.containers == {}
+
+
+def test_a_lost_reboot_restarts_the_container_and_ends_the_deadline(
+        db: Database, deps: AgentDeps, engine: FakeRuntime) -> None:
+    r = awaited_row(db, engine, Status.RESTARTING, action="reboot")
+    queue = Queue()
+    repairer(deps, queue).run()
+    [(_, fn, args, kwargs)] = queue.jobs
+    assert (fn, kwargs) == (action_flows.reboot_container, {"timeout": 3})
+    assert args[1].request_id == "req-reboot"
+    queue.run()
+    assert ("restart", r.container_id) in engine.calls
+    after = containers.get_by_uuid(db, r.uuid)
+    assert (after.status, after.task_state, after.task_deadline) == (Status.RUNNING, None, None)
+    [reboot] = [a for a in actions.list_actions(db, r.uuid) if a.request_id == "req-reboot"]
+    assert reboot.finish_time is not None and reboot.message is None
+
+
+def test_a_lost_rebuild_runs_again_and_starts_iff_its_container_ran(
+        db: Database, deps: AgentDeps, engine: FakeRuntime) -> None:
+    running = awaited_row(db, engine, Status.REBUILDING, action="rebuild")
+    stopped = awaited_row(db, engine, Status.REBUILDING, run_state=RunState.EXITED)
+    moved = awaited_row(db, engine, Status.REBUILDING, run_state=None, action="evacuate")
+    queue = Queue()
+    assert repairer(deps, queue).run() == 3
+    seen = {key: (fn, kwargs, args[1].request_id) for key, fn, args, kwargs in queue.jobs}
+    assert seen[running.uuid][:2] == (rebuild.rebuild_container, {"run": True})
+    assert seen[running.uuid][2] == "req-rebuild"
+    assert seen[stopped.uuid][:2] == (rebuild.rebuild_container, {"run": False})
+    assert seen[moved.uuid][1:] == ({"run": False}, "req-evacuate")
+
+
+def test_a_lost_capsule_delete_goes_to_the_capsules_flow(
+        db: Database, deps: AgentDeps, engine: FakeRuntime) -> None:
+    awaited_row(db, engine, Status.DELETING, run_state=None, container_type=CAPSULE)
+    queue = Queue()
+    repairer(deps, queue).run()
+    [(_, fn, _, kwargs)] = queue.jobs
+    assert (fn, kwargs) == (capsule_delete.delete_capsule, {"force": True})
+
+
+def test_nothing_is_taken_before_the_deadline_elsewhere_or_while_a_flow_is_queued(
+        db: Database, deps: AgentDeps, engine: FakeRuntime) -> None:
+    on_time = awaited_row(db, engine, Status.DELETING, deadline=LATER + dt.timedelta(1))
+    elsewhere = awaited_row(db, engine, Status.DELETING, host="node2")
+    queued = awaited_row(db, engine, Status.RESTARTING)
+    queue = Queue()
+    assert repairer(deps, queue, busy=lambda uuid: uuid == queued.uuid).run() == 0
+    assert queue.jobs == []
+    for r in (on_time, elsewhere, queued):
+        assert containers.get_by_uuid(db, r.uuid).task_deadline is not None
+
+
+def test_a_row_with_a_task_is_the_task_expirers_not_a_lost_cast(
+        db: Database, deps: AgentDeps, engine: FakeRuntime) -> None:
+    r = awaited_row(db, engine, Status.DELETING, task_state=TaskState.CONTAINER_DELETING)
+    queue = Queue()
+    assert repairer(deps, queue).run() == 1
+    assert queue.jobs == []
+    after = containers.get_by_uuid(db, r.uuid)
+    assert after.status_reason.startswith("container_deleting did not finish")
+
+
+def test_a_deadline_left_on_another_status_is_only_cleared(
+        db: Database, deps: AgentDeps, engine: FakeRuntime) -> None:
+    r = awaited_row(db, engine, Status.RUNNING)
+    queue = Queue()
+    assert repairer(deps, queue).run() == 0
+    assert queue.jobs == []
+    after = containers.get_by_uuid(db, r.uuid)
+    assert (after.status, after.task_deadline) == (Status.RUNNING, None)
+
+
+@pytest.mark.parametrize("status", [Status.RESTARTING, Status.REBUILDING])
+def test_the_state_syncs_leave_an_awaited_status_to_its_flow(
+        db: Database, engine: FakeRuntime, status: Status) -> None:
+    awaited = awaited_row(db, engine, status)
+    assert skip_reason(awaited, HOST) == (
+        f"the request it is {status} for is on its way to this agent")
+    # Restarting as Docker reports it (a restart policy) has no deadline: synced.
+    docker_says = awaited_row(db, engine, status, deadline=None)   # type: ignore[arg-type]
+    assert skip_reason(docker_says, HOST) is None
