@@ -19,7 +19,6 @@ from support.ports import free_port
 STORAGE = Path("/var/tmp/berth-ci/registry/data")
 
 
-
 @contextmanager
 def auth_registry(workdir: Path, user: str, password: str) -> Iterator[str]:
     """Run the registry; yield its address ``127.0.0.1:<port>``."""

@@ -24,7 +24,6 @@ TEST_IMAGE = "berth-test/busybox:latest"
 REGISTRY = "127.0.0.1:5000"
 
 
-
 def wait_for(predicate: Callable[[], object], timeout: float = 30.0, interval: float = 0.05,
              what: str = "condition") -> object:
     """Poll ``predicate`` until it returns something truthy; AssertionError on timeout."""

@@ -27,7 +27,6 @@ def _env() -> dict[str, str]:
     return env
 
 
-
 class CniDaemon:
     """One daemon on a free loopback port with its registry under ``workdir``; it can be
     killed with SIGKILL and started again on the same registry."""

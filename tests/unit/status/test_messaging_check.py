@@ -33,7 +33,6 @@ def test_no_transport_url_passes() -> None:
     assert check_messaging(None).code == Code.SUCCESS
 
 
-
 def test_a_port_nobody_listens_on_is_a_failure() -> None:
     port = free_port()
     result = check_messaging(f"rabbit://guest:guest@127.0.0.1:{port}/", timeout=2)
