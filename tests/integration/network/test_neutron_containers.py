@@ -68,8 +68,13 @@ def tcp_exchange(http: httpx.Client, client: str, server: str, what: str) -> Non
 
 def diagnostics(http: httpx.Client, *uuids: str) -> str:
     def sh(*argv: str) -> str:
-        done = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=30)
-        return f"$ {' '.join(argv)}\n{(done.stdout + done.stderr)[-6000:]}"
+        try:
+            done = subprocess.run(argv, check=False, capture_output=True, text=True,
+                                  timeout=30)
+            out = (done.stdout + done.stderr)[-6000:]
+        except (OSError, subprocess.SubprocessError) as err:    # never hide the failure
+            out = f"(could not run: {err})"
+        return f"$ {' '.join(argv)}\n{out}"
 
     parts = [sh("ovs-vsctl", "show"),
              sh("ovs-vsctl", "--columns=name,ofport,error,admin_state,link_state,"
@@ -77,8 +82,11 @@ def diagnostics(http: httpx.Client, *uuids: str) -> str:
              sh("ovs-ofctl", "dump-flows", "br-int"),
              sh("ovs-appctl", "dpif/show")]
     for uuid in uuids:
-        parts.append(f"--- {uuid}: {http.get(f'/v1/containers/{uuid}').text[:2000]}")
-        parts.append(f"logs: {logs(http, uuid)[-1000:]}")
+        try:
+            parts.append(f"--- {uuid}: {http.get(f'/v1/containers/{uuid}').text[:2000]}")
+            parts.append(f"logs: {logs(http, uuid)[-1000:]}")
+        except httpx.HTTPError as err:
+            parts.append(f"--- {uuid}: the API did not answer ({err})")
         try:
             pid = container_pid(uuid)
         except subprocess.CalledProcessError:
