@@ -167,6 +167,7 @@ class Berth:
         self.http.close()
         self.proc.stop()
         client = docker_client()
-        for c in client.containers.list(all=True, filters={"label": f"berth.host={self.proc.host}"}):
+        for c in client.containers.list(all=True, ignore_removed=True,
+                filters={"label": f"berth.host={self.proc.host}"}):
             c.remove(force=True)
         client.close()

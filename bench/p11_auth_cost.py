@@ -72,7 +72,8 @@ def p11(berth: Berth, samples: int = 2000) -> Result:
         keystone_berth.stop()
         client = docker_client()
         for c in client.containers.list(
-                all=True, filters={"label": f"berth.host={keystone_berth.host}"}):
+                all=True, ignore_removed=True,
+                filters={"label": f"berth.host={keystone_berth.host}"}):
             c.remove(force=True)
         client.close()
         berth.delete_all()

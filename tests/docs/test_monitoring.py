@@ -53,7 +53,8 @@ def test_monitoring_page_runs_as_written(tmp_path: Path, docker_engine: None) ->
         seconds = run_page("monitoring.md", tmp_path, subs, env=env)
     finally:
         client = docker.from_env()
-        for c in client.containers.list(all=True, filters={"label": f"berth.host={host}"}):
+        for c in client.containers.list(all=True, ignore_removed=True,
+                filters={"label": f"berth.host={host}"}):
             c.remove(force=True)
         client.close()
     print(f"monitoring.md ran in {seconds:.1f} s")

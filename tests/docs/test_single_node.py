@@ -25,7 +25,8 @@ def test_single_node_page_runs_as_written(tmp_path: Path, docker_engine: None) -
         seconds = run_page("single-node.md", tmp_path, subs, env=env)
     finally:
         client = docker.from_env()
-        for c in client.containers.list(all=True, filters={"label": f"berth.host={host}"}):
+        for c in client.containers.list(all=True, ignore_removed=True,
+                filters={"label": f"berth.host={host}"}):
             c.remove(force=True)
         client.close()
     print(f"single-node.md ran in {seconds:.1f} s")

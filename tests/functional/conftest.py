@@ -99,7 +99,8 @@ def berth_factory(docker_url: str):  # type: ignore[no-untyped-def]
 def _remove_containers_of(host: str) -> None:
     client = docker.from_env()
     try:
-        for c in client.containers.list(all=True, filters={"label": f"berth.host={host}"}):
+        for c in client.containers.list(all=True, ignore_removed=True,
+                filters={"label": f"berth.host={host}"}):
             c.remove(force=True)
     finally:
         client.close()

@@ -304,7 +304,8 @@ def _remove_docker_containers(hosts: list[str]) -> None:
     client = docker.from_env()
     try:
         for host in hosts:
-            for c in client.containers.list(all=True, filters={"label": f"berth.host={host}"}):
+            for c in client.containers.list(all=True, ignore_removed=True,
+                    filters={"label": f"berth.host={host}"}):
                 c.remove(force=True)
     finally:
         client.close()

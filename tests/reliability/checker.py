@@ -64,7 +64,7 @@ def problems(db: Database, host: str, engine: docker.DockerClient,
     if cni_state is not None:
         found += network_problems(every, cni_state)
     listed = {c.id: c for c in engine.containers.list(
-        all=True, filters={"label": f"berth.host={host}"})}
+        all=True, ignore_removed=True, filters={"label": f"berth.host={host}"})}
     referred = {r.container_id for r in every.values() if r.container_id}
     for cid, c in listed.items():
         if cid not in referred:

@@ -57,7 +57,7 @@ def test_rows_follow_an_engine_restarted_and_killed(berth_on, node_engine,  # ty
             the statuses read as before at once, while berth still follows the new
             processes."""
             pids = {c.name: c.attrs["State"]["Pid"] for c in engine.containers.list(
-                all=True, filters={"label": f"berth.host={proc.host}"})}
+                all=True, ignore_removed=True, filters={"label": f"berth.host={proc.host}"})}
             with database_of(proc) as db:
                 rows = containers.list_by_host(db, proc.host, None)
             return all(int((r.cni_metadata or {}).get("pid") or 0) == pids.get(f"zun-{r.uuid}")

@@ -88,7 +88,7 @@ class Capsules:
         uuids = [shown["uuid"], *(m["uuid"] for m in shown["containers"]),
                  *(m["uuid"] for m in shown["init_containers"])]
         return [c for u in uuids for c in self.docker.containers.list(
-            all=True, filters={"label": f"berth.container.uuid={u}"})]
+            all=True, ignore_removed=True, filters={"label": f"berth.container.uuid={u}"})]
 
     # -- what a test asks of the engine itself (the cri driver's: CriCapsules) --
 

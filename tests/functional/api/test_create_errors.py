@@ -54,7 +54,7 @@ class Leftovers:
         assert resp.status_code == 200, resp.text
         rows = {c["uuid"] for c in resp.json()["containers"]}
         found = self.docker.containers.list(
-            all=True, filters={"label": f"berth.host={self.berth.host}"})
+            all=True, ignore_removed=True, filters={"label": f"berth.host={self.berth.host}"})
         return rows, {c.id for c in found}
 
     def assert_nothing_new(self) -> None:
@@ -84,7 +84,7 @@ def made(berth: BerthProcess, http: httpx.Client,
         except Exception as err:  # noqa: BLE001 - teardown goes on
             print(f"cleanup of {uuid} through the API failed: {err}")
         for c in docker_client.containers.list(
-                all=True, filters={"label": f"berth.container.uuid={uuid}"}):
+                all=True, ignore_removed=True, filters={"label": f"berth.container.uuid={uuid}"}):
             c.remove(force=True)
 
 
@@ -252,7 +252,7 @@ def test_image_on_an_unreachable_registry_is_accepted_then_fails_saying_why(
     assert "pull" in reason.lower()
     assert "image_pull_policy" in reason or "registry" in reason, reason
     assert docker_client.containers.list(
-        all=True, filters={"label": f"berth.container.uuid={uuid}"}) == []
+        all=True, ignore_removed=True, filters={"label": f"berth.container.uuid={uuid}"}) == []
     # Error holds no resources (usage counts every row but Error/Deleted); the row
     # can be deleted without stop or force.
     resp = http.delete(f"/v1/containers/{uuid}")
@@ -278,7 +278,7 @@ def test_run_whose_start_fails_is_error_saying_why_and_keeps_the_container(
     assert "/no/such/binary" in row["status_reason"], row
     # the Docker container stays (its state says why); start may be retried from Error
     [kept] = docker_client.containers.list(
-        all=True, filters={"label": f"berth.container.uuid={uuid}"})
+        all=True, ignore_removed=True, filters={"label": f"berth.container.uuid={uuid}"})
     assert kept.status == "created"
     req = resp.headers["x-openstack-request-id"]
     action = http.get(f"/v1/containers/{uuid}/container_actions/{req}").json()

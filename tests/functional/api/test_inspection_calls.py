@@ -393,7 +393,7 @@ def test_calls_on_a_container_without_docker_container_are_400(berth, zun, docke
     try:
         wait_for(lambda: zun.containers.get(never.uuid).status == "Error", 30,
                  what="the unschedulable container to be Error")
-        assert not docker_client.containers.list(all=True,
+        assert not docker_client.containers.list(all=True, ignore_removed=True,
                                                  filters={"name": f"zun-{never.uuid}"})
         with pytest.raises(zun_exc.BadRequest, match="uncreated container"):
             _logs(zun, never.uuid)

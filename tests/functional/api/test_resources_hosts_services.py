@@ -43,7 +43,8 @@ def private_berth(docker_url):  # type: ignore[no-untyped-def]
     proc.stop()
     client = docker.from_env()
     try:
-        for c in client.containers.list(all=True, filters={"label": f"berth.host={proc.host}"}):
+        for c in client.containers.list(all=True, ignore_removed=True,
+                filters={"label": f"berth.host={proc.host}"}):
             c.remove(force=True)
     finally:
         client.close()
@@ -157,7 +158,7 @@ def test_a_disabled_service_gets_no_new_containers_until_it_is_enabled(
     assert refused.status == "Error"
     assert "not enough hosts" in refused.status_reason
     assert "service disabled (maintenance)" in refused.status_reason
-    assert not docker_client.containers.list(all=True,
+    assert not docker_client.containers.list(all=True, ignore_removed=True,
                                              filters={"label": f"berth.host={proc.host}"})
     zun.containers.delete(refused.uuid)
 

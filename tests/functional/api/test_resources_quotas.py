@@ -40,7 +40,7 @@ def project(berth, zun):  # type: ignore[no-untyped-def]
 
 
 def _berth_containers(docker_client: Any, proc: BerthProcess) -> list[Any]:
-    return docker_client.containers.list(all=True,
+    return docker_client.containers.list(all=True, ignore_removed=True,
                                          filters={"label": f"berth.host={proc.host}"})
 
 

@@ -54,7 +54,8 @@ class Cleanup:
                     print(f"cleanup of {uuid} through the API failed: {err}")
         for uuid in self.uuids:
             for c in self.docker.containers.list(
-                    all=True, filters={"label": f"berth.container.uuid={uuid}"}):
+                    all=True, ignore_removed=True,
+                    filters={"label": f"berth.container.uuid={uuid}"}):
                 c.remove(force=True)
 
 
@@ -104,7 +105,7 @@ def docker_state(docker_client: docker.DockerClient, uuid: str) -> dict[str, Any
 
 
 def docker_containers_of(docker_client: docker.DockerClient, uuid: str) -> list[Any]:
-    return docker_client.containers.list(all=True,
+    return docker_client.containers.list(all=True, ignore_removed=True,
                                          filters={"label": f"berth.container.uuid={uuid}"})
 
 

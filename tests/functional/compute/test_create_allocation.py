@@ -131,7 +131,7 @@ def test_a_node_whose_vcpus_placement_holds_is_not_scheduled(berth_factory, dock
         assert "whole VCPU in Placement" in refused.status_reason, refused.status_reason
         assert placement.get_allocation(refused.uuid) == {}
         assert docker_client.containers.list(
-            all=True, filters={"name": f"zun-{refused.uuid}"}) == []
+            all=True, ignore_removed=True, filters={"name": f"zun-{refused.uuid}"}) == []
         for uuid in [*held, refused.uuid]:
             zun.containers.delete(uuid, force=True)
 

@@ -161,7 +161,8 @@ def test_delete_and_a_failed_plug_leave_no_veth_address_or_registry_entry(
     clash = net.wait(clash["uuid"], "Error")
     assert "create it again" in clash["status_reason"]
     assert not attachments_of(net.proc, clash["uuid"])
-    assert not docker_client.containers.list(all=True, filters={"name": f"zun-{clash['uuid']}"})
+    assert not docker_client.containers.list(all=True, ignore_removed=True,
+            filters={"name": f"zun-{clash['uuid']}"})
     net.delete(c["uuid"])
     assert not link_exists(port)
     assert not attachments_of(net.proc, c["uuid"])

@@ -42,7 +42,7 @@ def engine_containers(host: str) -> dict[str, dict[str, Any]]:
     client = docker.from_env()
     try:
         return {c.id: c.labels for c in client.containers.list(
-            all=True, filters={"label": f"berth.host={host}"})}
+            all=True, ignore_removed=True, filters={"label": f"berth.host={host}"})}
     finally:
         client.close()
 

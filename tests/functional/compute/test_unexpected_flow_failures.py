@@ -63,7 +63,7 @@ def run_container(http: httpx.Client, proc: BerthProcess) -> str:
 
 def engine_ids(docker_client: docker.DockerClient, uuid: str) -> list[str]:
     return [c.id for c in docker_client.containers.list(
-        all=True, filters={"label": f"berth.container.uuid={uuid}"})]
+        all=True, ignore_removed=True, filters={"label": f"berth.container.uuid={uuid}"})]
 
 
 def assert_action_failed(proc: BerthProcess, uuid: str, name: str) -> None:

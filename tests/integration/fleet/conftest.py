@@ -35,7 +35,7 @@ def engine_url(name: str) -> str:
 def remove_all_containers(url: str) -> None:
     client = docker.DockerClient(base_url=url)
     try:
-        for c in client.containers.list(all=True):
+        for c in client.containers.list(all=True, ignore_removed=True):
             c.remove(force=True)
     finally:
         client.close()

@@ -47,7 +47,7 @@ class Fleet:
         client = docker.DockerClient(base_url=self.engine_of[host])
         try:
             return {c.labels["berth.container.uuid"]: c for c in client.containers.list(
-                all=True, filters={"label": "berth.container.uuid"})}
+                all=True, ignore_removed=True, filters={"label": "berth.container.uuid"})}
         finally:
             client.close()
 
@@ -83,7 +83,8 @@ def fleet(request: pytest.FixtureRequest, deployment_factory: Any, database_make
 def _remove_berth_containers(url: str) -> None:
     client = docker.DockerClient(base_url=url)
     try:
-        for c in client.containers.list(all=True, filters={"label": "berth.container.uuid"}):
+        for c in client.containers.list(all=True, ignore_removed=True,
+                filters={"label": "berth.container.uuid"}):
             c.remove(force=True)
     finally:
         client.close()

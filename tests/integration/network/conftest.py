@@ -100,7 +100,8 @@ def remove_leftovers(host: str = NEUTRON_HOST) -> None:
     containers, then the OVS ports whose veth went with them."""
     client = docker.from_env()
     try:
-        for c in client.containers.list(all=True, filters={"label": f"berth.host={host}"}):
+        for c in client.containers.list(all=True, ignore_removed=True,
+                filters={"label": f"berth.host={host}"}):
             c.remove(force=True)
     finally:
         client.close()

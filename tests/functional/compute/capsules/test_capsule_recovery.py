@@ -44,7 +44,7 @@ def engine(request: pytest.FixtureRequest, docker_client: docker.DockerClient
            ) -> Iterator[Engine]:
     if request.param == "docker":
         yield Engine("", lambda host: docker_client.containers.list(
-            all=True, filters={"label": f"berth.host={host}"}))
+            all=True, ignore_removed=True, filters={"label": f"berth.host={host}"}))
         return
     from support.containerd import CGROUP_PARENT, SOCKET
 
