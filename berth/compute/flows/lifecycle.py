@@ -213,8 +213,27 @@ def stop_container(deps: AgentDeps, ctx: RequestContext, uuid: str, timeout: int
         except exc.BerthError as err:
             # Zun leaves the status as it was when a stop fails; the action says Error.
             LOG.warning("stop failed: %s", err.msg)
+        finally:
+            if row.status == Status.DELETING:
+                _await_delete(deps, uuid)
 
     outage.ride_out(deps, uuid, "stop", attempt, ctx=ctx)
+
+
+def _await_delete(deps: AgentDeps, uuid: str) -> None:
+    """The stop of a ``delete --stop`` (the API wrote Deleting, then cast a stop and a
+    delete) ends with the row Deleting and a deadline again, not as Docker shows it:
+    the delete is still awaited, and if its cast was lost the agent's
+    ``expire_tasks`` does it once the deadline passes (``periodic/lost_casts.py``).
+    Left alone when a flow holds a task (a forced delete took it) or the row is gone."""
+    try:
+        containers.update_(deps.db, uuid, {
+            "status": Status.DELETING.value,
+            "task_deadline": common.task_deadline(deps.settings,
+                                                  TaskState.CONTAINER_DELETING)},
+            expected_task_state=None)
+    except (exc.TaskInProgress, exc.ContainerNotFound):
+        pass
 
 
 def refresh(deps: AgentDeps, uuid: str) -> Container:

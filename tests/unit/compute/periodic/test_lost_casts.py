@@ -19,7 +19,7 @@ from berth.compute.capsules import delete as capsule_delete
 from berth.compute.claims import Capacity, ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.flows import actions as action_flows
-from berth.compute.flows import delete, rebuild
+from berth.compute.flows import delete, lifecycle, rebuild
 from berth.compute.periodic.lost_casts import LostCastRepairer
 from berth.compute.periodic.task_deadlines import TaskExpirer
 from berth.compute.pleg.reconcile import skip_reason
@@ -185,3 +185,36 @@ def test_the_state_syncs_leave_an_awaited_status_to_its_flow(
     # Restarting as Docker reports it (a restart policy) has no deadline: synced.
     docker_says = awaited_row(db, engine, status, deadline=None)   # type: ignore[arg-type]
     assert skip_reason(docker_says, HOST) is None
+
+
+def test_a_delete_with_stop_whose_delete_was_lost_is_done_after_the_stop(
+        db: Database, deps: AgentDeps, engine: FakeRuntime) -> None:
+    """``delete --stop`` casts a stop, then a delete: the stop ends with the row
+    Deleting and a deadline again, so a lost delete is done once that passes."""
+    r = awaited_row(db, engine, Status.DELETING, action="delete")
+    lifecycle.stop_container(deps, RequestContext(request_id="req-delete"), r.uuid, None)
+    assert engine.status_of(r.container_id) == RunState.EXITED
+    after = containers.get_by_uuid(db, r.uuid)
+    assert (after.status, after.task_state) == (Status.DELETING, None)
+    # as far off as a delete's own task would be: [compute]task_state_timeout
+    soon = dt.datetime.now(dt.UTC).replace(tzinfo=None) + dt.timedelta(
+        seconds=deps.settings.task_state_timeout - 60)
+    assert after.task_deadline is not None and after.task_deadline > soon
+    queue = Queue()
+    early = after.task_deadline - dt.timedelta(seconds=1)
+    assert repairer(deps, queue, now=early).run() == 0
+    late = after.task_deadline + dt.timedelta(seconds=1)
+    assert repairer(deps, queue, now=late).run() == 1
+    queue.run()
+    assert containers.find_by_uuid(db, r.uuid) is None
+    assert engine.containers == {}
+
+
+def test_the_stop_of_a_delete_leaves_a_forced_deletes_task_alone(
+        db: Database, deps: AgentDeps, engine: FakeRuntime) -> None:
+    r = awaited_row(db, engine, Status.DELETING, task_state=TaskState.CONTAINER_DELETING)
+    lifecycle.stop_container(deps, RequestContext(request_id="req-stop"), r.uuid, None)
+    after = containers.get_by_uuid(db, r.uuid)
+    assert (after.status, after.task_state, after.task_deadline) == (
+        Status.DELETING, TaskState.CONTAINER_DELETING, T0)
+    assert engine.status_of(r.container_id) == RunState.RUNNING
