@@ -158,6 +158,18 @@ def event_finish(db: Database, event_id: int | None, error: bool, traceback: str
         return None if action_id is None else _insert_event(s, action_id, then[2])
 
 
+def is_finished(db: Database, container_uuid: str, request_id: str,
+                names: tuple[str, ...]) -> bool:
+    """Whether the container's action named in ``names`` that this request began is
+    over (the newest such, if it began more than one)."""
+    with db.reader() as s:
+        finish = s.scalars(select(ContainerAction.finish_time).where(
+            ContainerAction.container_uuid == container_uuid,
+            ContainerAction.request_id == request_id, ContainerAction.action.in_(names))
+            .order_by(ContainerAction.id.desc()).limit(1)).first()
+    return finish is not None
+
+
 def list_actions(db: Database, container_uuid: str) -> list[ContainerAction]:
     with db.reader() as s:
         return list(s.scalars(select(ContainerAction)

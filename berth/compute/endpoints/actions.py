@@ -13,7 +13,13 @@ from typing import Any
 from berth.common.context import RequestContext
 from berth.compute.endpoints import EndpointBase, Wire, uuid_of
 from berth.compute.flows import actions, rebuild
+from berth.compute.periodic import lost_casts
 from berth.compute.views import container_payload
+
+# A reboot or rebuild cast that arrives after the agent took it for lost and did it
+# (``periodic/lost_casts.py``) is not done twice.
+_REBOOT = lost_casts.unless_done(actions.reboot_container, lost_casts.REBOOT_ACTIONS)
+_REBUILD = lost_casts.unless_done(rebuild.rebuild_container, lost_casts.REBUILD_ACTIONS)
 
 
 class ActionEndpoints(EndpointBase):
@@ -30,8 +36,7 @@ class ActionEndpoints(EndpointBase):
 
     def container_reboot(self, context: Wire, container: Wire,
                          timeout: int | None = None) -> None:
-        self._queue(context, container, actions.reboot_container,
-                    None if timeout is None else int(timeout))
+        self._queue(context, container, _REBOOT, None if timeout is None else int(timeout))
 
     def container_pause(self, context: Wire, container: Wire) -> None:
         self._queue(context, container, actions.pause_container)
@@ -45,7 +50,7 @@ class ActionEndpoints(EndpointBase):
                     None if signal is None else str(signal))
 
     def container_rebuild(self, context: Wire, container: Wire, run: bool = False) -> None:
-        self._queue(context, container, rebuild.rebuild_container, bool(run))
+        self._queue(context, container, _REBUILD, bool(run))
 
     def resize_container(self, context: Wire, container: Wire, patch: Wire) -> None:
         self._queue(context, container, actions.resize_container, dict(patch or {}))

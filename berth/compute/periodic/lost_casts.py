@@ -18,13 +18,15 @@ each row of this host with no task and a deadline past::
 The flow is queued on the container's worker like a cast's, and records its events
 under the request's own action (its latest unfinished one of that kind), so
 ``openstack appcontainer action show`` tells what happened to the request. A cast that
-was only slow and arrives afterwards runs too, as a repeated request would (a delete
-of a gone row does nothing; a reboot or a rebuild happens twice): the deadline,
-``[compute]task_state_timeout``, is long so that only lost casts reach it.
+was only slow and arrives afterwards finds that action finished and does nothing
+(:func:`unless_done`, around the reboot and rebuild endpoints' flows; a delete of a
+gone row does nothing anyway). The deadline, ``[compute]task_state_timeout``, is long
+so that only lost casts reach it.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -44,10 +46,12 @@ from berth.runtime import base as rt
 LOG = logging.getLogger(__name__)
 
 #: The actions whose request a status stands for (the API's action names).
+REBOOT_ACTIONS = ("reboot",)
+REBUILD_ACTIONS = ("rebuild", "evacuate")
 _REQUESTED_BY: dict[str, tuple[str, ...]] = {
     Status.DELETING.value: ("delete",),
-    Status.RESTARTING.value: ("reboot",),
-    Status.REBUILDING.value: ("rebuild", "evacuate"),
+    Status.RESTARTING.value: REBOOT_ACTIONS,
+    Status.REBUILDING.value: REBUILD_ACTIONS,
 }
 
 Submit = Callable[..., None]
@@ -115,3 +119,22 @@ def _request_of(deps: AgentDeps, uuid: str, names: tuple[str, ...]) -> str | Non
         if action.action in names and action.finish_time is None:
             return action.request_id
     return None
+
+
+def unless_done(flow: Callable[..., Any], names: tuple[str, ...]) -> Callable[..., None]:
+    """``flow(deps, ctx, uuid, ...)``, a cast's, unless the request's action (named in
+    ``names``) is already finished: the agent took the cast for lost at its deadline
+    and did the request itself (:class:`LostCastRepairer`), and this is the cast
+    arriving late. Checked on the container's worker, so behind a repair queued
+    before it. A request the API's cast failed for is finished too (in Error, its
+    status put back): not done either."""
+    @functools.wraps(flow)
+    def run(deps: AgentDeps, ctx: RequestContext, uuid: str, *args: Any, **kwargs: Any
+            ) -> None:
+        if ctx.request_id and actions.is_finished(deps.db, uuid, ctx.request_id, names):
+            LOG.warning("the %s request %s arrived after it was done (its cast was taken "
+                        "for lost at the deadline); not doing it again", names[0],
+                        ctx.request_id)
+            return
+        flow(deps, ctx, uuid, *args, **kwargs)
+    return run

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.fake_runtime import FakeRuntime
+from support.fake_runtime import FakeRuntime, ImageRuntime
 from support.migrated_sqlite import migrated_url
 
 from berth.common.context import RequestContext
@@ -20,7 +20,12 @@ from berth.compute.claims import Capacity, ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.flows import actions as action_flows
 from berth.compute.flows import delete, lifecycle, rebuild
-from berth.compute.periodic.lost_casts import LostCastRepairer
+from berth.compute.periodic.lost_casts import (
+    REBOOT_ACTIONS,
+    REBUILD_ACTIONS,
+    LostCastRepairer,
+    unless_done,
+)
 from berth.compute.periodic.task_deadlines import TaskExpirer
 from berth.compute.pleg.reconcile import skip_reason
 from berth.compute.states import Status, TaskState
@@ -218,3 +223,38 @@ def test_the_stop_of_a_delete_leaves_a_forced_deletes_task_alone(
     assert (after.status, after.task_state, after.task_deadline) == (
         Status.DELETING, TaskState.CONTAINER_DELETING, T0)
     assert engine.status_of(r.container_id) == RunState.RUNNING
+
+
+def test_a_cast_that_comes_after_its_repair_is_not_done_twice(
+        db: Database, deps: AgentDeps, engine: FakeRuntime) -> None:
+    late = RequestContext(request_id="req-reboot")
+    repaired = awaited_row(db, engine, Status.RESTARTING, action="reboot")
+    queue = Queue()
+    repairer(deps, queue).run()
+    queue.run()
+    reboot = unless_done(action_flows.reboot_container, REBOOT_ACTIONS)
+    reboot(deps, late, repaired.uuid, None)
+    assert engine.calls.count(("restart", repaired.container_id)) == 1
+    # A cast in time (its action still open) is done, and finishes the action.
+    on_time = awaited_row(db, engine, Status.RESTARTING, action="reboot")
+    reboot(deps, late, on_time.uuid, None)
+    assert ("restart", on_time.container_id) in engine.calls
+    assert actions.is_finished(db, on_time.uuid, "req-reboot", REBOOT_ACTIONS)
+
+
+def test_a_rebuild_cast_after_its_repair_is_not_done_twice(db: Database) -> None:
+    engine = ImageRuntime()                 # the rebuild's image is there
+    deps = AgentDeps(db=db, runtime=engine, tracker=ResourceTracker(db, HOST),
+                     settings=AgentSettings(host=HOST))
+    deps.tracker.set_capacity(Capacity(cpus=4.0, memory_mib=8192))
+    r = awaited_row(db, engine, Status.REBUILDING, action="rebuild",
+                    run_state=RunState.EXITED, image_pull_policy="ifnotpresent")
+    queue = Queue()
+    repairer(deps, queue).run()
+    queue.run()
+    rebuilt = containers.get_by_uuid(db, r.uuid)
+    assert rebuilt.container_id != r.container_id
+    assert (rebuilt.status, rebuilt.task_state) == (Status.CREATED, None)
+    unless_done(rebuild.rebuild_container, REBUILD_ACTIONS)(
+        deps, RequestContext(request_id="req-rebuild"), r.uuid, False)
+    assert containers.get_by_uuid(db, r.uuid).container_id == rebuilt.container_id
