@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.agent_deps import agent_deps, node_database
 from support.fake_runtime import FakeRuntime
 
-from berth.compute.claims import Capacity, ResourceTracker
-from berth.compute.deps import AgentDeps, AgentSettings
-from berth.db import containers, migrate, nodes
+from berth.compute.deps import AgentDeps
+from berth.db import containers
 from berth.db.engine import Database
 from berth.db.models import Container
 from berth.runtime import base as rt
@@ -49,12 +49,7 @@ class CountingRuntime(FakeRuntime):
 
 @pytest.fixture
 def sync_db(tmp_path: Path) -> Iterator[Database]:
-    url = f"sqlite:///{tmp_path / 'berth.sqlite'}"
-    migrate.upgrade(url)
-    database = Database(url)
-    nodes.upsert_compute_node(database, SYNC_HOST, {"cpus": 4, "mem_total": 8192})
-    yield database
-    database.dispose()
+    yield from node_database(tmp_path, SYNC_HOST)
 
 
 @pytest.fixture
@@ -64,10 +59,7 @@ def sync_engine() -> CountingRuntime:
 
 @pytest.fixture
 def sync_deps(sync_db: Database, sync_engine: CountingRuntime) -> AgentDeps:
-    tracker = ResourceTracker(sync_db, SYNC_HOST)
-    tracker.set_capacity(Capacity(cpus=4.0, memory_mib=8192))
-    return AgentDeps(db=sync_db, runtime=sync_engine, tracker=tracker,
-                     settings=AgentSettings(host=SYNC_HOST))
+    return agent_deps(sync_db, sync_engine, SYNC_HOST)
 
 
 RowFactory = Callable[..., Container]

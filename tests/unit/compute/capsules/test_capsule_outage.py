@@ -10,15 +10,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from support.agent_deps import add_node, agent_deps
 from support.fake_runtime import ImageRuntime
 from support.write_outage import Outage
 
 from berth.common.context import RequestContext
 from berth.compute.capsules import create as capsule_create
 from berth.compute.capsules import delete as capsule_delete
-from berth.compute.claims import Capacity, ResourceTracker
-from berth.compute.deps import AgentDeps, AgentSettings
-from berth.db import actions, capsules, containers, nodes
+from berth.compute.deps import AgentDeps
+from berth.db import actions, capsules, containers
 from berth.db.engine import Database
 
 HOST = "n1"
@@ -31,12 +31,9 @@ def engine() -> ImageRuntime:
 
 @pytest.fixture
 def deps(db: Database, engine: ImageRuntime) -> Iterator[AgentDeps]:
-    nodes.upsert_compute_node(db, HOST, {"cpus": 4, "mem_total": 8192})
-    tracker = ResourceTracker(db, HOST)
-    tracker.set_capacity(Capacity(cpus=4.0, memory_mib=8192))
-    d = AgentDeps(db=db, runtime=engine, tracker=tracker,
-                  settings=AgentSettings(host=HOST, database_patience=2.0,
-                                         sandbox_image="berth-test/pause:1"))
+    add_node(db, HOST)
+    d = agent_deps(db, engine, HOST, database_patience=2.0,
+                   sandbox_image="berth-test/pause:1")
     yield d
     d.overlap.shutdown(wait=True)
 

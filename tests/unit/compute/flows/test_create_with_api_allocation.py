@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from support.agent_deps import agent_deps
 from support.fake_runtime import FakeRuntime, ImageRuntime
 
 from berth.common.context import RequestContext
-from berth.compute.claims import Capacity, ResourceTracker
-from berth.compute.deps import AgentDeps, AgentSettings
+from berth.compute.deps import AgentDeps
 from berth.compute.flows import create
 from berth.db import actions, containers, nodes
 from berth.db.engine import Database
@@ -34,10 +34,7 @@ class RefusingRuntime(ImageRuntime):
 
 
 def agent(db: Database, engine: FakeRuntime) -> AgentDeps:
-    tracker = ResourceTracker(db, HOST)
-    tracker.set_capacity(Capacity(cpus=4.0, memory_mib=8192))
-    return AgentDeps(db=db, runtime=engine, tracker=tracker,
-                     settings=AgentSettings(host=HOST), placement=EmbeddedPlacement(db))
+    return agent_deps(db, engine, HOST, placement=EmbeddedPlacement(db))
 
 
 @pytest.fixture

@@ -8,16 +8,16 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
+from support.agent_deps import add_node, agent_deps
 from support.fake_runtime import ImageRuntime
 from support.metrics import sample
 
 from berth.common.context import RequestContext
 from berth.compute.capsules import delete as capsule_delete
-from berth.compute.claims import Capacity, ResourceTracker
-from berth.compute.deps import AgentDeps, AgentSettings
+from berth.compute.deps import AgentDeps
 from berth.compute.flows import create, delete, lifecycle
 from berth.compute.states import TaskState
-from berth.db import actions, containers, nodes
+from berth.db import actions, containers
 from berth.db.capsules import CAPSULE
 from berth.db.engine import Database
 from berth.runtime import base as rt
@@ -27,11 +27,8 @@ HOST = "n1"
 
 @pytest.fixture
 def deps(db: Database) -> Iterator[AgentDeps]:
-    nodes.upsert_compute_node(db, HOST, {"cpus": 4, "mem_total": 8192})
-    tracker = ResourceTracker(db, HOST)
-    tracker.set_capacity(Capacity(cpus=4.0, memory_mib=8192))
-    d = AgentDeps(db=db, runtime=ImageRuntime(), tracker=tracker,
-                  settings=AgentSettings(host=HOST))
+    add_node(db, HOST)
+    d = agent_deps(db, ImageRuntime(), HOST)
     yield d
     d.overlap.shutdown(wait=True)
 

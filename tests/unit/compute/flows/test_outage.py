@@ -10,16 +10,16 @@ from typing import Any
 
 import pytest
 import sqlalchemy.exc
+from support.agent_deps import add_node, agent_deps
 from support.fake_runtime import FakeRuntime, ImageRuntime
 from support.write_outage import Outage, gone
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
-from berth.compute.claims import Capacity, ResourceTracker
-from berth.compute.deps import AgentDeps, AgentSettings
+from berth.compute.deps import AgentDeps
 from berth.compute.flows import actions as actions_flow
 from berth.compute.flows import create, lifecycle, outage
-from berth.db import actions, containers, nodes
+from berth.db import actions, containers
 from berth.db.engine import Database
 
 HOST = "n1"
@@ -79,11 +79,8 @@ def test_past_the_patience_the_last_database_error_goes_on() -> None:
 
 @pytest.fixture
 def deps(db: Database) -> Iterator[AgentDeps]:
-    nodes.upsert_compute_node(db, HOST, {"cpus": 4, "mem_total": 8192})
-    tracker = ResourceTracker(db, HOST)
-    tracker.set_capacity(Capacity(cpus=4.0, memory_mib=8192))
-    d = AgentDeps(db=db, runtime=ImageRuntime(), tracker=tracker,
-                  settings=AgentSettings(host=HOST, database_patience=2.0))
+    add_node(db, HOST)
+    d = agent_deps(db, ImageRuntime(), HOST, database_patience=2.0)
     yield d
     d.overlap.shutdown(wait=True)
 

@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.agent_deps import HOST, agent_deps, node_database
 from support.fake_runtime import FakeRuntime
-from support.migrated_sqlite import migrated_url
 
-from berth.compute.claims import Capacity, ResourceTracker
-from berth.compute.deps import AgentDeps, AgentSettings
+from berth.compute.deps import AgentDeps
 from berth.compute.flows import recovery
 from berth.compute.states import Status, TaskState
 from berth.db import containers, nodes
@@ -24,16 +23,10 @@ from berth.db.engine import Database
 from berth.db.models import utcnow
 from berth.runtime.base import RunState
 
-HOST = "node1"
-
 
 @pytest.fixture
 def db(tmp_path: Path) -> Iterator[Database]:
-    url = migrated_url(tmp_path)
-    database = Database(url)
-    nodes.upsert_compute_node(database, HOST, {"cpus": 4, "mem_total": 8192})
-    yield database
-    database.dispose()
+    yield from node_database(tmp_path)
 
 
 @pytest.fixture
@@ -41,16 +34,9 @@ def engine() -> FakeRuntime:
     return FakeRuntime()
 
 
-def make_deps(db: Database, engine: FakeRuntime, **settings: Any) -> AgentDeps:
-    tracker = ResourceTracker(db, HOST)
-    tracker.set_capacity(Capacity(cpus=4.0, memory_mib=8192))
-    return AgentDeps(db=db, runtime=engine, tracker=tracker,
-                     settings=AgentSettings(host=HOST, **settings))
-
-
 @pytest.fixture
 def deps(db: Database, engine: FakeRuntime) -> AgentDeps:
-    return make_deps(db, engine)
+    return agent_deps(db, engine)
 
 
 def row(db: Database, status: str, task: str | None = None, container_id: str | None = None,
@@ -301,7 +287,7 @@ def test_other_interrupted_task_becomes_error_with_a_reason(db: Database, deps: 
 @pytest.mark.parametrize("resume", [True, False])
 def test_running_row_found_stopped_is_started_only_with_resume(
         db: Database, engine: FakeRuntime, resume: bool) -> None:
-    deps = make_deps(db, engine, resume_container_state=resume)
+    deps = agent_deps(db, engine, resume_container_state=resume)
     r = row(db, Status.RUNNING)
     cid = engine.add(r.uuid, HOST, RunState.EXITED)
     up = row(db, Status.RUNNING)
@@ -316,7 +302,7 @@ def test_running_row_found_stopped_is_started_only_with_resume(
 
 def test_resume_skips_a_running_row_whose_container_is_gone(db: Database,
                                                             engine: FakeRuntime) -> None:
-    deps = make_deps(db, engine, resume_container_state=True)
+    deps = agent_deps(db, engine, resume_container_state=True)
     r = row(db, Status.RUNNING, container_id="y" * 64)
     report = recovery.init_containers(deps)
     assert containers.get_by_uuid(db, r.uuid).status == Status.RUNNING   # the sync's job
@@ -371,7 +357,7 @@ def test_a_node_back_from_the_dead_removes_its_copies_of_evacuated_containers(
 
 def test_one_failing_row_is_counted_and_the_next_is_recovered(
         db: Database, engine: FakeRuntime) -> None:
-    deps = make_deps(db, engine, resume_container_state=True)
+    deps = agent_deps(db, engine, resume_container_state=True)
     bad = row(db, Status.RUNNING, container_id="z" * 64)
     engine.broken["z" * 64] = ValueError("engine answered nonsense")
     nxt = row(db, Status.CREATING)
@@ -400,10 +386,7 @@ def with_placement(db: Database, engine: FakeRuntime):  # type: ignore[no-untype
     placement.ensure_provider(rp, HOST)
     placement.set_inventory(rp, {"VCPU": Inventory(total=4, allocation_ratio=16.0),
                                  "MEMORY_MB": Inventory(total=8192)})
-    tracker = ResourceTracker(db, HOST)
-    tracker.set_capacity(Capacity(cpus=4.0, memory_mib=8192))
-    deps = AgentDeps(db=db, runtime=engine, tracker=tracker,
-                     settings=AgentSettings(host=HOST), placement=placement)
+    deps = agent_deps(db, engine, placement=placement)
     return deps, placement, rp
 
 

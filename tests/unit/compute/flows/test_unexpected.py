@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from support.agent_deps import add_node, agent_deps
 from support.fake_runtime import FakeRuntime
 
 from berth.common.context import RequestContext
-from berth.compute.claims import Capacity, ResourceTracker
-from berth.compute.deps import AgentDeps, AgentSettings
+from berth.compute.deps import AgentDeps
 from berth.compute.flows import actions as action_flows
 from berth.compute.flows import create, delete, rebuild, unexpected
 from berth.compute.states import Status
-from berth.db import actions, containers, nodes
+from berth.db import actions, containers
 from berth.db.engine import Database
 from berth.runtime import base as rt
 
@@ -90,11 +90,8 @@ def engine() -> BrokenRuntime:
 
 @pytest.fixture
 def deps(db: Database, engine: BrokenRuntime) -> Iterator[AgentDeps]:
-    nodes.upsert_compute_node(db, HOST, {"cpus": 4, "mem_total": 8192})
-    tracker = ResourceTracker(db, HOST)
-    tracker.set_capacity(Capacity(cpus=4.0, memory_mib=8192))
-    d = AgentDeps(db=db, runtime=engine, tracker=tracker,
-                  settings=AgentSettings(host=HOST, database_patience=2.0))
+    add_node(db, HOST)
+    d = agent_deps(db, engine, HOST, database_patience=2.0)
     yield d
     d.overlap.shutdown(wait=True)
 

@@ -11,13 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.agent_deps import HOST, agent_deps, node_database
 from support.fake_runtime import FakeRuntime, ImageRuntime
-from support.migrated_sqlite import migrated_url
 
 from berth.common.context import RequestContext
 from berth.compute.capsules import delete as capsule_delete
-from berth.compute.claims import Capacity, ResourceTracker
-from berth.compute.deps import AgentDeps, AgentSettings
+from berth.compute.deps import AgentDeps
 from berth.compute.flows import actions as action_flows
 from berth.compute.flows import delete, lifecycle, rebuild
 from berth.compute.periodic.lost_casts import (
@@ -29,22 +28,18 @@ from berth.compute.periodic.lost_casts import (
 from berth.compute.periodic.task_deadlines import TaskExpirer
 from berth.compute.pleg.reconcile import skip_reason
 from berth.compute.states import Status, TaskState
-from berth.db import actions, containers, nodes
+from berth.db import actions, containers
 from berth.db.capsules import CAPSULE
 from berth.db.engine import Database
 from berth.runtime.base import RunState
 
-HOST = "node1"
 T0 = dt.datetime(2030, 1, 1, 12, 0, 0)          # naive UTC, as the database stores times
 LATER = T0 + dt.timedelta(seconds=1)
 
 
 @pytest.fixture
 def db(tmp_path: Path) -> Iterator[Database]:
-    database = Database(migrated_url(tmp_path))
-    nodes.upsert_compute_node(database, HOST, {"cpus": 4, "mem_total": 8192})
-    yield database
-    database.dispose()
+    yield from node_database(tmp_path)
 
 
 @pytest.fixture
@@ -54,10 +49,7 @@ def engine() -> FakeRuntime:
 
 @pytest.fixture
 def deps(db: Database, engine: FakeRuntime) -> AgentDeps:
-    tracker = ResourceTracker(db, HOST)
-    tracker.set_capacity(Capacity(cpus=4.0, memory_mib=8192))
-    return AgentDeps(db=db, runtime=engine, tracker=tracker,
-                     settings=AgentSettings(host=HOST, stop_timeout_default=3))
+    return agent_deps(db, engine, stop_timeout_default=3)
 
 
 class Queue:
@@ -244,9 +236,7 @@ def test_a_cast_that_comes_after_its_repair_is_not_done_twice(
 
 def test_a_rebuild_cast_after_its_repair_is_not_done_twice(db: Database) -> None:
     engine = ImageRuntime()                 # the rebuild's image is there
-    deps = AgentDeps(db=db, runtime=engine, tracker=ResourceTracker(db, HOST),
-                     settings=AgentSettings(host=HOST))
-    deps.tracker.set_capacity(Capacity(cpus=4.0, memory_mib=8192))
+    deps = agent_deps(db, engine)
     r = awaited_row(db, engine, Status.REBUILDING, action="rebuild",
                     run_state=RunState.EXITED, image_pull_policy="ifnotpresent")
     queue = Queue()

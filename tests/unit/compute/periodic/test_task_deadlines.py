@@ -9,18 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.agent_deps import HOST, agent_deps, node_database
 from support.fake_runtime import FakeRuntime
-from support.migrated_sqlite import migrated_url
 
-from berth.compute.claims import Capacity, ResourceTracker
-from berth.compute.deps import AgentDeps, AgentSettings
+from berth.compute.deps import AgentDeps
 from berth.compute.periodic.task_deadlines import TaskExpirer
 from berth.compute.states import Status, TaskState
 from berth.db import containers, nodes
 from berth.db.engine import Database
 from berth.runtime.base import RunState
 
-HOST = "node1"
 T0 = dt.datetime(2030, 1, 1, 12, 0, 0)          # naive UTC, as the database stores times
 
 
@@ -34,11 +32,7 @@ class Clock:
 
 @pytest.fixture
 def db(tmp_path: Path) -> Iterator[Database]:
-    url = migrated_url(tmp_path)
-    database = Database(url)
-    nodes.upsert_compute_node(database, HOST, {"cpus": 4, "mem_total": 8192})
-    yield database
-    database.dispose()
+    yield from node_database(tmp_path)
 
 
 @pytest.fixture
@@ -48,11 +42,7 @@ def engine() -> FakeRuntime:
 
 @pytest.fixture
 def deps(db: Database, engine: FakeRuntime) -> AgentDeps:
-    tracker = ResourceTracker(db, HOST)
-    tracker.set_capacity(Capacity(cpus=4.0, memory_mib=8192))
-    return AgentDeps(db=db, runtime=engine, tracker=tracker,
-                     settings=AgentSettings(host=HOST, task_state_timeout=600,
-                                            create_task_timeout=1800))
+    return agent_deps(db, engine, task_state_timeout=600, create_task_timeout=1800)
 
 
 def busy_row(db: Database, engine: FakeRuntime, task: str, deadline: dt.datetime,
