@@ -1,9 +1,8 @@
 """How the tests share pytest-xdist's workers.
 
-With ``BERTH_TEST_WORKERS=2`` the test command (``scripts/test.sh``) runs the suite in
-two steps (by default it runs one process): first the unit and
-functional tests in two workers side by side, then the rest (docs, integration,
-reliability) in one process. Those time heartbeats, outages and evacuations against
+The test command (``scripts/test.sh``) runs the suite in two steps (with
+``BERTH_TEST_WORKERS=0``, in one process): first the unit and functional tests in two
+workers side by side, then the rest (docs, integration, reliability) in one process. Those time heartbeats, outages and evacuations against
 the shared services and stop and start some of them; run beside the functional tests
 in a first try, eight failed (that try was also without the scopes below, so which of
 the two caused each failure is not settled). The functional tests pass side by side.
