@@ -45,9 +45,10 @@ from berth.runtime import base as rt
 
 LOG = logging.getLogger(__name__)
 
-#: The actions whose request a status stands for (the API's action names).
+#: The API's action names of a reboot's request and of a rebuild's.
 REBOOT_ACTIONS = ("reboot",)
 REBUILD_ACTIONS = ("rebuild", "evacuate")
+#: The actions whose request a status stands for.
 _REQUESTED_BY: dict[str, tuple[str, ...]] = {
     Status.DELETING.value: ("delete",),
     Status.RESTARTING.value: REBOOT_ACTIONS,
