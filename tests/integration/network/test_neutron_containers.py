@@ -14,7 +14,9 @@ from typing import Any
 
 import httpx
 import pytest
-from integration.network.conftest import PROJECT, Networks
+from integration.network import ovs_diagnostics
+from integration.network.conftest import NEUTRON_URL, PROJECT, Networks
+from integration.network.ovs_diagnostics import container_pid
 from support.berth_proc import TEST_IMAGE, wait_for
 
 pytestmark = pytest.mark.integration
@@ -57,44 +59,15 @@ def fetch(address: str, path: str) -> str:
 
 
 def tcp_exchange(http: httpx.Client, client: str, server: str, what: str) -> None:
-    """Wait for ``client``'s TCP-OK; when it never comes, fail with what OVS and both
-    containers' namespaces held then (this wait failed intermittently in clean-clone
-    runs, cause unknown: the next failure says more)."""
+    """Wait for ``client``'s TCP-OK; when it never comes, fail with the report of
+    ``ovs_diagnostics`` (this wait failed intermittently in clean-clone runs: the
+    report tells a late path from a dropped one, and where it drops)."""
     try:
         wait_for(lambda: "TCP-OK" in logs(http, client), 90, 0.5, what=what)
     except AssertionError as err:
-        raise AssertionError(f"{err}\n{diagnostics(http, client, server)}") from None
-
-
-def diagnostics(http: httpx.Client, *uuids: str) -> str:
-    def sh(*argv: str) -> str:
-        try:
-            done = subprocess.run(argv, check=False, capture_output=True, text=True,
-                                  timeout=30)
-            out = (done.stdout + done.stderr)[-6000:]
-        except (OSError, subprocess.SubprocessError) as err:    # never hide the failure
-            out = f"(could not run: {err})"
-        return f"$ {' '.join(argv)}\n{out}"
-
-    parts = [sh("ovs-vsctl", "show"),
-             sh("ovs-vsctl", "--columns=name,ofport,error,admin_state,link_state,"
-                "external_ids", "list", "interface"),
-             sh("ovs-ofctl", "dump-flows", "br-int"),
-             sh("ovs-appctl", "dpif/show")]
-    for uuid in uuids:
-        try:
-            parts.append(f"--- {uuid}: {http.get(f'/v1/containers/{uuid}').text[:2000]}")
-            parts.append(f"logs: {logs(http, uuid)[-1000:]}")
-        except httpx.HTTPError as err:
-            parts.append(f"--- {uuid}: the API did not answer ({err})")
-        try:
-            pid = container_pid(uuid)
-        except subprocess.CalledProcessError:
-            continue
-        for cmd in (["ip", "-d", "addr"], ["ip", "route"], ["ip", "neigh"],
-                    ["ip", "-s", "link"]):
-            parts.append(sh("nsenter", f"--net=/proc/{pid}/ns/net", *cmd))
-    return "\n".join(parts)
+        report = ovs_diagnostics.report(http, NEUTRON_URL, client, server,
+                                        logs(http, client))
+        raise AssertionError(f"{err}\n{report}") from None
 
 
 def ovs_ports() -> set[str]:
@@ -244,7 +217,3 @@ def test_attach_and_detach_a_second_network_while_running(
     delete(http, uuid)
 
 
-def container_pid(uuid: str) -> int:
-    out = subprocess.run(["docker", "inspect", "-f", "{{.State.Pid}}", f"zun-{uuid}"],
-                         check=True, capture_output=True, text=True).stdout
-    return int(out.strip())
