@@ -1,5 +1,8 @@
 """``python -m bench [ID ...]``: run the benchmarks (all by default), print a table
-(measure, berth, baseline, ratio, goal) and write it as JSON to bench/results/."""
+(measure, berth, baseline, ratio, goal) and write it as JSON to bench/results/.
+
+Both sides of every benchmark use the Docker engine ``DOCKER_HOST`` names (else the
+local socket), which must hold the test image: nothing is pulled."""
 
 from __future__ import annotations
 
@@ -9,6 +12,8 @@ import os
 import sys
 import time
 import traceback
+
+import docker
 
 from bench import (
     p1_p2_create,
@@ -27,7 +32,7 @@ from bench import (
     p13_dashboard_list,
     p14_neutron_create,
 )
-from bench.common import Berth, Result
+from bench.common import Berth, MissingImage, Result, docker_client, require_images
 
 BENCHMARKS = {
     "P1": p1_p2_create.p1,
@@ -63,6 +68,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     args = parser.parse_args(argv)
     ids = [i.upper() for i in args.ids] or list(BENCHMARKS)
+    unknown = [i for i in ids if i not in BENCHMARKS]
+    if unknown:
+        parser.error(f"no benchmark {', '.join(unknown)}; there are {', '.join(BENCHMARKS)}")
+    try:
+        client = docker_client()
+        try:
+            require_images(client)
+        finally:
+            client.close()
+    except (MissingImage, docker.errors.DockerException) as err:
+        print(f"python -m bench: {err}", file=sys.stderr)
+        return 2
     results: list[Result] = []
     # Benchmarks create more containers than the default quotas allow.
     berth = Berth("[quota]\ncontainers = -1\nmemory = -1\ncpu = -1\ndisk = -1\n"

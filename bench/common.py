@@ -1,5 +1,12 @@
 """Shared pieces of the benchmarks: a berth process, a Docker client, statistics and
-the result rows."""
+the result rows.
+
+Every benchmark runs both of its sides on one engine, the one ``DOCKER_HOST`` names
+(the local socket when it is unset): the baseline's Docker SDK client and each berth
+the benchmarks start (its ``[docker]api_url``). Nothing is pulled: the engine must hold
+the test image already (``require_images``), and the baseline starts its containers
+with ``run_detached``, never with the SDK's ``containers.run``, which pulls a missing
+image from its registry (Docker Hub, for ``berth-test/busybox``)."""
 
 from __future__ import annotations
 
@@ -23,6 +30,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from support.berth_proc import TEST_IMAGE, BerthProcess
 
 IMAGE = TEST_IMAGE
+#: The command that builds each image the benchmarks run, offline, on the engine
+#: ``DOCKER_HOST`` names (the docker CLI reads it too).
+BUILT_BY = {TEST_IMAGE: "bash .ci/make-test-images.sh busybox"}
+LOCAL_ENGINE = "unix:///var/run/docker.sock"
 #: A command that exits at once on SIGTERM, so stops do not wait Docker's 10 s.
 COMMAND = ["sh", "-c", "trap 'exit 0' TERM; sleep 600 & wait"]
 
@@ -64,8 +75,50 @@ def name(prefix: str) -> str:
     return f"bench-{prefix}-{uuid.uuid4().hex[:8]}"
 
 
+def engine_url() -> str:
+    """The engine of both sides: ``DOCKER_HOST``, as the docker CLI and SDK read it."""
+    return os.environ.get("DOCKER_HOST") or LOCAL_ENGINE
+
+
+def engine_conf() -> str:
+    """The lines of a bench berth's configuration that point it at ``engine_url()``."""
+    return f"[docker]\napi_url = {engine_url()}\n"
+
+
 def docker_client() -> docker.DockerClient:
-    return docker.DockerClient(base_url="unix:///var/run/docker.sock", version="auto")
+    return docker.DockerClient(base_url=engine_url(), version="auto")
+
+
+class MissingImage(RuntimeError):
+    """An image a benchmark runs is not on the engine; the message says what builds it."""
+
+
+def require_images(client: docker.DockerClient, images: tuple[str, ...] = (IMAGE,)) -> None:
+    """MissingImage unless the engine holds every one of ``images``. Checked before
+    anything runs: both the SDK and berth (``ifnotpresent``) would pull a missing one
+    from an outside registry."""
+    missing = []
+    for image in images:
+        try:
+            client.images.get(image)
+        except docker.errors.ImageNotFound:
+            missing.append(image)
+    if missing:
+        where = "" if engine_url() == LOCAL_ENGINE else f"DOCKER_HOST={engine_url()} "
+        how = "; ".join(f"{where}{BUILT_BY.get(i, 'docker load -i <an archive of it>')}"
+                        for i in missing)
+        raise MissingImage(f"the engine at {engine_url()} lacks {', '.join(missing)}, and "
+                           f"the benchmarks pull nothing: build it offline with `{how}`")
+
+
+def run_detached(client: docker.DockerClient, image: str, command: list[str] | None = None,
+                 **options: Any) -> Any:
+    """``docker run -d`` through the SDK without its pull: the same engine calls as
+    ``containers.run(detach=True)`` (create, inspect, start), but an image the engine
+    lacks is an ImageNotFound, never a pull."""
+    container = client.containers.create(image, command, **options)
+    container.start()
+    return container
 
 
 def wait(predicate: Callable[[], Any], timeout: float, interval: float = 0.005) -> Any:
@@ -104,7 +157,8 @@ class Berth:
     """A berth serve process with an HTTP client, for the benchmarks."""
 
     def __init__(self, extra_conf: str = "") -> None:
-        self.proc = BerthProcess(extra_conf).start(timeout=180)   # a loaded machine starts slowly
+        # a loaded machine starts slowly
+        self.proc = BerthProcess(engine_conf() + extra_conf).start(timeout=180)
         self._headers = {"X-Auth-Token": "admin", "OpenStack-API-Version": "container 1.40"}
         # Idle connections are dropped after 2 s, before the server's keep-alive of
         # 5 s closes them: a POST sent on a connection the server is closing fails

@@ -2,8 +2,8 @@
 
 Baseline, in the same run: what the local volume driver does, done by hand around
 ``docker run``: a sparse 1 GiB file, ``mkfs.ext4``, ``mount -o loop``, then
-``containers.run(detach=True)`` with the mount point bound in (which returns after
-the start). berth's time runs from the POST (``mounts: [{"size": 1, ...}]``) until the
+``docker run -d`` (``common.run_detached``) with the mount point bound in (which returns
+after the start). berth's time runs from the POST (``mounts: [{"size": 1, ...}]``) until the
 API shows Running (GET polled every 10 ms). Each side removes its container and its
 volume (unmount, file deleted) before the next run. Goal: ratio ≤ 1.15.
 """
@@ -26,6 +26,7 @@ from bench.common import (
     median,
     name,
     ratio,
+    run_detached,
     settle,
     wait,
 )
@@ -66,9 +67,8 @@ def _docker_side(client: docker.DockerClient, scratch: str) -> float:
     subprocess.run(["mkfs.ext4", "-F", "-q", image], check=True)
     os.makedirs(point, exist_ok=True)
     subprocess.run(["mount", "-t", "ext4", "-o", "loop", image, point], check=True)
-    c = client.containers.run(IMAGE, COMMAND, detach=True, name=name("p10d"),
-                              mem_limit="64m", cpu_shares=102, labels={"bench": "1"},
-                              volumes=[f"{point}:/data"])
+    c = run_detached(client, IMAGE, COMMAND, name=name("p10d"), mem_limit="64m",
+                     cpu_shares=102, labels={"bench": "1"}, volumes=[f"{point}:/data"])
     wall = time.perf_counter() - t0
     c.remove(force=True)
     subprocess.run(["umount", point], check=True)

@@ -14,7 +14,7 @@ import time
 from support import keystone as ks
 from support.berth_proc import BerthProcess
 
-from bench.common import Berth, Result, docker_client, name, percentile, wait
+from bench.common import Berth, Result, docker_client, engine_conf, name, percentile, wait
 
 
 def _getter(port: int, token: str, uuid: str):  # type: ignore[no-untyped-def]
@@ -41,7 +41,7 @@ def p11(berth: Berth, samples: int = 2000) -> Result:
     admin.set_up()
     admin.close()
     keystone_berth = BerthProcess(
-        "[api]\nauth_strategy = keystone\n[quota]\ncontainers = -1\n"
+        engine_conf() + "[api]\nauth_strategy = keystone\n[quota]\ncontainers = -1\n"
         + ks.authtoken_conf()).start(timeout=60)
     token = ks.issue_token("berth-alpha-member", project="berth-alpha")
     try:

@@ -20,7 +20,7 @@ from support.berth_proc import remove_local_networks
 from support.containerd import CNI_BIN_DIR, CNI_CONF_DIR, SOCKET, remove_cgroup_parent
 
 from bench import p9_capsule_create
-from bench.common import COMMAND, IMAGE, Berth, Result, median, ratio, settle
+from bench.common import COMMAND, IMAGE, Berth, MissingImage, Result, median, ratio, settle
 from berth.cni.contract import network_config
 from berth.cni.pod import pod_annotations
 from berth.network.base import NetworkSpec
@@ -39,6 +39,11 @@ def p12(berth: Berth, runs: int = 10, poll: float = 0.01) -> Result:
                       f"[cri]\ncontainerd_socket = {SOCKET}\ncgroup_parent = {CGROUP_PARENT}\n"
                       f"cni_conf_dir = {CNI_CONF_DIR}\ncni_bin_dir = {CNI_BIN_DIR}\n")
     pods = CriRuntime(SOCKET, 60.0, CGROUP_PARENT, "/tmp/berth-bench-cri-logs")
+    if not pods.image_present(IMAGE):     # berth's IfNotPresent would pull it from outside
+        pods.close()
+        cri_berth.stop()
+        raise MissingImage(f"containerd at {SOCKET} lacks {IMAGE}, and the benchmarks pull "
+                           f"nothing: `.ci/ci-services.sh start containerd` imports it")
     # The raw pods take the same CNI path as berth's (berth-cni, then berth's daemon
     # plugs a veth on a local network), on a network of their own.
     raw_net = pod_annotations(

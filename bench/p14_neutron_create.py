@@ -20,7 +20,17 @@ import uuid
 
 import httpx
 
-from bench.common import COMMAND, IMAGE, BerthProcess, Result, median, ratio, settle, wait
+from bench.common import (
+    COMMAND,
+    IMAGE,
+    BerthProcess,
+    Result,
+    engine_conf,
+    median,
+    ratio,
+    settle,
+    wait,
+)
 
 NEUTRON = os.environ.get("BERTH_NEUTRON_URL", "http://127.0.0.1:9696")
 HOST = os.environ.get("BERTH_NEUTRON_HOST", "berth-neutron-ci")
@@ -33,7 +43,7 @@ def p14(_berth: object, runs: int = 6, poll: float = 0.01) -> Result:
                                                   "project_id": project}}).json()["network"]
     raw.post("/subnets", json={"subnet": {"network_id": net["id"], "ip_version": 4,
                                           "cidr": "10.231.200.0/24", "project_id": project}})
-    berth = BerthProcess("[network]\ndriver = cni\n"
+    berth = BerthProcess(engine_conf() + "[network]\ndriver = cni\n"
                          f"[neutron]\nendpoint_override = {NEUTRON}\n"
                          "[quota]\ncontainers = -1\nmemory = -1\ncpu = -1\ndisk = -1\n",
                          host=HOST).start(timeout=180)

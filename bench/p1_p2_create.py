@@ -1,7 +1,8 @@
 """P1: create→Running through the API, sequential. P2: 50 concurrent creates.
 
 Baseline: ``docker run -d`` of the same image and command through the Docker SDK
-(``containers.run(detach=True)``, which returns after the start), in the same run.
+(``common.run_detached``: the engine calls of ``containers.run(detach=True)``, which
+returns after the start, without its pull), in the same run.
 berth's time runs from the POST until the API shows Running (P1: GET polled every
 10 ms; P2: the list polled every 0.1 s).
 """
@@ -25,6 +26,7 @@ from bench.common import (
     median,
     name,
     ratio,
+    run_detached,
     settle,
     wait,
 )
@@ -103,8 +105,8 @@ def _polling(berth: Berth, ident: str, interval: float) -> Iterator[None]:
 
 def _p1_docker(client: docker.DockerClient) -> float:
     t0 = time.perf_counter()
-    c = client.containers.run(IMAGE, COMMAND, detach=True, name=name("p1d"),
-                              mem_limit="64m", cpu_shares=102, labels={"bench": "1"})
+    c = run_detached(client, IMAGE, COMMAND, name=name("p1d"), mem_limit="64m",
+                     cpu_shares=102, labels={"bench": "1"})
     wall = time.perf_counter() - t0
     c.remove(force=True)
     return wall
@@ -152,8 +154,8 @@ def p2(berth: Berth, n: int = 50, rounds: int = 5) -> Result:
 def _p2_docker(client: docker.DockerClient, n: int) -> float:
     t0 = time.perf_counter()
     with cf.ThreadPoolExecutor(n) as pool:
-        made = list(pool.map(lambda i: client.containers.run(
-            IMAGE, COMMAND, detach=True, name=name("p2d"), mem_limit="64m",
+        made = list(pool.map(lambda i: run_detached(
+            client, IMAGE, COMMAND, name=name("p2d"), mem_limit="64m",
             labels={"bench": "1"}), range(n)))
     wall = time.perf_counter() - t0
     with cf.ThreadPoolExecutor(16) as pool:

@@ -15,7 +15,18 @@ import time
 
 import docker
 
-from bench.common import COMMAND, IMAGE, Berth, Result, docker_client, median, name, ratio, settle
+from bench.common import (
+    COMMAND,
+    IMAGE,
+    Berth,
+    Result,
+    docker_client,
+    median,
+    name,
+    ratio,
+    run_detached,
+    settle,
+)
 from bench.p1_p2_create import _p1_berth
 
 NETWORK = "berth-bench-p1n"
@@ -49,9 +60,8 @@ def p1n(berth: Berth, runs: int = 30) -> Result:
 
 def _p1n_docker(client: docker.DockerClient) -> float:
     t0 = time.perf_counter()
-    c = client.containers.run(IMAGE, COMMAND, detach=True, name=name("p1n"),
-                              network=NETWORK, mem_limit="64m", cpu_shares=102,
-                              labels={"bench": "1"})
+    c = run_detached(client, IMAGE, COMMAND, name=name("p1n"), network=NETWORK,
+                     mem_limit="64m", cpu_shares=102, labels={"bench": "1"})
     wall = time.perf_counter() - t0
     c.remove(force=True)
     return wall

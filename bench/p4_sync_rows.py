@@ -11,7 +11,7 @@ import uuid
 
 from sqlalchemy import event
 
-from bench.common import Berth, Result
+from bench.common import Berth, Result, engine_url
 from berth.compute.claims import ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.periodic.sync_state import sync_container_state
@@ -34,7 +34,7 @@ def p4(berth: Berth, hosts: int = 100, per_host: int = 100) -> Result:
                                 status="Running", host=f"p4-host-{h}", project_id="p",
                                 user_id="u", container_id=uuid.uuid4().hex * 2,
                                 memory="64", cpu=0.1, container_type=0))
-    runtime = DockerRuntime()
+    runtime = DockerRuntime(engine_url())
     deps = AgentDeps(db=db, runtime=runtime, tracker=ResourceTracker(db, own),
                      settings=AgentSettings(host=own))
     loaded: set[str] = set()

@@ -10,7 +10,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from bench.common import COMMAND, IMAGE, Result, name, wait
+from bench.common import COMMAND, IMAGE, Result, engine_conf, name, wait
 from bench.p6_memory import rss_mib, settled_rss_mib
 
 
@@ -25,7 +25,8 @@ def p6_agent(_berth: object, n: int = 100) -> Result:
         done = dep.berth("db", "upgrade")
         assert done.returncode == 0, done.stderr
         host = f"bench-p6-{dep.tag}"
-        conf = dep.conf(host, f"host = {host}\n[compute]\ncpu_allocation_ratio = 64")
+        conf = dep.conf(host, f"host = {host}\n[compute]\ncpu_allocation_ratio = 64\n"
+                         + engine_conf())
         agent = ServiceProcess(f"berth-compute {host}",
                                [bin_path("berth-compute"), "--config-file", str(conf)],
                                root / "agent.log").start()

@@ -2,9 +2,9 @@
 
 Baseline, in the same run: the same pod made by hand with the Docker SDK, the way the
 docker capsule driver makes it: the sandbox (berth's own image, IPC shareable), then
-two members joining its network and IPC namespaces, each ``containers.run(detach=
-True)`` (which returns after the start). berth's time runs from the POST until the
-API shows the capsule Running (GET polled every 10 ms). Goal: ratio ≤ 1.15.
+two members joining its network and IPC namespaces, each ``docker run -d``
+(``common.run_detached``, which returns after the start). berth's time runs from the
+POST until the API shows the capsule Running (GET polled every 10 ms). Goal: ratio ≤ 1.15.
 """
 
 from __future__ import annotations
@@ -20,9 +20,11 @@ from bench.common import (
     Berth,
     Result,
     docker_client,
+    engine_url,
     median,
     name,
     ratio,
+    run_detached,
     settle,
     wait,
 )
@@ -55,7 +57,7 @@ def p9(berth: Berth, runs: int = 12, poll: float = 0.01) -> Result:
 
 
 def _ensure_sandbox_image() -> None:
-    runtime = DockerRuntime()
+    runtime = DockerRuntime(engine_url())
     try:
         runtime.inspect_image(sandbox.DEFAULT_IMAGE)
     except Exception:  # noqa: BLE001 - absent: make it, as the agent would
@@ -66,12 +68,12 @@ def _ensure_sandbox_image() -> None:
 
 def _docker_pod(client: docker.DockerClient) -> float:
     t0 = time.perf_counter()
-    pod = client.containers.run(sandbox.DEFAULT_IMAGE, detach=True, name=name("p9s"),
-                                ipc_mode="shareable", labels={"bench": "1"})
+    pod = run_detached(client, sandbox.DEFAULT_IMAGE, name=name("p9s"),
+                       ipc_mode="shareable", labels={"bench": "1"})
     shared = f"container:{pod.id}"
-    members = [client.containers.run(IMAGE, COMMAND, detach=True, name=name("p9m"),
-                                     network_mode=shared, ipc_mode=shared, mem_limit="32m",
-                                     cpu_shares=102, labels={"bench": "1"})
+    members = [run_detached(client, IMAGE, COMMAND, name=name("p9m"), network_mode=shared,
+                            ipc_mode=shared, mem_limit="32m", cpu_shares=102,
+                            labels={"bench": "1"})
                for _ in range(2)]
     wall = time.perf_counter() - t0
     for c in [*members, pod]:

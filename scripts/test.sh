@@ -32,7 +32,7 @@ bash "$ROOT/.ci/ci-services.sh" start docker registry rabbitmq postgres placemen
     containerd
 # Neutron (tests/integration/network): its own script, like Cinder's; needs RabbitMQ
 # (started above) and MariaDB. BERTH_NEUTRON_TESTS: 1 (the default) runs them all,
-# short only those marked neutron_short (README, "Neutron"), 0 none (Neutron not started).
+# short only those marked neutron_short (docs/testing.md), 0 none (Neutron not started).
 export BERTH_NEUTRON_TESTS=${BERTH_NEUTRON_TESTS:-1}
 if [ "$BERTH_NEUTRON_TESTS" != 0 ]; then
     if [[ $(bash "$ROOT/.ci/neutron-ci.sh" status 2>/dev/null || true) != *": up"* ]]; then

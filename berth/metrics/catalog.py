@@ -1,7 +1,8 @@
 """Every metric berth exports, declared once, on prometheus-client's default registry
 (so that ``berth serve``, one process, shows the API's and the agent's together).
 
-The README's "Metrics" table documents each one; keep the two in step. Labels take
+docs/monitoring.md's table is made from these declarations (tests/docs/metrics_table.py
+writes it; the docs tests fail while it differs). Labels take
 values from small closed sets only (route *templates*, never raw paths; method names;
 a handful of results), so that no client can grow the number of series.
 

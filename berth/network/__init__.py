@@ -12,6 +12,9 @@ What this package owns:
 - ``firewall``: the iptables rules berth owns (its own chains), which let a network's
   members talk, keep networks apart and optionally masquerade egress.
 
-The CNI plugin and its daemon (``berth.cni``) drive these; the compute agent will too,
-through the daemon. Nothing here reads ``CONF`` or touches the database.
+- ``policy``: security groups and exposed ports on local networks, as iptables chains;
+- ``neutron/``: Neutron ports plugged into Open vSwitch (``[network]driver = cni``).
+
+The CNI daemon (``berth.cni``) drives these, for the compute agent and for the
+``berth-cni`` plugin alike. Nothing here reads ``CONF`` or touches the database.
 """

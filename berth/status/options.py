@@ -103,7 +103,7 @@ def keystone_without_service_user(auth_strategy: str, auth_type: str | None
                   "[api]auth_strategy = keystone but [keystone_authtoken] names no service "
                   "user to validate tokens with: set auth_type = password, auth_url, "
                   "username, password, project_name, user_domain_name and "
-                  "project_domain_name (see the README, 'Keystone').")
+                  "project_domain_name (see docs/identity-and-policy.md).")
 
 
 def docker_plain_tcp(problem: str | None) -> Result | None:

@@ -29,6 +29,20 @@ NOT_RUN = {
     ("multi-node.md", "the test machines have no systemd"),
     ("upgrade.md", ("the test machines have no systemd; tests/docs/test_multi_node.py runs "
                    "the same commands by hand")),
+    ("configuration.md", ("it rewrites a committed file; tests/unit/conf/test_sample_config.py "
+                         "fails while the file differs from what this makes")),
+    ("identity-and-policy.md", ("it rewrites a committed file; "
+                               "tests/unit/policies/test_policy_sample.py fails while the file "
+                               "differs from what this makes")),
+    ("web-console.md", ("it rewrites the committed bundle; "
+                       "tests/functional/dashboard/test_dashboard_bundle.py runs it on a copy "
+                       "of the tree")),
+    ("benchmarks.md", ("the benchmarks take minutes and load the machine; tests/unit/bench and "
+                      "tests/functional/bench check their image handling")),
+    ("benchmarks.md", ("a fleet run takes from minutes to an hour; "
+                      "tests/integration/fleet/test_simulated_fleet.py runs its short version")),
+    ("testing.md", ("it takes tens of minutes; the test command runs the short version of "
+                   "each scenario")),
 }
 #: Pages with commands, and the test module that runs each.
 RUN_BY = {"single-node.md": "test_single_node.py", "multi-node.md": "test_multi_node.py",

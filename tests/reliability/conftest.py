@@ -1,6 +1,6 @@
 """The reliability suite (issue 21): each scenario injects faults into a real berth on a
 real Docker engine and ends with ``checker.problems``. CI runs the short version of
-each scenario; ``BERTH_RELIABILITY_FULL=1`` runs the full one (see the README).
+each scenario; ``BERTH_RELIABILITY_FULL=1`` runs the full one (see docs/testing.md).
 
 The engine is a node engine in a network namespace of its own
 (``ci-services.sh node-start``), so that a scenario may restart or kill it without

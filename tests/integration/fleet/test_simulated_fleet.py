@@ -4,7 +4,7 @@ workers, over the run's own RabbitMQ vhost and PostgreSQL database. Correctness 
 never speed: every container ends Running on the node its row names (that node's
 engine runs it under the row's engine id), no engine holds a container no row names,
 no node holds more than its capacity, and a node's state sync reads its own rows.
-The full run is ``python -m bench.fleet`` (README, "Benchmarks")."""
+The full run is ``python -m bench.fleet`` (docs/benchmarks.md)."""
 
 from __future__ import annotations
 

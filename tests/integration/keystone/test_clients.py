@@ -16,7 +16,7 @@ from .conftest import client
 
 @pytest.fixture(scope="module")
 def registered(berth_ks: BerthProcess, keystone: ks.Keystone) -> BerthProcess:
-    """berth in Keystone's catalog, as the README tells operators to register it."""
+    """berth in Keystone's catalog, as docs/multi-node.md registers it."""
     keystone.register_berth(berth_ks.url)
     return berth_ks
 

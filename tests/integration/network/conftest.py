@@ -30,7 +30,7 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     """They need the Neutron that ``scripts/test.sh`` starts. ``BERTH_NEUTRON_TESTS``:
     ``1`` (the test command's default, so CI's) runs them all; ``short`` only those
     marked ``neutron_short``, the core stories (about 50 s instead of 3 minutes);
-    anything else skips them (README, "Neutron")."""
+    anything else skips them (docs/testing.md)."""
     mode = os.environ.get("BERTH_NEUTRON_TESTS")
     if mode == "1":
         return
@@ -40,7 +40,7 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     else:
         skip = pytest.mark.skip(reason="Neutron integration tests: BERTH_NEUTRON_TESTS=1 "
                                        "scripts/test.sh starts Neutron and runs them "
-                                       "(README, 'Neutron')")
+                                       "(docs/testing.md)")
     here = str(Path(__file__).parent)
     for item in items:
         if str(item.fspath).startswith(here) and not (

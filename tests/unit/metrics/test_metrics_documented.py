@@ -1,4 +1,4 @@
-"""The README's metrics table and berth/metrics/catalog.py name the same metrics."""
+"""docs/monitoring.md's metrics table and berth/metrics/catalog.py name the same metrics."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from prometheus_client import REGISTRY
 
 import berth.metrics.catalog  # noqa: F401 - declares the metrics
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+PAGE = Path(__file__).resolve().parents[3] / "docs" / "monitoring.md"
 
 
-def test_every_declared_metric_is_in_the_readme_table_and_no_other() -> None:
+def test_every_declared_metric_is_in_the_monitoring_table_and_no_other() -> None:
     declared = {family.name + ("_total" if family.type == "counter" else "")
                 for family in REGISTRY.collect() if family.name.startswith("berth_")}
-    documented = set(re.findall(r"^\| `(berth_[a-z_]+)`", README.read_text(), re.MULTILINE))
+    documented = set(re.findall(r"^\| `(berth_[a-z_]+)`", PAGE.read_text(), re.MULTILINE))
     assert declared == documented
     assert len(declared) >= 20

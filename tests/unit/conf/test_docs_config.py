@@ -1,4 +1,5 @@
-"""The README's example configurations load: every key is one of berth's options (or of
+"""The example configurations of the docs pages (their ```ini blocks that no page test
+writes to a file) load: every key is one of berth's options (or of
 the libraries berth configures: keystonemiddleware with its password plugin, and
 oslo.policy) and every value is valid for it (a comment after a value would be read as
 part of it)."""
@@ -33,6 +34,10 @@ def _options(block: str) -> cfg.ConfigOpts:
         cinder_client.register_auth_opts(conf)
         conf.register_opts(loading.get_auth_plugin_conf_options("password"),
                            group="cinder_client")
+    if "[placement]" in block:         # so does [placement]driver = openstack
+        from berth.conf import placement
+        placement.register_openstack_opts(conf)
+        conf.register_opts(loading.get_auth_plugin_conf_options("password"), group="placement")
     if "[neutron]" in block:           # so does the cni network driver
         from berth.conf import neutron
         neutron.register_auth_opts(conf)
@@ -40,12 +45,13 @@ def _options(block: str) -> cfg.ConfigOpts:
     return conf
 
 
-BLOCKS = re.findall(r"```ini\n(.*?)```", (ROOT / "README.md").read_text(), re.DOTALL)
+BLOCKS = [block for page in sorted((ROOT / "docs").glob("*.md"))
+          for block in re.findall(r"```ini\n(.*?)```", page.read_text(), re.DOTALL)]
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
-def test_the_readme_examples_are_valid_berth_confs(tmp_path: Path, block: str) -> None:
-    assert len(BLOCKS) >= 3     # the main one, Keystone's, Cinder's
+def test_the_docs_examples_are_valid_berth_confs(tmp_path: Path, block: str) -> None:
+    assert len(BLOCKS) >= 6     # configuration's, Keystone's, Cinder's, Neutron's, ...
     conf_file = tmp_path / "berth.conf"
     conf_file.write_text(block)
     conf = _options(block)
