@@ -238,6 +238,7 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
     # module) never loads the API's schemas, the scheduler or the RPC client.
     from berth.api.schemas.container import CreateLimits
     from berth.api.state import ApiSettings, ApiState
+    from berth.cmd.tls import console_base_url
     from berth.db import nodes
     from berth.rpc.client import ComputeAPI
     from berth.scheduler import filters, weighers
@@ -261,7 +262,7 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
             default_cpu=conf.default_cpu, default_memory=conf.default_memory,
             image_driver_list=tuple(conf.image_driver_list),
             default_image_driver=conf.default_image_driver),
-        console_base_url=conf.websocket_proxy.base_url,
+        console_base_url=console_base_url(conf),
         console_token_ttl=conf.websocket_proxy.token_ttl,
         quota_defaults=quota_defaults(conf),
         registry_key=registry_key(conf),
