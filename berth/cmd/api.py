@@ -40,6 +40,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     wiring.parse_config(argv if argv is not None else sys.argv[1:], CONF, prog="berth-api",
                         description=helptext.API)
     log.setup(use_json=CONF.use_json)
+    try:
+        context = tls.api_context(CONF)
+    except TLSConfigError as err:
+        LOG.error("berth-api cannot start: %s", err)
+        return 2
     if not CONF.transport_url:
         LOG.error("berth-api needs [DEFAULT]transport_url (rabbit://...) to reach the compute "
                   "agents; on one machine, run `berth serve` instead.")
@@ -47,11 +52,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     problem = migrate.schema_problem(wiring.database_url(CONF))
     if problem:
         LOG.error("berth-api cannot start: %s", problem)
-        return 2
-    try:
-        context = tls.api_context(CONF)
-    except TLSConfigError as err:
-        LOG.error("berth-api cannot start: %s", err)
         return 2
     address = wiring.api_listen_address(CONF)
     wiring.warn_if_exposed(CONF, address)

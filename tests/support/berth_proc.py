@@ -8,6 +8,7 @@ import itertools
 import os
 import random
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -78,6 +79,9 @@ class BerthProcess:
         self.cniport = free_port()
         self.subnet_pool = next_subnet_pool()
         self.ca_file = ca_file
+        #: what httpx checks the API's certificate with
+        self.verify: ssl.SSLContext | bool = (ssl.create_default_context(cafile=ca_file)
+                                              if ca_file else True)
         self.url = f"{'https' if ca_file else 'http'}://127.0.0.1:{self.port}"
         self.conf = self.dir / "berth.conf"
         self.log = self.dir / "berth.log"
@@ -107,7 +111,7 @@ class BerthProcess:
                                      f"{self.log_text()[-4000:]}")
             try:
                 return httpx.get(f"{self.url}/healthcheck", timeout=1,
-                                 verify=self.ca_file or True).status_code == 200
+                                 verify=self.verify).status_code == 200
             except httpx.HTTPError:
                 return False
 
@@ -141,7 +145,7 @@ class BerthProcess:
         return c
 
     def http(self, token: str = "admin", version: str = "container 1.40") -> httpx.Client:
-        return httpx.Client(base_url=self.url, timeout=60, verify=self.ca_file or True, headers={
+        return httpx.Client(base_url=self.url, timeout=60, verify=self.verify, headers={
             "X-Auth-Token": token, "OpenStack-API-Version": version})
 
     def openstack_env(self, token: str = "admin") -> dict[str, str]:

@@ -82,3 +82,18 @@ class TestCA:
         files.key.write_bytes(_key_pem(key))
         files.key.chmod(0o600)
         return files
+
+
+def tls_conf(ca: TestCA, api: bool = True, console: bool = True) -> str:
+    """``berth.conf`` lines serving the API (``[api]enable_ssl_api``, ``[ssl]``) and
+    the consoles (``[websocket_proxy]ssl_only``) with certificates ``ca`` signs."""
+    lines = []
+    if api:
+        files = ca.server("api")
+        lines += ["[api]", "enable_ssl_api = true",
+                  "[ssl]", f"cert_file = {files.cert}", f"key_file = {files.key}"]
+    if console:
+        files = ca.server("wsproxy")
+        lines += ["[websocket_proxy]", "ssl_only = true", f"cert = {files.cert}",
+                  f"key = {files.key}"]
+    return "\n".join(lines) + "\n"
