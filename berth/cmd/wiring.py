@@ -121,6 +121,22 @@ def node_reservations(conf: cfg.ConfigOpts) -> NodeReservations:
         disk_allocation_ratio=_ratio(c.disk_allocation_ratio, c.initial_disk_allocation_ratio))
 
 
+def shared_provider_names(conf: cfg.ConfigOpts) -> tuple[str, ...]:
+    """``[compute]host_shared_with_nova``: the names Nova's provider of this node may
+    have (empty when not shared). Only OpenStack Placement is Nova's too."""
+    if not conf.compute.host_shared_with_nova:
+        return ()
+    if conf.placement.driver != "openstack":
+        LOG.warning("[compute]host_shared_with_nova is true but [placement]driver = %s "
+                    "is berth's own: Nova cannot share it. The node reports to a provider "
+                    "of its own; set [placement]driver = openstack (Nova's Placement) to "
+                    "share Nova's.", conf.placement.driver)
+        return ()
+    from berth.placement.report import shared_provider_names as names
+
+    return names(conf.host, socket.gethostname(), socket.getfqdn())
+
+
 def quota_defaults(conf: cfg.ConfigOpts) -> dict[str, int]:
     """``[quota]``: the limits of a project that has none of its own nor a class's."""
     return {k: int(conf.quota[k]) for k in RESOURCES}
@@ -167,7 +183,8 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport,
     inventory = InventorySettings(
         host=conf.host, reservations=node_reservations(conf),
         reserve_disk_for_image=conf.compute.reserve_disk_for_image,
-        enable_cpu_pinning=conf.compute.enable_cpu_pinning)
+        enable_cpu_pinning=conf.compute.enable_cpu_pinning,
+        shared_provider_names=shared_provider_names(conf))
     config = AgentConfig(settings=settings, inventory=inventory,
                          availability_zone=conf.default_availability_zone,
                          action_workers=conf.compute.action_workers,

@@ -5,12 +5,21 @@ square of its nodes). A real SQLite database and the embedded Placement."""
 
 from __future__ import annotations
 
+import logging
 import uuid as uuidlib
 
-from berth.compute.periodic.inventory import InventorySettings, report_to_placement
+import pytest
+
+from berth.compute.periodic.inventory import (
+    InventorySettings,
+    report_to_placement,
+    report_to_shared_provider,
+)
 from berth.db import nodes
 from berth.db.engine import Database
+from berth.placement.base import VCPU
 from berth.placement.embedded import EmbeddedPlacement
+from berth.placement.report import shared_provider_names
 
 VALUES = {"cpus": 4, "mem_total": 4096, "disk_total": 20}
 
@@ -29,3 +38,31 @@ def test_only_the_disabled_nodes_provider_gets_the_disabled_trait(db: Database) 
     assert "CUSTOM_ZUN_COMPUTE_STATUS_DISABLED" not in placement.get_traits(providers["n1"])
     assert nodes.service_disabled(db, "n2", nodes.COMPUTE_BINARY)
     assert not nodes.service_disabled(db, "nowhere", nodes.COMPUTE_BINARY)
+
+
+def test_a_node_shared_with_nova_reports_on_novas_provider_found_by_name(
+        db: Database, caplog: pytest.LogCaptureFixture) -> None:
+    """[compute]host_shared_with_nova: the provider named after the node (the first
+    of its names Placement has) becomes the node's rp_uuid and gets its inventory; with
+    none, nothing is created and the log says which names and which option."""
+    placement = EmbeddedPlacement(db)
+    node = nodes.upsert_compute_node(db, "n1", VALUES)
+    settings = InventorySettings(host="n1", shared_provider_names=("n1", "n1.example.org"))
+    with caplog.at_level(logging.ERROR):
+        report_to_shared_provider(db, placement, node.rp_uuid, settings, VALUES)
+    assert "no resource provider named 'n1' or 'n1.example.org'" in caplog.text
+    assert "[compute]host_shared_with_nova = false" in caplog.text
+    assert placement.find_provider("n1") is None
+    assert placement.get_provider(node.rp_uuid) is None
+
+    novas = str(uuidlib.uuid4())
+    placement.ensure_provider(novas, "n1.example.org")       # as nova-compute made it
+    report_to_shared_provider(db, placement, node.rp_uuid, settings, VALUES)
+    assert nodes.provider_uuid_of(db, "n1") == novas
+    assert placement.get_inventory(novas)[VCPU].total == 4
+    assert placement.find_provider("n1") is None             # still no provider of its own
+
+
+def test_shared_provider_names_follow_zuns_order() -> None:
+    assert shared_provider_names("n1", "n1", "n1.example.org") == ("n1", "n1.example.org")
+    assert shared_provider_names("node-a", "box", "box.lan") == ("node-a", "box", "box.lan")
