@@ -73,6 +73,9 @@ def run(conf: cfg.ConfigOpts) -> int:
     except TLSConfigError as err:
         LOG.error("berth serve cannot start: %s", err)
         return 2
+    unused = tls.unused_console_cert(conf)
+    if unused:
+        LOG.warning("%s", unused)
     db = wiring.build_database(conf)
     transport = wiring.build_transport(conf)
     cni = _start_cni_daemon(conf)

@@ -25,17 +25,22 @@ def api_context(conf: cfg.ConfigOpts) -> ssl.SSLContext | None:
 
 
 def console_context(conf: cfg.ConfigOpts) -> ssl.SSLContext | None:
-    """The console proxy's server context; None when ``ssl_only`` is false (then a
-    ``cert`` set is not used, which is logged)."""
+    """The console proxy's server context; None when ``ssl_only`` is false."""
     w = conf.websocket_proxy
     settings = tls.console_tls(w.ssl_only, w.cert, w.key)
-    if settings is None:
-        if w.cert:
-            LOG.warning("[websocket_proxy]cert is set but ssl_only is false: the console "
-                        "proxy serves plain ws:// and does not use the certificate. Set "
-                        "ssl_only = true to serve wss://")
+    return settings.context() if settings is not None else None
+
+
+def unused_console_cert(conf: cfg.ConfigOpts) -> str | None:
+    """Why ``[websocket_proxy]cert`` is not used (ssl_only is false), or None.
+    (websockify, Zun's proxy, serves TLS and plain connections on one port then;
+    berth's serves one or the other.)"""
+    w = conf.websocket_proxy
+    if w.ssl_only or not w.cert:
         return None
-    return settings.context()
+    return ("[websocket_proxy]cert is set but ssl_only is false: the console proxy serves "
+            "plain ws:// and does not use the certificate. Set ssl_only = true to serve "
+            "wss://, or remove cert")
 
 
 def console_base_url(conf: cfg.ConfigOpts) -> str:

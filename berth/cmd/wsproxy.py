@@ -54,6 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TLSConfigError as err:
         LOG.error("berth-wsproxy cannot start: %s", err)
         return 2
+    unused = tls.unused_console_cert(CONF)
+    if unused:
+        LOG.warning("%s", unused)
     db = wiring.build_database(CONF, upgrade=False)
     try:
         server = build_console_server(CONF, db, context)
