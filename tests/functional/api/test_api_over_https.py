@@ -27,6 +27,8 @@ def test_clients_reach_the_api_over_https_with_the_ca(berth_factory, ca: TestCA)
     # python-zunclient, given the CA (cacert=, as OS_CACERT gives it)
     zun = berth.client()
     assert zun.containers.list() == []
+    with berth.http() as http:                  # the links berth writes say https
+        assert http.get("/").json()["versions"][0]["links"][0]["href"] == f"{berth.url}/v1/"
     # the zun and openstack commands, with OS_CACERT and --os-cacert
     out = subprocess.run([bin_path("zun"), "list"], env=berth.zun_cli_env(),
                          capture_output=True, text=True, timeout=120, check=False)
