@@ -27,7 +27,7 @@ from berth.db.engine import Database, default_url
 from berth.db.networks import SubnetPool
 from berth.metrics.health import Readiness
 from berth.placement.base import Placement
-from berth.placement.requests import NodeReservations
+from berth.placement.requests import NodeReservations, unset_ratios
 from berth.quota import QuotaEnforcer
 from berth.quota.enforce import RESOURCES
 from berth.rpc.base import Transport
@@ -184,7 +184,10 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport,
         host=conf.host, reservations=node_reservations(conf),
         reserve_disk_for_image=conf.compute.reserve_disk_for_image,
         enable_cpu_pinning=conf.compute.enable_cpu_pinning,
-        shared_provider_names=shared_provider_names(conf))
+        shared_provider_names=shared_provider_names(conf),
+        ratios_unset=unset_ratios(conf.compute.cpu_allocation_ratio,
+                                  conf.compute.ram_allocation_ratio,
+                                  conf.compute.disk_allocation_ratio))
     config = AgentConfig(settings=settings, inventory=inventory,
                          availability_zone=conf.default_availability_zone,
                          action_workers=conf.compute.action_workers,

@@ -31,7 +31,8 @@ OPTS = [
                      "hypervisor_hostname) instead of a provider of its own, and "
                      "containers are allocated there beside Nova's instances. The agent "
                      "never creates that provider: until Nova has, it reports nothing "
-                     "and says so."),
+                     "and says so. An allocation ratio left unset keeps the provider's "
+                     "(Nova's)."),
     cfg.IntOpt("reserved_host_disk_mb", default=0,
                help="Disk (MiB) kept for the node itself: not offered to containers."),
     cfg.IntOpt("reserved_host_memory_mb", default=512,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from berth.compute.claims import Capacity, ResourceTracker
@@ -32,6 +32,10 @@ class InventorySettings:
     #: have (``report.shared_provider_names``); the node reports on that provider and
     #: never creates one. Empty: the node's own provider (``compute_node.rp_uuid``).
     shared_provider_names: tuple[str, ...] = ()
+    #: Resource classes whose ``[compute]*_allocation_ratio`` is unset: on a provider
+    #: shared with Nova they keep the ratio the provider has (Zun's rule), so that
+    #: the two agents do not rewrite each other's; elsewhere the initial_* ratio.
+    ratios_unset: frozenset[str] = frozenset()
 
 
 def read_meminfo(path: str = "/proc/meminfo") -> dict[str, int]:
@@ -121,14 +125,17 @@ def report_to_shared_provider(db: Database, placement: Placement, rp_uuid: str |
                  found.uuid, found.name,
                  f", not {rp_uuid}: containers placed before keep their allocations there"
                  if rp_uuid else "")
-    report_to_placement(db, placement, found.uuid, settings, values, create=False)
+    report_to_placement(db, placement, found.uuid, settings, values, create=False,
+                        keep_ratios=settings.ratios_unset)
 
 
 def report_to_placement(db: Database, placement: Placement, rp_uuid: str,
                         settings: InventorySettings, values: dict[str, Any],
-                        create: bool = True) -> None:
+                        create: bool = True, keep_ratios: frozenset[str] = frozenset()
+                        ) -> None:
     """Push the node's inventory and traits (CUSTOM_ZUN_COMPUTE_STATUS_DISABLED while
-    its zun-compute service is disabled) to Placement; writes only what changed. A
+    its zun-compute service is disabled) to Placement; writes only what changed. The
+    classes of ``keep_ratios`` keep the allocation ratio the provider has. A
     Placement failure is logged, not raised: the compute_node row is already right
     and the next run tries again."""
     disabled = nodes.service_disabled(db, settings.host, nodes.COMPUTE_BINARY)
@@ -136,6 +143,11 @@ def report_to_placement(db: Database, placement: Placement, rp_uuid: str,
         int(values["cpus"] or 0), int(values["mem_total"] or 0), int(values["disk_total"] or 0),
         settings.reservations)
     try:
+        if keep_ratios:
+            current = placement.get_inventory(rp_uuid)
+            inventories = {rc: (replace(inv, allocation_ratio=current[rc].allocation_ratio)
+                                if rc in keep_ratios and rc in current else inv)
+                           for rc, inv in inventories.items()}
         report_node(placement, rp_uuid, settings.host, inventories, disabled, create=create)
     except PlacementError as err:
         LOG.error("could not report node %s to Placement (provider %s): %s", settings.host,

@@ -381,7 +381,8 @@ def test_a_node_shared_with_nova_reports_on_novas_provider(
     assert resp.status_code in (200, 201), resp.text
     resp = raw.put(f"/resource_providers/{novas}/inventories", json={
         "resource_provider_generation": 0,
-        "inventories": {VCPU: {"total": 2}, MEMORY_MB: {"total": 4096}}})
+        "inventories": {VCPU: {"total": 2, "allocation_ratio": 4.0},
+                        MEMORY_MB: {"total": 4096}}})
     assert resp.status_code == 200, resp.text
     instance = str(uuidlib.uuid4())
     resp = raw.put(f"/allocations/{instance}", json={
@@ -394,7 +395,8 @@ def test_a_node_shared_with_nova_reports_on_novas_provider(
         inventories = raw.get(f"/resource_providers/{novas}/inventories").json()["inventories"]
         assert set(inventories) == {VCPU, MEMORY_MB, "DISK_GB"}
         assert inventories[VCPU]["total"] == (os.cpu_count() or 0)
-        assert inventories[VCPU]["allocation_ratio"] == 16.0        # berth's [compute]
+        assert inventories[VCPU]["allocation_ratio"] == 4.0   # Nova's: berth's is unset
+        assert inventories["DISK_GB"]["allocation_ratio"] == 1.0   # initial_disk_...
         named = raw.get("/resource_providers", params={"name": host}).json()
         assert [rp["uuid"] for rp in named["resource_providers"]] == [novas]
         held = raw.get(f"/allocations/{instance}").json()["allocations"]
