@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import threading
 import time
 from typing import Any
@@ -101,10 +102,15 @@ _SLOW_HEADS = _SlowHeadReport()
 KEEP_ALIVE_TIMEOUT = 75
 
 
-def config(app: Any, host: str, port: int, head_timeout: float) -> uvicorn.Config:
-    """uvicorn's configuration for the API (``berth-api`` and ``berth serve``)."""
+def config(app: Any, host: str, port: int, head_timeout: float,
+           tls: ssl.SSLContext | None = None) -> uvicorn.Config:
+    """uvicorn's configuration for the API (``berth-api`` and ``berth serve``); with
+    ``tls``, HTTPS only (``[api]enable_ssl_api``: a plain HTTP request fails its TLS
+    handshake and is closed)."""
     protocol = type("HeadTimeoutProtocol", (HeadTimeoutProtocol,),
                     {"head_timeout": float(head_timeout)})
+    factory = None if tls is None else (lambda _config, _default: tls)
     return uvicorn.Config(app, host=host, port=port, http=protocol, log_config=None,
                           access_log=False, timeout_graceful_shutdown=5,
-                          timeout_keep_alive=KEEP_ALIVE_TIMEOUT)
+                          timeout_keep_alive=KEEP_ALIVE_TIMEOUT,
+                          ssl_context_factory=factory)

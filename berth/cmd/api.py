@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import ssl
 import sys
 from collections.abc import Sequence
 
@@ -25,8 +26,9 @@ import uvicorn
 from berth.api import evacuation, workers
 from berth.api import server as api_server
 from berth.api.app import create_app
-from berth.cmd import helptext, wiring
+from berth.cmd import helptext, tls, wiring
 from berth.common import log
+from berth.common.tls import TLSConfigError
 from berth.conf import CONF
 from berth.db import migrate
 from berth.metrics import multiproc
@@ -38,6 +40,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     wiring.parse_config(argv if argv is not None else sys.argv[1:], CONF, prog="berth-api",
                         description=helptext.API)
     log.setup(use_json=CONF.use_json)
+    try:
+        context = tls.api_context(CONF)
+    except TLSConfigError as err:
+        LOG.error("berth-api cannot start: %s", err)
+        return 2
     if not CONF.transport_url:
         LOG.error("berth-api needs [DEFAULT]transport_url (rabbit://...) to reach the compute "
                   "agents; on one machine, run `berth serve` instead.")
@@ -50,18 +57,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     wiring.warn_if_exposed(CONF, address)
     count = worker_count(CONF.api.workers)
     if count == 1:
-        return _serve(address, None)
+        return _serve(address, None, context)
     try:
         sock = workers.listen(address, CONF.api.port)
     except OSError as err:
         LOG.error("berth-api cannot listen on %s:%s: %s", address, CONF.api.port, err)
         return 1
-    LOG.info("berth-api: %d worker processes on http://%s:%s/v1", count, address,
-             CONF.api.port)
+    LOG.info("berth-api: %d worker processes on %s://%s:%s/v1", count, tls.scheme(context),
+             address, CONF.api.port)
     metrics_dir = metrics_directory(CONF.state_path, CONF.api.port)
     multiproc.enable(metrics_dir)
     try:
-        return workers.Supervisor(count, lambda index: _serve(address, sock)).run()
+        return workers.Supervisor(count, lambda index: _serve(address, sock, context)).run()
     finally:
         multiproc.remove(metrics_dir)
 
@@ -78,20 +85,21 @@ def worker_count(configured: int | None) -> int:
     return configured if configured else max(os.cpu_count() or 1, 1)
 
 
-def _serve(address: str, sock: socket.socket | None) -> int:
+def _serve(address: str, sock: socket.socket | None, context: ssl.SSLContext | None) -> int:
     """Serve the API in this process until stopped; on ``sock`` when given (a worker),
-    else on a socket of uvicorn's own. The engine, transport and application are
-    built here, after any fork."""
+    else on a socket of uvicorn's own; over TLS with ``context``. The engine,
+    transport and application are built here, after any fork."""
     db = wiring.build_database(CONF, upgrade=False)
     transport = wiring.build_transport(CONF)
     state = wiring.build_api_state(CONF, db, transport)
     app = create_app(state, noauth=CONF.api.auth_strategy == "noauth",
                      public_endpoint=CONF.api.public_endpoint,
                      keystone=wiring.build_keystone_auth(CONF))
-    LOG.info("berth-api: API on http://%s:%s/v1 (database %s, RPC topic %s)", address,
-             CONF.api.port, db.url.split("@")[-1], CONF.compute.topic)
+    LOG.info("berth-api: API on %s://%s:%s/v1 (database %s, RPC topic %s)",
+             tls.scheme(context), address, CONF.api.port, db.url.split("@")[-1],
+             CONF.compute.topic)
     server = uvicorn.Server(api_server.config(app, address, CONF.api.port,
-                                              CONF.api.header_timeout))
+                                              CONF.api.header_timeout, context))
     evacuator = None
     if CONF.compute.evacuate_on_host_down:
         evacuator = evacuation.Evacuator(state, float(CONF.periodic_interval_max))

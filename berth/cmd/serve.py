@@ -16,8 +16,9 @@ from oslo_config import cfg
 
 from berth.api import server as api_server
 from berth.api.app import create_app
-from berth.cmd import cni_daemon, neutron_wiring, wiring, wsproxy
+from berth.cmd import cni_daemon, neutron_wiring, tls, wiring, wsproxy
 from berth.cni.daemon import CniDaemon
+from berth.common.tls import TLSConfigError
 from berth.metrics.health import Readiness
 
 LOG = logging.getLogger(__name__)
@@ -67,6 +68,14 @@ def _start_cni_daemon(conf: cfg.ConfigOpts) -> CniDaemon | None | Literal[False]
 
 def run(conf: cfg.ConfigOpts) -> int:
     wiring.check_subnet_pools(conf)    # before anything starts: a bad pool exits here
+    try:                               # and so does a TLS setting that cannot work
+        api_tls, console_tls = tls.api_context(conf), tls.console_context(conf)
+    except TLSConfigError as err:
+        LOG.error("berth serve cannot start: %s", err)
+        return 2
+    unused = tls.unused_console_cert(conf)
+    if unused:
+        LOG.warning("%s", unused)
     db = wiring.build_database(conf)
     transport = wiring.build_transport(conf)
     cni = _start_cni_daemon(conf)
@@ -86,7 +95,7 @@ def run(conf: cfg.ConfigOpts) -> int:
             cni.stop()
         return 1
     try:  # the console proxy: its own event loop in a thread, before uvicorn runs
-        console = wsproxy.build_console_server(conf, db)
+        console = wsproxy.build_console_server(conf, db, console_tls)
         console.start()
     except (OSError, ValueError, TimeoutError) as err:
         LOG.error("the console proxy could not start on %s:%s: %s. Free the port or set "
@@ -104,10 +113,10 @@ def run(conf: cfg.ConfigOpts) -> int:
                      keystone=wiring.build_keystone_auth(conf))
     address = wiring.api_listen_address(conf)
     wiring.warn_if_exposed(conf, address)
-    LOG.info("berth serve: API on http://%s:%s/v1 (database %s, host %s)", address,
-             conf.api.port, db.url.split("@")[-1], conf.host)
+    LOG.info("berth serve: API on %s://%s:%s/v1 (database %s, host %s)",
+             tls.scheme(api_tls), address, conf.api.port, db.url.split("@")[-1], conf.host)
     server = _Server(api_server.config(app, address, conf.api.port,
-                                       conf.api.header_timeout))
+                                       conf.api.header_timeout, api_tls))
     try:
         server.run()
     finally:

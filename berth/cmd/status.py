@@ -81,6 +81,10 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
                                    wiring.is_loopback(address)),
             options.docker_plain_tcp(_docker_problem(c)),
             options.shared_key_missing(c.transport_url, c.auth_encryption_key),
+            options.tls_refused(_tls_problems(c)),
+            options.console_cert_unused(_unused_console_cert(c)),
+            options.nova_sharing_without_placement(c.compute.host_shared_with_nova,
+                                                   c.placement.driver),
         ])
 
     _upgrade_checks = (
@@ -118,6 +122,26 @@ def _docker_problem(conf: cfg.ConfigOpts) -> str | None:
     except (ValueError, OSError) as err:
         return str(err)
     return None
+
+
+def _tls_problems(conf: cfg.ConfigOpts) -> list[str]:
+    """Why the API's or the console proxy's TLS settings would stop them."""
+    from berth.cmd import tls
+    from berth.common.tls import TLSConfigError
+
+    problems = []
+    for build in (tls.api_context, tls.console_context):
+        try:
+            build(conf)
+        except TLSConfigError as err:
+            problems.append(str(err))
+    return problems
+
+
+def _unused_console_cert(conf: cfg.ConfigOpts) -> str | None:
+    from berth.cmd import tls
+
+    return tls.unused_console_cert(conf)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

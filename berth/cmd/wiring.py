@@ -27,7 +27,7 @@ from berth.db.engine import Database, default_url
 from berth.db.networks import SubnetPool
 from berth.metrics.health import Readiness
 from berth.placement.base import Placement
-from berth.placement.requests import NodeReservations
+from berth.placement.requests import NodeReservations, unset_ratios
 from berth.quota import QuotaEnforcer
 from berth.quota.enforce import RESOURCES
 from berth.rpc.base import Transport
@@ -121,6 +121,22 @@ def node_reservations(conf: cfg.ConfigOpts) -> NodeReservations:
         disk_allocation_ratio=_ratio(c.disk_allocation_ratio, c.initial_disk_allocation_ratio))
 
 
+def shared_provider_names(conf: cfg.ConfigOpts) -> tuple[str, ...]:
+    """``[compute]host_shared_with_nova``: the names Nova's provider of this node may
+    have (empty when not shared). Only OpenStack Placement is Nova's too."""
+    if not conf.compute.host_shared_with_nova:
+        return ()
+    if conf.placement.driver != "openstack":
+        LOG.warning("[compute]host_shared_with_nova is true but [placement]driver = %s "
+                    "is berth's own: Nova cannot share it. The node reports to a provider "
+                    "of its own; set [placement]driver = openstack (Nova's Placement) to "
+                    "share Nova's.", conf.placement.driver)
+        return ()
+    from berth.placement.report import shared_provider_names as names
+
+    return names(conf.host, socket.gethostname(), socket.getfqdn())
+
+
 def quota_defaults(conf: cfg.ConfigOpts) -> dict[str, int]:
     """``[quota]``: the limits of a project that has none of its own nor a class's."""
     return {k: int(conf.quota[k]) for k in RESOURCES}
@@ -167,7 +183,11 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport,
     inventory = InventorySettings(
         host=conf.host, reservations=node_reservations(conf),
         reserve_disk_for_image=conf.compute.reserve_disk_for_image,
-        enable_cpu_pinning=conf.compute.enable_cpu_pinning)
+        enable_cpu_pinning=conf.compute.enable_cpu_pinning,
+        shared_provider_names=shared_provider_names(conf),
+        ratios_unset=unset_ratios(conf.compute.cpu_allocation_ratio,
+                                  conf.compute.ram_allocation_ratio,
+                                  conf.compute.disk_allocation_ratio))
     config = AgentConfig(settings=settings, inventory=inventory,
                          availability_zone=conf.default_availability_zone,
                          action_workers=conf.compute.action_workers,
@@ -238,6 +258,7 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
     # module) never loads the API's schemas, the scheduler or the RPC client.
     from berth.api.schemas.container import CreateLimits
     from berth.api.state import ApiSettings, ApiState
+    from berth.cmd.tls import console_base_url
     from berth.db import nodes
     from berth.rpc.client import ComputeAPI
     from berth.scheduler import filters, weighers
@@ -261,7 +282,7 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
             default_cpu=conf.default_cpu, default_memory=conf.default_memory,
             image_driver_list=tuple(conf.image_driver_list),
             default_image_driver=conf.default_image_driver),
-        console_base_url=conf.websocket_proxy.base_url,
+        console_base_url=console_base_url(conf),
         console_token_ttl=conf.websocket_proxy.token_ttl,
         quota_defaults=quota_defaults(conf),
         registry_key=registry_key(conf),

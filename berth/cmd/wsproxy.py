@@ -12,13 +12,15 @@ containers of that proxy's node.)
 from __future__ import annotations
 
 import logging
+import ssl
 import sys
 from collections.abc import Sequence
 
 from oslo_config import cfg
 
-from berth.cmd import helptext, wiring
+from berth.cmd import helptext, tls, wiring
 from berth.common import log
+from berth.common.tls import TLSConfigError
 from berth.conf import CONF
 from berth.console.docker_socket import DockerSocket, engine_address
 from berth.console.proxy import ConsoleProxy, ProxySettings
@@ -28,25 +30,36 @@ from berth.db.engine import Database
 LOG = logging.getLogger(__name__)
 
 
-def build_console_server(conf: cfg.ConfigOpts, db: Database) -> ConsoleServer:
-    """The proxy as configured; ValueError when ``[docker] api_url`` is plain TCP."""
+def build_console_server(conf: cfg.ConfigOpts, db: Database,
+                         context: ssl.SSLContext | None = None) -> ConsoleServer:
+    """The proxy as configured, over TLS with ``context`` (``tls.console_context``);
+    ValueError when ``[docker] api_url`` is plain TCP."""
     w, d = conf.websocket_proxy, conf.docker
     settings = ProxySettings(host=w.wsproxy_host, port=w.wsproxy_port, base_url=w.base_url,
-                             allowed_origins=tuple(w.allowed_origins or ()), node=conf.host)
+                             allowed_origins=tuple(w.allowed_origins or ()), node=conf.host,
+                             serves_tls=context is not None)
     address = engine_address(d.api_url, ca_file=d.ca_file, cert_file=d.cert_file,
                              key_file=d.key_file, insecure=d.api_insecure,
                              version=d.docker_remote_api_version)
     docker = DockerSocket(address, timeout=min(float(d.default_timeout), 10.0))
-    return ConsoleServer(ConsoleProxy(settings, db, docker))
+    return ConsoleServer(ConsoleProxy(settings, db, docker), context)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     wiring.parse_config(argv if argv is not None else sys.argv[1:], CONF,
                         prog="berth-wsproxy", description=helptext.WSPROXY)
     log.setup(use_json=CONF.use_json)
+    try:
+        context = tls.console_context(CONF)
+    except TLSConfigError as err:
+        LOG.error("berth-wsproxy cannot start: %s", err)
+        return 2
+    unused = tls.unused_console_cert(CONF)
+    if unused:
+        LOG.warning("%s", unused)
     db = wiring.build_database(CONF, upgrade=False)
     try:
-        server = build_console_server(CONF, db)
+        server = build_console_server(CONF, db, context)
     except ValueError as err:
         LOG.error("berth-wsproxy cannot start: %s", err)
         return 2

@@ -128,7 +128,8 @@ class ComputeAgent:
         return self.last_cleanup
 
     def audit_allocations(self) -> AuditReport:
-        return audit_allocations(self.deps, self.workers.submit)
+        return audit_allocations(self.deps, self.workers.submit,
+                                 shared=bool(self.config.inventory.shared_provider_names))
 
     def readiness_checks(self) -> dict[str, Check]:
         """What /readyz checks for this agent: the database, the RPC server (serving,

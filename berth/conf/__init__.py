@@ -21,6 +21,7 @@ from berth.conf import (
     placement,
     quota,
     scheduler,
+    ssl,
     volume,
     websocket_proxy,
 )
@@ -29,7 +30,7 @@ CONF = cfg.CONF
 
 _MODULES = (default, api, compute, database, docker, scheduler, websocket_proxy, quota,
             placement, cni_daemon, network, neutron, neutron_client, volume, cinder_client,
-            cri)
+            cri, ssl)
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

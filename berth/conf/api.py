@@ -15,6 +15,11 @@ OPTS = [
                help="Address the API listens on. Unset: 127.0.0.1 when auth_strategy is "
                     "noauth (so that an unauthenticated API is not exposed), else my_ip."),
     cfg.PortOpt("port", default=9517, help="TCP port the API listens on."),
+    cfg.BoolOpt("enable_ssl_api", default=False,
+                help="Serve the API over HTTPS only, with [ssl]cert_file and key_file "
+                     "(berth-api and berth serve); a plain HTTP request is refused. "
+                     "Leave it false behind a proxy that terminates TLS, and set "
+                     "public_endpoint to the proxy's https URL."),
     cfg.StrOpt("auth_strategy", default="noauth", choices=["noauth", "keystone"],
                help="noauth: the token names the caller (user[:project]), for one "
                     "trusted machine; keystone: every request's token is validated by "

@@ -23,10 +23,16 @@ OPTS = [
     cfg.BoolOpt("enable_cpu_pinning", default=False,
                 help="Reported as the node's enable_cpu_pinning (os-hosts); berth pins "
                      "no CPUs itself."),
-    cfg.BoolOpt("host_shared_with_nova", default=False, deprecated_for_removal=True,
-                deprecated_reason="berth does not share a resource provider with Nova",
-                help="Zun's sharing of the node's resource provider with Nova; berth "
-                     "does not use it."),
+    cfg.BoolOpt("host_shared_with_nova", default=False,
+                help="Nova's nova-compute runs on this node too: with [placement]driver "
+                     "= openstack, the agent reports the node's VCPU, MEMORY_MB and "
+                     "DISK_GB on Nova's resource provider (the one named after the node: "
+                     "[DEFAULT]host, else this machine's hostname or FQDN, as Nova's "
+                     "hypervisor_hostname) instead of a provider of its own, and "
+                     "containers are allocated there beside Nova's instances. The agent "
+                     "never creates that provider: until Nova has, it reports nothing "
+                     "and says so. An allocation ratio left unset keeps the provider's "
+                     "(Nova's)."),
     cfg.IntOpt("reserved_host_disk_mb", default=0,
                help="Disk (MiB) kept for the node itself: not offered to containers."),
     cfg.IntOpt("reserved_host_memory_mb", default=512,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import ssl
 import threading
 
 from websockets.asyncio.server import serve
@@ -38,10 +39,12 @@ _MAX_FRAME = 1024 * 1024
 
 class ConsoleServer:
     """Serves ``proxy`` on ``proxy.settings.host``:``port`` (port 0: any free port;
-    :attr:`port` tells which after start)."""
+    :attr:`port` tells which after start); over TLS only (wss://) with ``tls``
+    (``[websocket_proxy]ssl_only``): a plain connection fails its handshake."""
 
-    def __init__(self, proxy: ConsoleProxy) -> None:
+    def __init__(self, proxy: ConsoleProxy, tls: ssl.SSLContext | None = None) -> None:
         self.proxy = proxy
+        self.tls = tls
         self.port = proxy.settings.port
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
@@ -62,7 +65,8 @@ class ConsoleServer:
                 process_request=self.proxy.process_request,
                 select_subprotocol=self.proxy.select_subprotocol,
                 compression=None, ping_interval=None, open_timeout=10,
-                max_size=_MAX_FRAME, server_header="berth-wsproxy", logger=_WS_LOG)
+                max_size=_MAX_FRAME, server_header="berth-wsproxy", logger=_WS_LOG,
+                ssl=self.tls)
         except BaseException as err:
             self._error = err
             self._ready.set()
@@ -70,7 +74,8 @@ class ConsoleServer:
         sockets = list(server.sockets)
         if sockets:
             self.port = int(sockets[0].getsockname()[1])
-        LOG.info("console proxy listening on ws://%s:%s/ (engine %s)", s.host, self.port,
+        LOG.info("console proxy listening on %s://%s:%s/ (engine %s)",
+                 "ws" if self.tls is None else "wss", s.host, self.port,
                  self.proxy.docker.address.describe())
         self._ready.set()
         try:

@@ -32,6 +32,14 @@ def upsert_compute_node(db: Database, hostname: str, values: Mapping[str, Any]) 
         return row
 
 
+def set_provider(db: Database, hostname: str, rp_uuid: str) -> None:
+    """Record ``rp_uuid`` as the Placement provider of ``hostname``'s compute node
+    (Nova's, with ``[compute]host_shared_with_nova``)."""
+    with db.write_connection() as conn:
+        conn.execute(update(ComputeNode).where(ComputeNode.hostname == hostname)
+                     .values(rp_uuid=rp_uuid, updated_at=utcnow()))
+
+
 def update_compute_node_usage(db: Database, hostname: str, values: Mapping[str, Any]) -> None:
     """Write ``values`` (columns of the usage: the same keys on every call, so the
     statement is built once) to ``hostname``'s compute node."""

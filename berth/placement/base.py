@@ -143,6 +143,10 @@ class Placement(Protocol):
         """The provider, or None when there is none."""
         ...
 
+    def find_provider(self, name: str) -> Provider | None:
+        """The provider named ``name`` (names are unique), or None when there is none."""
+        ...
+
     def set_inventory(self, provider_uuid: str, inventories: Mapping[str, Inventory]) -> bool:
         """Make the provider's inventory exactly ``inventories`` (classes not named
         are removed). True when something changed, False when it already matched

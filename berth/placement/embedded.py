@@ -165,6 +165,11 @@ class EmbeddedPlacement:
             row = s.scalars(select(ResourceProvider).where(ResourceProvider.uuid == uuid)).first()
             return _provider_of(row) if row is not None else None
 
+    def find_provider(self, name: str) -> Provider | None:
+        with self._db.reader() as s:
+            row = s.scalars(select(ResourceProvider).where(ResourceProvider.name == name)).first()
+            return _provider_of(row) if row is not None else None
+
     def ensure_provider(self, uuid: str, name: str) -> Provider:
         found = self.get_provider(uuid)
         if found is not None:

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import quote
 
 import tenacity
 from keystoneauth1 import exceptions as ks_exc
@@ -223,6 +224,17 @@ class OpenStackPlacement:
         if resp.status_code != 200:
             raise self._unexpected("GET", f"/resource_providers/{uuid}", resp)
         d = resp.json()
+        return Provider(uuid=d["uuid"], name=d["name"], generation=int(d["generation"]))
+
+    def find_provider(self, name: str) -> Provider | None:
+        url = f"/resource_providers?name={quote(name, safe='')}"
+        resp = self._call("GET", url)
+        if resp.status_code != 200:
+            raise self._unexpected("GET", url, resp)
+        found = resp.json()["resource_providers"]
+        if not found:
+            return None
+        d = found[0]
         return Provider(uuid=d["uuid"], name=d["name"], generation=int(d["generation"]))
 
     def ensure_provider(self, uuid: str, name: str) -> Provider:

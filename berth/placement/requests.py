@@ -49,6 +49,12 @@ class NodeReservations:
     disk_allocation_ratio: float = 1.0
 
 
+def unset_ratios(cpu: float | None, ram: float | None, disk: float | None) -> frozenset[str]:
+    """The classes whose ``[compute]*_allocation_ratio`` is unset (None)."""
+    return frozenset(rc for rc, ratio in ((VCPU, cpu), (MEMORY_MB, ram), (DISK_GB, disk))
+                     if ratio is None)
+
+
 def _inventory(total: int, reserved: int, ratio: float) -> Inventory:
     # Placement refuses reserved > total; a tiny test node can have less memory than
     # the default reservation, and then offers nothing rather than failing the report.

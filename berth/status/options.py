@@ -122,3 +122,27 @@ def shared_key_missing(transport_url: str | None, auth_encryption_key: str | Non
                   "machines (transport_url is set): each machine makes its own key in "
                   "$state_path/registry.key, so a registry password the API stored cannot "
                   "be read by an agent elsewhere. Set the same key everywhere.")
+
+
+def tls_refused(problems: Sequence[str]) -> Result | None:
+    """``problems``: why berth-api, berth serve or berth-wsproxy would refuse their TLS
+    settings (``[api]enable_ssl_api`` with ``[ssl]``; ``[websocket_proxy]ssl_only``)."""
+    if not problems:
+        return None
+    return Result(Code.FAILURE, f"{' '.join(p.rstrip('.') + '.' for p in problems)} The "
+                                f"servers that read them refuse to start.")
+
+
+def nova_sharing_without_placement(host_shared_with_nova: bool, placement_driver: str
+                                   ) -> Result | None:
+    if not host_shared_with_nova or placement_driver == "openstack":
+        return None
+    return Result(Code.WARNING,
+                  f"[compute]host_shared_with_nova = true with [placement]driver = "
+                  f"{placement_driver}: Nova cannot share berth's own Placement, so each "
+                  f"node reports to a provider of its own. Set [placement]driver = "
+                  f"openstack (Nova's Placement) to share Nova's providers.")
+
+
+def console_cert_unused(problem: str | None) -> Result | None:
+    return None if problem is None else Result(Code.WARNING, problem.rstrip(".") + ".")

@@ -27,6 +27,13 @@ NOT_RUN = {
     ("multi-node.md", ("the test machines have no systemd; tests/unit/test_systemd_units.py "
                       "checks the units with systemd-analyze")),
     ("multi-node.md", "the test machines have no systemd"),
+    ("multi-node.md", ("the deployment above runs without TLS; "
+                      "tests/functional/api/test_api_over_https.py and "
+                      "tests/functional/console/test_console_tls.py run these settings with a "
+                      "CA they make")),
+    ("multi-node.md", ("the test machines run no Nova; "
+                      "tests/integration/placement/test_openstack_placement.py runs this "
+                      "setting against the real Placement with a provider made as Nova makes it")),
     ("upgrade.md", ("the test machines have no systemd; tests/docs/test_multi_node.py runs "
                    "the same commands by hand")),
     ("configuration.md", ("it rewrites a committed file; tests/unit/conf/test_sample_config.py "

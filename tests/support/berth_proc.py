@@ -8,6 +8,7 @@ import itertools
 import os
 import random
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -65,17 +66,23 @@ def next_subnet_pool() -> str:
 
 
 class BerthProcess:
-    """One ``berth serve``. ``extra_conf`` is appended to the generated config file."""
+    """One ``berth serve``. ``extra_conf`` is appended to the generated config file.
+    ``ca_file``: the API serves HTTPS (``extra_conf`` sets ``[api]enable_ssl_api`` and
+    ``[ssl]``) with a certificate this CA signed; the clients below trust it."""
 
     def __init__(self, extra_conf: str = "", host: str | None = None,
-                 state_dir: str | None = None) -> None:
+                 state_dir: str | None = None, ca_file: str | None = None) -> None:
         self.host = host or f"ftest-{uuid.uuid4().hex[:8]}"
         self.dir = Path(state_dir or tempfile.mkdtemp(prefix="berth-test-"))
         self.port = free_port()
         self.wsport = free_port()
         self.cniport = free_port()
         self.subnet_pool = next_subnet_pool()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.ca_file = ca_file
+        #: what httpx checks the API's certificate with
+        self.verify: ssl.SSLContext | bool = (ssl.create_default_context(cafile=ca_file)
+                                              if ca_file else True)
+        self.url = f"{'https' if ca_file else 'http'}://127.0.0.1:{self.port}"
         self.conf = self.dir / "berth.conf"
         self.log = self.dir / "berth.log"
         self.conf.write_text(
@@ -103,7 +110,8 @@ class BerthProcess:
                 raise AssertionError(f"berth serve exited with {self.proc.returncode}:\n"
                                      f"{self.log_text()[-4000:]}")
             try:
-                return httpx.get(f"{self.url}/healthcheck", timeout=1).status_code == 200
+                return httpx.get(f"{self.url}/healthcheck", timeout=1,
+                                 verify=self.verify).status_code == 200
             except httpx.HTTPError:
                 return False
 
@@ -131,23 +139,28 @@ class BerthProcess:
         """A real python-zunclient Client (admin_token plugin, no Keystone)."""
         from zunclient import client
 
-        c = client.Client(version, endpoint_override=f"{self.url}/v1", auth_token=token)
+        c = client.Client(version, endpoint_override=f"{self.url}/v1", auth_token=token,
+                          cacert=self.ca_file)
         c.http_client.session.timeout = 60
         return c
 
     def http(self, token: str = "admin", version: str = "container 1.40") -> httpx.Client:
-        return httpx.Client(base_url=self.url, timeout=60, headers={
+        return httpx.Client(base_url=self.url, timeout=60, verify=self.verify, headers={
             "X-Auth-Token": token, "OpenStack-API-Version": version})
 
     def openstack_env(self, token: str = "admin") -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
         env.update(OS_AUTH_TYPE="admin_token", OS_ENDPOINT=f"{self.url}/v1", OS_TOKEN=token)
+        if self.ca_file:
+            env["OS_CACERT"] = self.ca_file
         return env
 
     def zun_cli_env(self, user: str = "admin", project: str = "admin") -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
         env.update(OS_AUTH_URL=f"{self.url}/identity/v3", OS_USERNAME=user, OS_PASSWORD="x",
                    OS_PROJECT_NAME=project)
+        if self.ca_file:
+            env["OS_CACERT"] = self.ca_file
         return env
 
 

@@ -22,6 +22,10 @@ The check reads the row and the allocation again and then:
 A check that cannot reach Placement, or whose correction does not fit yet (another
 leftover released in the same run, in parallel, was still held), is logged; the next
 run tries again.
+
+On a provider shared with Nova (``[compute]host_shared_with_nova``) the consumers
+without a container row on this host are Nova's instances as much as berth's
+leftovers: the audit leaves them alone and checks only this host's containers.
 """
 
 from __future__ import annotations
@@ -70,9 +74,11 @@ def wanted_allocation(row: Container | None, host: str) -> dict[str, int] | None
     return container_resources(row.cpu, row.memory, row.disk)
 
 
-def audit_allocations(deps: AgentDeps, submit: Submit) -> AuditReport:
+def audit_allocations(deps: AgentDeps, submit: Submit, shared: bool = False) -> AuditReport:
     """Find the suspects (one read of Placement, one of the rows) and queue a check
-    for each with ``submit(uuid, fn, *args)`` (``ContainerWorkers.submit``)."""
+    for each with ``submit(uuid, fn, *args)`` (``ContainerWorkers.submit``).
+    ``shared``: the provider is Nova's too; consumers without a row here are left
+    alone."""
     report = AuditReport()
     if deps.placement is None:
         return report
@@ -88,7 +94,8 @@ def audit_allocations(deps: AgentDeps, submit: Submit) -> AuditReport:
     rows = {row.uuid: row for row in (*containers.list_by_host(deps.db, deps.host),
                                       *containers.list_by_host(deps.db, deps.host, CAPSULE))}
     suspects = {uuid for uuid, resources in held.items()
-                if _differs(rows.get(uuid), resources, deps.host)}
+                if (uuid in rows or not shared)
+                and _differs(rows.get(uuid), resources, deps.host)}
     suspects.update(uuid for uuid, row in rows.items() if uuid not in held
                     and wanted_allocation(row, deps.host))
     for uuid in sorted(suspects):

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from berth.compute.claims import Capacity, ResourceTracker
 from berth.db import nodes
 from berth.db.engine import Database
 from berth.placement.base import Placement, PlacementError
-from berth.placement.report import report_node
+from berth.placement.report import find_shared_provider, report_node
 from berth.placement.requests import NodeReservations, node_inventories
 from berth.runtime.base import Runtime
 
@@ -28,6 +28,14 @@ class InventorySettings:
     reservations: NodeReservations = field(default_factory=NodeReservations)
     reserve_disk_for_image: float = 0.2
     enable_cpu_pinning: bool = False
+    #: ``[compute]host_shared_with_nova``: the names Nova's provider of this node may
+    #: have (``report.shared_provider_names``); the node reports on that provider and
+    #: never creates one. Empty: the node's own provider (``compute_node.rp_uuid``).
+    shared_provider_names: tuple[str, ...] = ()
+    #: Resource classes whose ``[compute]*_allocation_ratio`` is unset: on a provider
+    #: shared with Nova they keep the ratio the provider has (Zun's rule), so that
+    #: the two agents do not rewrite each other's; elsewhere the initial_* ratio.
+    ratios_unset: frozenset[str] = frozenset()
 
 
 def read_meminfo(path: str = "/proc/meminfo") -> dict[str, int]:
@@ -82,14 +90,52 @@ def inventory_host(db: Database, runtime: Runtime, tracker: ResourceTracker,
         info.cpus, mem_total, r.reserved_cpus, r.reserved_memory_mb,
         r.cpu_allocation_ratio, r.ram_allocation_ratio))
     tracker.publish_usage()
-    if placement is not None and node.rp_uuid:
+    if placement is None:
+        return
+    if settings.shared_provider_names:
+        report_to_shared_provider(db, placement, node.rp_uuid, settings, values)
+    elif node.rp_uuid:
         report_to_placement(db, placement, node.rp_uuid, settings, values)
 
 
+def report_to_shared_provider(db: Database, placement: Placement, rp_uuid: str | None,
+                              settings: InventorySettings, values: dict[str, Any]) -> None:
+    """``[compute]host_shared_with_nova``: report on Nova's provider of this node, found
+    by name, and make it the node's ``rp_uuid`` (where containers are allocated). When
+    Placement has none, say which names were looked for and what to change; create
+    nothing (a provider of berth's own under Nova's name would take it from Nova)."""
+    names = settings.shared_provider_names
+    try:
+        found = find_shared_provider(placement, names)
+    except PlacementError as err:
+        LOG.error("could not look up Nova's resource provider of node %s in Placement: %s",
+                  settings.host, err.msg)
+        return
+    if found is None:
+        LOG.error("[compute]host_shared_with_nova is true but Placement has no resource "
+                  "provider named %s (Nova's compute node provider, named after its "
+                  "hypervisor_hostname): node %s reports no inventory. Start nova-compute "
+                  "on this node, set [DEFAULT]host to Nova's hypervisor_hostname, or set "
+                  "[compute]host_shared_with_nova = false.",
+                  " or ".join(repr(n) for n in names), settings.host)
+        return
+    if found.uuid != rp_uuid:
+        nodes.set_provider(db, settings.host, found.uuid)
+        LOG.info("node %s reports to Nova's resource provider %s (%s)%s", settings.host,
+                 found.uuid, found.name,
+                 f", not {rp_uuid}: containers placed before keep their allocations there"
+                 if rp_uuid else "")
+    report_to_placement(db, placement, found.uuid, settings, values, create=False,
+                        keep_ratios=settings.ratios_unset)
+
+
 def report_to_placement(db: Database, placement: Placement, rp_uuid: str,
-                        settings: InventorySettings, values: dict[str, Any]) -> None:
+                        settings: InventorySettings, values: dict[str, Any],
+                        create: bool = True, keep_ratios: frozenset[str] = frozenset()
+                        ) -> None:
     """Push the node's inventory and traits (CUSTOM_ZUN_COMPUTE_STATUS_DISABLED while
-    its zun-compute service is disabled) to Placement; writes only what changed. A
+    its zun-compute service is disabled) to Placement; writes only what changed. The
+    classes of ``keep_ratios`` keep the allocation ratio the provider has. A
     Placement failure is logged, not raised: the compute_node row is already right
     and the next run tries again."""
     disabled = nodes.service_disabled(db, settings.host, nodes.COMPUTE_BINARY)
@@ -97,7 +143,12 @@ def report_to_placement(db: Database, placement: Placement, rp_uuid: str,
         int(values["cpus"] or 0), int(values["mem_total"] or 0), int(values["disk_total"] or 0),
         settings.reservations)
     try:
-        report_node(placement, rp_uuid, settings.host, inventories, disabled)
+        if keep_ratios:
+            current = placement.get_inventory(rp_uuid)
+            inventories = {rc: (replace(inv, allocation_ratio=current[rc].allocation_ratio)
+                                if rc in keep_ratios and rc in current else inv)
+                           for rc, inv in inventories.items()}
+        report_node(placement, rp_uuid, settings.host, inventories, disabled, create=create)
     except PlacementError as err:
         LOG.error("could not report node %s to Placement (provider %s): %s", settings.host,
                   rp_uuid, err.msg)

@@ -13,9 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import docker
 import httpx
 import pytest
 from oslo_config import cfg
+from support.berth_proc import TEST_IMAGE, wait_for
 from support.migrated_sqlite import migrated_url
 
 import berth.conf
@@ -334,3 +336,99 @@ def test_the_apis_scheduler_reads_each_nodes_inventory_from_placement(
         assert (state.cpus, state.memory_mib, state.cores) == (6.0, 1536, 4)
     finally:
         db.dispose()
+
+
+@pytest.fixture
+def shared_berth(placement_url: str, raw: httpx.Client) -> Iterator[Any]:
+    """``make(host)``: a real ``berth serve`` named ``host`` on this Placement with
+    ``[compute]host_shared_with_nova = true``; stopped afterwards, and the providers
+    named ``host`` removed."""
+    from support.berth_proc import BerthProcess, remove_local_networks, unmount_volumes
+
+    made: list[BerthProcess] = []
+
+    def make(host: str) -> BerthProcess:
+        proc = BerthProcess(f"[placement]\ndriver = openstack\nendpoint = {placement_url}\n"
+                            f"token = admin\n[compute]\nhost_shared_with_nova = true\n",
+                            host=host)
+        made.append(proc)
+        return proc.start(60)
+
+    yield make
+    for proc in made:
+        proc.stop()
+        engine = docker.from_env()            # what a failed test left running
+        try:
+            for c in engine.containers.list(all=True, filters={"label": f"berth.host={proc.host}"}):
+                c.remove(force=True)
+        finally:
+            engine.close()
+        remove_local_networks(proc)
+        unmount_volumes(proc)
+        for rp in raw.get("/resource_providers", params={"name": proc.host}).json()[
+                "resource_providers"]:
+            raw.delete(f"/resource_providers/{rp['uuid']}")
+
+
+def test_a_node_shared_with_nova_reports_on_novas_provider(
+        shared_berth: Any, raw: httpx.Client) -> None:
+    """Nova made the node's provider (named after its hypervisor_hostname, with an
+    instance's allocation on it); berth's agent reports its inventory there and makes
+    no provider of its own."""
+    host = f"nova-{uuidlib.uuid4().hex[:8]}"
+    novas = str(uuidlib.uuid4())
+    resp = raw.post("/resource_providers", json={"uuid": novas, "name": host})
+    assert resp.status_code in (200, 201), resp.text
+    resp = raw.put(f"/resource_providers/{novas}/inventories", json={
+        "resource_provider_generation": 0,
+        "inventories": {VCPU: {"total": 2, "allocation_ratio": 4.0},
+                        MEMORY_MB: {"total": 4096}}})
+    assert resp.status_code == 200, resp.text
+    instance = str(uuidlib.uuid4())
+    resp = raw.put(f"/allocations/{instance}", json={
+        "allocations": {novas: {"resources": {VCPU: 1, MEMORY_MB: 512}}},
+        "project_id": "p", "user_id": "u", "consumer_generation": None,
+        "consumer_type": "INSTANCE"})
+    assert resp.status_code == 204, resp.text
+    try:
+        berth = shared_berth(host)
+        inventories = raw.get(f"/resource_providers/{novas}/inventories").json()["inventories"]
+        assert set(inventories) == {VCPU, MEMORY_MB, "DISK_GB"}
+        assert inventories[VCPU]["total"] == (os.cpu_count() or 0)
+        assert inventories[VCPU]["allocation_ratio"] == 4.0   # Nova's: berth's is unset
+        assert inventories["DISK_GB"]["allocation_ratio"] == 1.0   # initial_disk_...
+        named = raw.get("/resource_providers", params={"name": host}).json()
+        assert [rp["uuid"] for rp in named["resource_providers"]] == [novas]
+        held = raw.get(f"/allocations/{instance}").json()["allocations"]
+        assert {rp: a["resources"] for rp, a in held.items()} == {
+            novas: {VCPU: 1, MEMORY_MB: 512}}
+        assert f"node {host} reports to Nova's resource provider {novas}" in berth.log_text()
+        # A container is allocated there, beside the instance.
+        zun = berth.client()
+        c = zun.containers.run(name=f"shared-{host}", image=TEST_IMAGE, command=["sleep", "60"],
+                               image_pull_policy="ifnotpresent", cpu=1, memory=64)
+        try:
+            wait_for(lambda: zun.containers.get(c.uuid).status == "Running", 60,
+                     what=f"container {c.uuid} to run")
+            on_novas = raw.get(f"/resource_providers/{novas}/allocations").json()["allocations"]
+            assert on_novas[c.uuid]["resources"] == {VCPU: 1, MEMORY_MB: 64}
+            assert on_novas[instance]["resources"] == {VCPU: 1, MEMORY_MB: 512}
+        finally:
+            zun.containers.delete(c.uuid, force=True)
+            wait_for(lambda: c.uuid not in raw.get(f"/resource_providers/{novas}/allocations"
+                                                   ).json()["allocations"], 60,
+                     what=f"the allocation of {c.uuid} to go")
+    finally:
+        raw.delete(f"/allocations/{instance}")
+
+
+def test_a_node_shared_with_nova_without_novas_provider_says_what_to_change(
+        shared_berth: Any, raw: httpx.Client) -> None:
+    host = f"nova-{uuidlib.uuid4().hex[:8]}"
+    berth = shared_berth(host)
+    log = berth.log_text()
+    assert (f"[compute]host_shared_with_nova is true but Placement has no resource provider "
+            f"named '{host}'") in log
+    assert "or set [compute]host_shared_with_nova = false" in log
+    assert raw.get("/resource_providers", params={"name": host}).json()[
+        "resource_providers"] == []

@@ -107,10 +107,44 @@ def test_recent_agents_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 def test_an_option_berth_ignores_is_a_warning(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    settings = _database(migrated_url(tmp_path)) + "[compute]\nhost_shared_with_nova = true\n"
+    settings = _database(migrated_url(tmp_path)) + "[scheduler]\ndriver = chance_scheduler\n"
     code, checks = _check(tmp_path, settings, monkeypatch, capsys)
     assert (code, checks["Options berth ignores"][0]) == (1, 1)
-    assert "[compute]host_shared_with_nova" in checks["Options berth ignores"][1]
+    assert "[scheduler]driver" in checks["Options berth ignores"][1]
+
+
+def test_zuns_tls_and_nova_sharing_options_are_not_ignored(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """berth serves TLS and shares Nova's provider now: these are used, not listed as
+    ignored; settings that would stop berth (no certificate) or not share (berth's
+    own Placement) are reported as such."""
+    from support.tls_ca import TestCA
+
+    files = TestCA(tmp_path / "ca").server()
+    good = (f"[api]\nenable_ssl_api = true\n[ssl]\ncert_file = {files.cert}\n"
+            f"key_file = {files.key}\n[websocket_proxy]\nssl_only = true\n"
+            f"cert = {files.cert}\nkey = {files.key}\n")
+    code, checks = _check(tmp_path, _database(migrated_url(tmp_path)) + good, monkeypatch,
+                          capsys)
+    assert (code, checks["Options berth ignores"][0],
+            checks["Unsafe or refused settings"][0]) == (0, 0, 0)
+    missing = tmp_path / "gone.pem"
+    bad = (f"[api]\nenable_ssl_api = true\n[ssl]\ncert_file = {missing}\n"
+           f"[websocket_proxy]\nssl_only = true\n[compute]\nhost_shared_with_nova = true\n")
+    code, checks = _check(tmp_path, _database(migrated_url(tmp_path)) + bad, monkeypatch,
+                          capsys)
+    result, details = checks["Unsafe or refused settings"]
+    assert (code, result, checks["Options berth ignores"][0]) == (2, 2, 0)
+    assert f"[ssl]cert_file = {missing} cannot be read" in details
+    assert "[websocket_proxy]cert is not set" in details
+    assert "[placement]driver = openstack" in details
+    unused = f"[websocket_proxy]\ncert = {files.cert}\n"
+    code, checks = _check(tmp_path, _database(migrated_url(tmp_path)) + unused, monkeypatch,
+                          capsys)
+    result, details = checks["Unsafe or refused settings"]
+    assert (code, result) == (1, 1)
+    assert "cert is set but ssl_only is false" in details
 
 
 def test_a_comment_after_a_value_is_a_warning(

@@ -171,3 +171,24 @@ def test_wanted_allocation() -> None:
     for status in ("Creating", "Deleting", "Rebuilding"):
         assert wanted_allocation(row(status=status), SYNC_HOST) is None
     assert wanted_allocation(row(task_state="container_rebooting"), SYNC_HOST) is None
+
+
+def test_on_a_provider_shared_with_nova_only_this_hosts_containers_are_checked(
+        deps: AgentDeps, placement: EmbeddedPlacement, workers: ContainerWorkers) -> None:
+    """[compute]host_shared_with_nova: a consumer without a row here may be one of
+    Nova's instances; its allocation stays, while a container's own is still fixed."""
+    rp = _rp(deps)
+    instance = str(uuidlib.uuid4())
+    placement.allocate(instance, rp, {VCPU: 2, MEMORY_MB: 256}, "p1", None)
+    resized = _row(deps, "Running", container_id="c1")
+    placement.allocate(resized.uuid, rp, {VCPU: 1, MEMORY_MB: 128}, "p1", None)
+
+    report = audit_allocations(deps, workers.submit, shared=True)
+    assert workers.wait_idle(10)
+    assert report.suspects == 1
+    assert placement.provider_allocations(rp) == {
+        instance: {VCPU: 2, MEMORY_MB: 256},
+        resized.uuid: {VCPU: 1, MEMORY_MB: 64}}
+    # Not shared, the same consumer is a leftover and released.
+    assert _audit(deps, workers) == 1
+    assert placement.provider_allocations(rp) == {resized.uuid: {VCPU: 1, MEMORY_MB: 64}}
