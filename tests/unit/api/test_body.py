@@ -92,3 +92,14 @@ def test_a_nul_or_lone_surrogate_anywhere_is_a_400_naming_its_field(
                                  b'{"n": "\\\\ud800 \\\\u0000"}', b'{"n": "\\u00e9"}'])
 def test_other_characters_and_escapes_decode(raw: bytes) -> None:
     assert body.decode(raw) == json.loads(raw)
+
+
+def test_a_binary_field_may_carry_nul_but_not_a_lone_surrogate() -> None:
+    """put_archive's ``data`` before API 1.25: a tar archive as text has NULs."""
+    assert body.decode(b'{"data": "a\\u0000b"}', binary=("data",)) == {"data": "a\x00b"}
+    with pytest.raises(exc.InvalidParameterValue, match="field 'data'"):
+        body.decode(b'{"data": "a\\ud800"}', binary=("data",))
+    with pytest.raises(exc.InvalidParameterValue, match="field 'path'"):
+        body.decode(b'{"data": "a\\u0000", "path": "/t\\u0000"}', binary=("data",))
+    with pytest.raises(exc.InvalidParameterValue, match="field 'other'"):
+        body.decode(b'{"other": "a\\u0000"}', binary=("data",))
