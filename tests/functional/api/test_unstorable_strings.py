@@ -43,9 +43,10 @@ def create_body(**fields: Any) -> str:
 
 
 def capsule_body(command: str) -> str:
-    return ('{"template": {"kind": "capsule", "capsuleVersion": "beta", "metadata": '
-            '{"name": "poison"}, "spec": {"containers": [{"image": "%s", "command": %s}]}}}'
-            % (TEST_IMAGE, command))
+    """A capsule create's JSON text whose member's command is the JSON text ``command``."""
+    template = {"kind": "capsule", "capsuleVersion": "beta", "metadata": {"name": "poison"},
+                "spec": {"containers": [{"image": TEST_IMAGE, "command": "COMMAND"}]}}
+    return json.dumps({"template": template}).replace('"COMMAND"', command)
 
 
 @pytest.fixture(scope="module")
@@ -87,25 +88,25 @@ def what_exists(berth: BerthProcess) -> dict[str, Any]:
 #: (what, method, path, query, JSON text of the body, the field the 400 names).
 CASES = [
     ("environment", "POST", "/v1/containers", "run=true",
-     create_body(environment='{"A": "%s"}' % S), "environment.A"),
+     create_body(environment=f'{{"A": "{S}"}}'), "environment.A"),
     ("environment NUL", "POST", "/v1/containers", "run=true",
-     create_body(environment='{"A": "x%s"}' % NUL), "environment.A"),
+     create_body(environment=f'{{"A": "x{NUL}"}}'), "environment.A"),
     ("label key", "POST", "/v1/containers", "",
-     create_body(labels='{"k%s": "v"}' % S), "labels.k\\ud800"),
+     create_body(labels=f'{{"k{S}": "v"}}'), "labels.k\\ud800"),
     ("command", "POST", "/v1/containers", "run=true",
-     create_body(command='["sleep", "6%s0"]' % NUL), "command[1]"),
-    ("hints", "POST", "/v1/containers", "", create_body(hints='{"h": "%s"}' % S), "hints.h"),
+     create_body(command=f'["sleep", "6{NUL}0"]'), "command[1]"),
+    ("hints", "POST", "/v1/containers", "", create_body(hints=f'{{"h": "{S}"}}'), "hints.h"),
     ("mounts", "POST", "/v1/containers", "",
-     create_body(mounts='[{"source": "", "destination": "/d%s"}]' % NUL),
+     create_body(mounts=f'[{{"source": "", "destination": "/d{NUL}"}}]'),
      "mounts[0].destination"),
-    ("name", "POST", "/v1/containers", "", create_body(name='"poison%s"' % S), "name"),
-    ("capsule template", "POST", "/v1/capsules", "", capsule_body('["sleep", "%s"]' % S),
+    ("name", "POST", "/v1/containers", "", create_body(name=f'"poison{S}"'), "name"),
+    ("capsule template", "POST", "/v1/capsules", "", capsule_body(f'["sleep", "{S}"]'),
      "template.spec.containers[0].command[1]"),
-    ("network", "POST", "/v1/networks", "", '{"name": "net%s"}' % S, "name"),
+    ("network", "POST", "/v1/networks", "", f'{{"name": "net{S}"}}', "name"),
     ("registry", "POST", "/v1/registries", "",
-     '{"registry": {"domain": "127.0.0.1:5000", "username": "u", "password": "p%s"}}' % S,
+     f'{{"registry": {{"domain": "127.0.0.1:5000", "username": "u", "password": "p{S}"}}}}',
      "registry.password"),
-    ("quota", "PUT", "/v1/quotas/p42", "", '{"containers": "5%s"}' % NUL, "containers"),
+    ("quota", "PUT", "/v1/quotas/p42", "", f'{{"containers": "5{NUL}"}}', "containers"),
     ("query parameter", "GET", "/v1/containers", "name=a%00", "", "name"),
     ("path", "GET", "/v1/containers/a%00b", "", "", "path"),
 ]
@@ -128,11 +129,12 @@ def test_a_nul_or_lone_surrogate_is_a_400_naming_the_field_and_nothing_is_made(
 #: The same, on an existing container: the exec command and the archive paths.
 ON_A_CONTAINER = [
     ("exec command (query)", "execute", "command=ls%00", "", "command"),
-    ("exec command (body)", "execute", "", '{"command": "ls %s"}' % S, "command"),
+    ("exec command (body)", "execute", "", f'{{"command": "ls {S}"}}', "command"),
     ("get_archive path", "get_archive", "path=/tmp%00", "", "path"),
     ("put_archive path", "put_archive", "",
-     '{"path": "/tmp%s", "data": "%s"}' % (S, base64.b64encode(b"x").decode()), "path"),
-    ("put_archive data", "put_archive", "path=/tmp", '{"data": "%s"}' % S, "data"),
+     '{{"path": "/tmp{}", "data": "{}"}}'.format(S, base64.b64encode(b"x").decode()), "path"),
+    ("put_archive data (a tar as text, 1.24)", "put_archive", "path=/tmp",
+     f'{{"data": "{S}"}}', "data"),
 ]
 
 
@@ -142,7 +144,8 @@ def test_a_containers_actions_refuse_them_too(
         berth: BerthProcess, running: str, what: str, action: str, query: str, body: str,
         field: str) -> None:
     method = "GET" if action == "get_archive" else "POST"
-    with berth.http(PROJECT) as http:
+    version = "container 1.24" if "1.24" in what else "container 1.40"
+    with berth.http(PROJECT, version=version) as http:
         answer = http.request(method, f"/v1/containers/{running}/{action}"
                               + ("?" + query if query else ""),
                               content=body.encode() if body else None,
@@ -176,7 +179,7 @@ def test_a_nul_in_a_header_is_refused(berth: BerthProcess) -> None:
 
 def test_other_characters_are_kept_as_sent(berth: BerthProcess) -> None:
     sent = "é 日本 😀"
-    body = create_body(name='"uni-%s"' % uuid.uuid4().hex[:6],
+    body = create_body(name=f'"uni-{uuid.uuid4().hex[:6]}"',
                        environment='{"A": "\\u00e9 \\u65e5\\u672c \\ud83d\\ude00"}',
                        labels=json.dumps({"k": sent}))
     with berth.http(PROJECT) as http:
