@@ -39,15 +39,26 @@ def _stdlib_dumps(content: Any) -> bytes:
                       separators=(",", ":")).encode("utf-8")
 
 
+#: (object, field) already logged by ``renderable``: a list the console polls would
+#: log the same row every time (at most ``_LOGGED_MAX`` remembered).
+_logged: set[tuple[str, str]] = set()
+_LOGGED_MAX = 10_000
+
+
 def renderable(content: Any) -> Any:
-    """``content`` with U+FFFD for each lone surrogate, logged: which object (the
-    ``uuid`` of the innermost one on the way that has one) and which of its fields."""
+    """``content`` with U+FFFD for each lone surrogate, logged (once per process):
+    which object (the ``uuid`` of the innermost one on the way that has one) and which
+    of its fields."""
     fixed, changed = unstorable.replaced(content)
     for path in changed:
         owner, field = _located(content, path)
+        key = (owner, unstorable.field_name(field))
+        if key in _logged or len(_logged) >= _LOGGED_MAX:
+            continue
+        _logged.add(key)
         LOG.warning("rendered %s of %s with U+FFFD for characters UTF-8 cannot encode (a "
                     "lone surrogate stored by an older berth); `berth-status upgrade "
-                    "check` names such rows", unstorable.field_name(field), owner)
+                    "check` names such rows", key[1], owner)
     return fixed
 
 

@@ -73,3 +73,11 @@ def test_a_lone_surrogate_renders_as_u_fffd_and_is_logged_with_its_uuid(
 def test_a_response_with_a_lone_surrogate_is_a_response() -> None:
     response = JSONResponse({"errors": [{"detail": "no container x\udc00"}]})
     assert json.loads(response.body)["errors"][0]["detail"] == "no container x\ufffd"
+
+
+def test_the_same_rows_field_is_logged_once(caplog: pytest.LogCaptureFixture) -> None:
+    """A list the console polls renders the row again and again."""
+    bad = {"uuid": "bad-twice", "labels": {"k": "\udc00"}}
+    for _ in range(3):
+        dumps({"containers": [bad]})
+    assert caplog.text.count("labels.k of uuid bad-twice") == 1
