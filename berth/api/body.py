@@ -10,11 +10,14 @@ import asyncio
 import itertools
 import json
 import re
+from collections.abc import Collection
 from typing import Any
 
 from fastapi import Request
 
+from berth.api.schemas.types import invalid
 from berth.common import exceptions as exc
+from berth.common import unstorable
 from berth.conf.api import BODY_TIMEOUT, MAX_REQUEST_BODY_SIZE
 
 #: Deepest nesting of arrays and objects a body may have. Zun's deepest bodies (a
@@ -49,16 +52,43 @@ def too_deep(raw: bytes, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
-def decode(raw: bytes) -> Any:
-    """The JSON value of ``raw``; Invalid (400) when it is nested too deeply or is not
-    JSON."""
+def decode(raw: bytes, binary: Collection[str] = ()) -> Any:
+    """The JSON value of ``raw``; Invalid (400) when it is nested too deeply, is not
+    JSON, or holds a string berth cannot store or pass on (``refuse_unstorable``;
+    ``binary`` names top-level fields that carry bytes as text, where a NUL is data)."""
     if too_deep(raw):
         raise exc.Invalid(f"The request body nests arrays or objects more than {MAX_DEPTH} "
                           f"levels deep; no request of this API needs that.")
     try:
-        return json.loads(raw)
+        value = json.loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise exc.Invalid("The request body is not valid JSON.") from None
+    if unstorable.ESCAPE.search(raw):
+        refuse_unstorable(value, binary)
+    return value
+
+
+def refuse_unstorable(value: Any, binary: Collection[str] = ()) -> None:
+    """InvalidParameterValue (400) naming the first field (key or value, at any depth)
+    of the decoded body ``value`` that holds a NUL or a lone surrogate: the database,
+    the engine and the response's UTF-8 cannot take it (``berth.common.unstorable``).
+    In a top-level field named in ``binary`` (put_archive's ``data`` before API 1.25:
+    a tar archive as text, which has NULs) only a lone surrogate is refused.
+    Such a character reaches a decoded body only as a JSON escape (raw, it is not
+    UTF-8, or a control character JSON refuses), so ``decode`` walks only bodies that
+    have one of those escapes."""
+    carried = {k: v for k, v in value.items() if k in binary} \
+        if binary and isinstance(value, dict) else {}
+    rest = {k: v for k, v in value.items() if k not in carried} if carried else value
+    found = unstorable.first_unstorable(rest)
+    if found is None:
+        for key, text in carried.items():
+            if isinstance(text, str) and unstorable.SURROGATE.search(text):
+                found = key, text
+                break
+    if found is not None:
+        field, text = found
+        raise invalid(field, unstorable.escaped(text), unstorable.why(text))
 
 
 async def read(request: Request, limit: int, timeout: float | None = None) -> bytes:

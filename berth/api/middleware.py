@@ -5,6 +5,9 @@
   berth's own roots) is served as if it began with ``/v1``;
 * microversions under ``/v1``: the negotiated version on ``request.state`` and the
   four version headers on the response; a bad header is a 406 in Zun's envelope;
+* strings berth cannot store or pass on (``berth.common.unstorable``): a NUL or a lone
+  surrogate in the path, a query parameter or a header is a 400 naming it, before any
+  route runs (a body's are refused where it is decoded, ``berth.api.body``);
 * metrics: each answered request counted and timed by method, route *template*
   (``/v1/containers/{ident}``, known only once routing has run; ``unmatched``
   otherwise) and status (``berth.metrics.catalog.observe_request``).
@@ -14,12 +17,15 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.parse
 from collections.abc import MutableMapping
 from typing import Any
 
 from berth.api import microversions as mv
-from berth.api.errors import envelope, internal_error
+from berth.api.errors import berth_error_response, envelope, internal_error
+from berth.api.schemas.types import invalid
 from berth.common import exceptions as exc
+from berth.common import unstorable
 from berth.common.context import new_request_id
 from berth.metrics.catalog import observe_request
 
@@ -53,6 +59,11 @@ class BerthMiddleware:
             scope["path"] = path
             scope["raw_path"] = path.encode()
         extra = [(b"x-openstack-request-id", request_id.encode())]
+        refused = unstorable_in_request(scope)
+        if refused is not None:
+            await berth_error_response(request_id, refused)(scope, receive, send)
+            observe_request(scope["method"], _UNMATCHED, 400, time.perf_counter() - began)
+            return
         if path in ("/v1", "/v1.json") or path.startswith("/v1/"):
             header = _header(scope, mv.HEADER)
             try:
@@ -91,6 +102,31 @@ class BerthMiddleware:
 
 
 _UNMATCHED = "unmatched"
+
+
+def unstorable_in_request(scope: dict) -> exc.InvalidParameterValue | None:
+    """The 400 for the first NUL or lone surrogate in the request's path, query
+    parameters (names and values, as Starlette decodes them) or headers; None when
+    there is none. A query string is decoded only when it holds ``%00`` (a NUL), the
+    one unstorable character its decoding can yield (a surrogate's UTF-8 bytes become
+    U+FFFD); a header is bytes, read as Latin-1 (no surrogates there either)."""
+    path: str = scope["path"]
+    if unstorable.UNSTORABLE.search(path):
+        return invalid("path", unstorable.escaped(path), unstorable.why(path))
+    query: bytes = scope.get("query_string", b"")
+    if b"%00" in query or b"\x00" in query:
+        for name, value in urllib.parse.parse_qsl(query.decode("latin-1"),
+                                                  keep_blank_values=True):
+            for text in (name, value):
+                if unstorable.UNSTORABLE.search(text):
+                    return invalid(unstorable.escaped(name), unstorable.escaped(value),
+                                   unstorable.why(text))
+    for key, raw in scope.get("headers", []):
+        if b"\x00" in raw or b"\x00" in key:
+            name = unstorable.escaped(key.decode("latin-1"))
+            value = raw.decode("latin-1")
+            return invalid(f"header {name}", unstorable.escaped(value), unstorable.why(value))
+    return None
 
 
 def _route_of(scope: dict) -> str:

@@ -113,6 +113,11 @@ def install(app: FastAPI, settings: ApiSettings, routers: Iterable[APIRouter]) -
                     operation.update(published)
                     operation["responses"]["415"] = _error(_UNSUPPORTED)
             _link_creates(doc)
+            for operations in doc["paths"].values():
+                for operation in operations.values():
+                    for part in ("parameters", "requestBody"):
+                        if part in operation:
+                            operation[part] = storable_strings(operation[part])
             app.openapi_schema = doc
         return app.openapi_schema
 
@@ -127,6 +132,26 @@ def allowed_methods(app: FastAPI, path: str) -> list[str]:
         if re.fullmatch(pattern, path):
             return sorted(method.upper() for method in operations)
     return []
+
+
+#: What every string of a request may hold: no NUL, no lone surrogate
+#: (``berth.common.unstorable``; refused by ``berth.api.body`` and the middleware).
+STORABLE = "^[^\\u0000\\ud800-\\udfff]*$"
+
+
+def storable_strings(node: Any) -> Any:
+    """``node`` (a part of the document) with ``STORABLE`` as the pattern of each
+    string schema that has no pattern, format or set of values of its own, so that
+    the document says what the API refuses (a copy: the declarations the checks use
+    stay as they are)."""
+    if isinstance(node, list):
+        return [storable_strings(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: storable_strings(value) for key, value in node.items()}
+    if node.get("type") == "string" and not {"pattern", "format", "enum", "const"} & set(node):
+        out["pattern"] = STORABLE
+    return out
 
 
 def _link_creates(doc: dict[str, Any]) -> None:

@@ -18,7 +18,7 @@ from oslo_upgradecheck.upgradecheck import Code, Result
 from berth import conf as berth_conf
 from berth.cmd import helptext, wiring
 from berth.conf import CONF
-from berth.status import database, messaging, options, placement
+from berth.status import database, messaging, options, placement, unstorable_rows
 
 if TYPE_CHECKING:
     from berth.placement.openstack import OpenStackPlacement
@@ -53,6 +53,9 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
     def _agents(self) -> Result:
         return database.check_agents(wiring.database_url(self.conf),
                                      self.conf.service_down_time)
+
+    def _unstorable(self) -> Result:
+        return unstorable_rows.check_unstorable_rows(wiring.database_url(self.conf))
 
     def _messaging(self) -> Result:
         return messaging.check_messaging(self.conf.transport_url)
@@ -90,6 +93,7 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
     _upgrade_checks = (
         ("Database schema", _reported(_database)),
         ("Compute agents", _reported(_agents)),
+        ("Rows with unstorable strings", _reported(_unstorable)),
         ("RabbitMQ", _reported(_messaging)),
         ("Placement", _reported(_placement)),
         ("Options berth ignores", _reported(_deprecated)),

@@ -5,6 +5,8 @@ wiring (which options feed which check) is ``berth/cmd/status.py``.
 
 - ``database``: the database answers and is at this code's migration head; every
   compute agent's heartbeat is recent.
+- ``unstorable_rows``: no row holds a NUL or a lone surrogate (which an older berth
+  let in: issue 42); each one is named with what to do about it.
 - ``messaging``: RabbitMQ (``transport_url``) accepts a login.
 - ``placement``: OpenStack Placement, when configured, answers with berth's
   credentials.

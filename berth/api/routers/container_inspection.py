@@ -67,7 +67,7 @@ async def get_archive(ident: str, request: Request, ctx: RequestContext = Ctx,
 @query_params(lambda settings: Q.PUT_ARCHIVE)
 async def put_archive(ident: str, request: Request, ctx: RequestContext = Ctx,
                       state: ApiState = State) -> None:
-    params = await merged(request)
+    params = await merged(request, binary=("data",))   # a tar as text before 1.25
     Q.PUT_ARCHIVE.check(params)
     decode = version_of(request).at_least(BASE64_ARCHIVES)
     await _threaded(inspection_api.put_archive, state, ctx, ident, params, decode)

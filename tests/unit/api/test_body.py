@@ -11,6 +11,7 @@ import pytest
 
 from berth.api import body
 from berth.common import exceptions as exc
+from berth.common import unstorable
 
 
 def depth_of(value: object) -> int:
@@ -68,3 +69,37 @@ def test_bodies_that_are_not_json_are_invalid(raw: bytes) -> None:
     with pytest.raises(exc.Invalid) as err:
         body.decode(raw)
     assert err.value.msg == "The request body is not valid JSON."
+
+
+@pytest.mark.parametrize(("raw", "field"), [
+    (b'{"environment": {"A": "\\ud800"}}', "environment.A"),
+    (b'{"labels": {"\\udc00": "v"}}', "labels.\\udc00"),
+    (b'{"command": ["sh", "-c", "a\\u0000"]}', "command[2]"),
+    (b'{"spec": {"containers": [{"workingDir": "\\uDFFF"}]}}',
+     "spec.containers[0].workingDir"),
+    (b'["\\u0000"]', "[0]"),
+])
+def test_a_nul_or_lone_surrogate_anywhere_is_a_400_naming_its_field(
+        raw: bytes, field: str) -> None:
+    with pytest.raises(exc.InvalidParameterValue) as refused:
+        body.decode(raw)
+    assert f"Invalid input for field '{field}'" in str(refused.value)
+    assert "\\u" in str(refused.value)                       # the value, escaped
+    assert unstorable.UNSTORABLE.search(str(refused.value)) is None
+
+
+@pytest.mark.parametrize("raw", ['{"n": "é 日本 😀"}'.encode(), b'{"n": "\\ud83d\\ude00"}',
+                                 b'{"n": "\\\\ud800 \\\\u0000"}', b'{"n": "\\u00e9"}'])
+def test_other_characters_and_escapes_decode(raw: bytes) -> None:
+    assert body.decode(raw) == json.loads(raw)
+
+
+def test_a_binary_field_may_carry_nul_but_not_a_lone_surrogate() -> None:
+    """put_archive's ``data`` before API 1.25: a tar archive as text has NULs."""
+    assert body.decode(b'{"data": "a\\u0000b"}', binary=("data",)) == {"data": "a\x00b"}
+    with pytest.raises(exc.InvalidParameterValue, match="field 'data'"):
+        body.decode(b'{"data": "a\\ud800"}', binary=("data",))
+    with pytest.raises(exc.InvalidParameterValue, match="field 'path'"):
+        body.decode(b'{"data": "a\\u0000", "path": "/t\\u0000"}', binary=("data",))
+    with pytest.raises(exc.InvalidParameterValue, match="field 'other'"):
+        body.decode(b'{"other": "a\\u0000"}', binary=("data",))

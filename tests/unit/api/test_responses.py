@@ -7,6 +7,8 @@ import datetime as dt
 import json
 import types
 
+import pytest
+
 from berth.api.responses import JSONResponse, dumps
 from berth.api.views import container_view, format_time
 
@@ -55,3 +57,27 @@ def test_a_view_reads_attributes_that_are_not_in_the_instance_dict() -> None:
     assert view["name"] == "from-property"
     assert view["uuid"] == "u1"
     assert view["environment"] == {} and view["ports"] == []
+
+
+def test_a_lone_surrogate_renders_as_u_fffd_and_is_logged_with_its_uuid(
+        caplog: pytest.LogCaptureFixture) -> None:
+    good = {"uuid": "good-1", "name": "wëb 😀", "environment": {"A": "1"}}
+    bad = {"uuid": "bad-1", "name": "poison", "environment": {"A": "\ud800"}}
+    body = json.loads(dumps({"containers": [good, bad], "next": None}))
+    assert body["containers"][0] == good
+    assert body["containers"][1]["environment"] == {"A": "\ufffd"}
+    assert "environment.A of uuid bad-1" in caplog.text
+    assert "good-1" not in caplog.text
+
+
+def test_a_response_with_a_lone_surrogate_is_a_response() -> None:
+    response = JSONResponse({"errors": [{"detail": "no container x\udc00"}]})
+    assert json.loads(response.body)["errors"][0]["detail"] == "no container x\ufffd"
+
+
+def test_the_same_rows_field_is_logged_once(caplog: pytest.LogCaptureFixture) -> None:
+    """A list the console polls renders the row again and again."""
+    bad = {"uuid": "bad-twice", "labels": {"k": "\udc00"}}
+    for _ in range(3):
+        dumps({"containers": [bad]})
+    assert caplog.text.count("labels.k of uuid bad-twice") == 1
