@@ -32,7 +32,7 @@ import httpx
 import pytest
 from support import keystone as ks
 from support.berth_proc import BerthProcess, wait_for
-from support.browser import chromium
+from support.browser import artifacts_dir, chromium
 
 ROOT = Path(__file__).resolve().parents[3]
 CI = ROOT / ".ci"
@@ -211,9 +211,18 @@ def browser(berth_hz: BerthProcess) -> Iterator[Any]:
         yield b
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: Any, call: Any) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call":
+        item.call_failed = report.failed
+
+
 @pytest.fixture
-def page(browser: Any, berth_hz: BerthProcess, horizon: str) -> Iterator[Any]:
-    """A page signed in to Horizon as the project's admin."""
+def page(browser: Any, berth_hz: BerthProcess, horizon: str, request: Any) -> Iterator[Any]:
+    """A page signed in to Horizon as the project's admin (on a failure, a screenshot
+    of where it stood goes to the tests' artifacts)."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
     page.set_default_timeout(60_000)
@@ -228,6 +237,8 @@ def page(browser: Any, berth_hz: BerthProcess, horizon: str) -> Iterator[Any]:
     try:
         yield page
     finally:
+        if getattr(request.node, "call_failed", False):
+            page.screenshot(path=str(artifacts_dir() / f"horizon-{request.node.name}.png"))
         for line in messages:
             print(line)
         context.close()
