@@ -168,6 +168,6 @@ def test_create_drive_and_delete_a_container_through_the_panel(
 
         page.goto(PANEL)
         _row_action(page, NAME, "Stop and Delete Container")
-        _submit(page)
+        page.locator(".modal-footer .btn-danger, .modal-footer .btn-primary").first.click()
         wait_for(lambda: _container(http, NAME) is None, 120, interval=0.5,
                  what=f"{NAME} to be deleted")

@@ -60,7 +60,7 @@ def test_a_capsule_from_a_template(page: Any, berth_hz: BerthProcess,
         row = page.locator("tbody tr", has_text="Running")
         row.locator(".dropdown-toggle, button").last.click()
         page.get_by_text("Delete", exact=True).last.click()
-        page.locator(".modal-footer .btn-primary").click()
+        page.locator(".modal-footer .btn-danger").click()
         wait_for(lambda: http.get(f"/v1/capsules/{uuid}").status_code == 404, 120,
                  interval=0.5, what="the capsule to be deleted")
 
