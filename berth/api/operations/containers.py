@@ -54,7 +54,7 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
     # that concurrent creates cannot all pass this check against one usage.
     deltas = quotas_api.create_deltas(fields)
     deltas["disk"] += volumes_api.new_gib(state, ctx, [
-        (m.get("source"), m.get("size")) for m in extras.get("mounts") or []
+        (volumes_api.mount_source(m), m.get("size")) for m in extras.get("mounts") or []
         if m.get("type") != "bind"])
     quota = quotas_api.check_deltas(state, ctx.project_id, deltas)
     image = parse_image(str(fields["image"]), default_registry=state.settings.default_registry,

@@ -137,6 +137,12 @@ def created_with(state: ApiState, ctx: RequestContext, plan_mounts: Callable[[],
     raise AssertionError("unreachable")
 
 
+def mount_source(mount: dict[str, Any]) -> Any:
+    """A volume mount's source; an empty one (beside a size: the schema allows no
+    other) is none, as in Zun."""
+    return mount.get("source") or None
+
+
 def new_gib(state: ApiState, ctx: RequestContext, sized: list[tuple[Any, Any]]) -> int:
     """GiB of the new volumes a request makes (for the disk quota, before anything is
     made): each ``(source, size)`` with a size, unless ``source`` names a local volume
@@ -167,7 +173,7 @@ def plan(state: ApiState, ctx: RequestContext, mounts: list[dict[str, Any]]) -> 
                 result._add(_PlannedVolume(new={"volume_provider": LOCAL, "auto_remove": True,
                                                 "contents": mount["source"]}), destination)
                 continue
-            source, size = mount.get("source"), mount.get("size")
+            source, size = mount_source(mount), mount.get("size")
             result._add(_plan_volume(state, ctx, result, where, source, size,
                                      auto_remove=source is None), destination)
     except exc.BerthError:

@@ -147,12 +147,16 @@ _MOUNT = F.closed_object(
     {"type": F.nullable(F.enum(MOUNT_TYPES)),
      "destination": F.described("'destination' must be an absolute path.",
                                 {"type": "string", "pattern": "^/"}),
-     "source": {"type": "string", "minLength": 1},
+     # An empty source beside a size is no source (a new volume), as in Zun:
+     # zun-ui sends {"source": "", "size": "1"} for a new volume.
+     "source": {"type": "string"},
      "size": F.integer_like(1, what="a volume size in GiB")},
     required=("destination",), description=_MOUNT_SHAPE,
-    anyOf=[{"required": ["source"]}, {"required": ["size"]}],
+    anyOf=[{"required": ["source"], "properties": {"source": {"minLength": 1}}},
+           {"required": ["size"]}],
     **{"if": {"properties": {"type": {"const": "bind"}}, "required": ["type"]},
-       "then": {"required": ["source"], "not": {"required": ["size"]}},
+       "then": {"required": ["source"], "not": {"required": ["size"]},
+                "properties": {"source": {"minLength": 1}}},
        "else": {"properties": {"source": {"maxLength": 255}}}})
 
 

@@ -379,7 +379,12 @@ def test_mounts() -> None:
     # berth: a local volume named by 'source' may say its size on first use
     assert create(img(mounts=[{"source": "v", "size": 3, "destination": "/d"}]))[
         "_mounts"] == [{"type": "volume", "source": "v", "size": 3, "destination": "/d"}]
+    # zun-ui's new volume: an empty source beside the size (Zun reads it as none)
+    assert create(img(mounts=[{"destination": "/d", "size": "1", "source": ""}]))[
+        "_mounts"] == [{"type": "volume", "source": "", "size": 1, "destination": "/d"}]
     for item in ({"source": "v"}, {"destination": "/d"},
+                 {"source": "", "destination": "/d"},
+                 {"type": "bind", "source": "", "destination": "/d"},
                  {"type": "bind", "source": "aGVsbG8=", "size": 1, "destination": "/d"},
                  {"source": "v", "destination": "rel"},
                  {"type": "tmpfs", "source": "v", "destination": "/d"},

@@ -103,6 +103,20 @@ def test_size_is_a_real_limit_and_auto_remove(berth: BerthProcess,
     assert not os.path.exists(path)
 
 
+def test_zun_ui_new_volume_with_an_empty_source(berth: BerthProcess,
+                                                http: httpx.Client) -> None:
+    """zun-ui's "New Cinder Volume": the size as a string beside an empty source is a
+    new volume of that size, removed with its container (Zun reads "" as no source)."""
+    uuid = run(http, ["sh", "-c", "echo ok > /data/f && cat /data/f"],
+               [{"destination": "/data", "size": "1", "source": ""}])
+    assert finished(http, uuid)["status"] == "Stopped"
+    assert "ok" in logs(http, uuid)
+    (volume,) = [v for v in volumes(berth) if v.id in _mapped_volume_ids(berth, uuid)]
+    assert volume.auto_remove and volume.size == 1 and not volume.name
+    delete(http, uuid)
+    assert volume.uuid not in {v.uuid for v in volumes(berth)}
+
+
 def test_bind_mount_injects_a_file(berth: BerthProcess, http: httpx.Client) -> None:
     content = "listen 8080\n"
     uuid = run(http, ["cat", "/etc/app.conf"], [
