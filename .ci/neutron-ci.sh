@@ -7,10 +7,13 @@
 #                           (the venv is pinned by constraints/neutron.txt and stamped)
 #   neutron-ci.sh start     install, set up (database, vhost, config, OVS bridges) and start
 #                           the API, the RPC server and the OVS agent; only checks them when
-#                           they answer already
+#                           they answer already, and only waits for them when their
+#                           processes run but do not answer yet: never a second copy
 #   neutron-ci.sh stop      stop what start started (by pid), drop its database and vhost,
 #                           remove br-int and br-phys1, and OVS itself when start started it
-#   neutron-ci.sh status    "neutron: up ..." or "neutron: down"
+#   neutron-ci.sh status    "neutron: up ...", "neutron: starting ..." (its processes run but
+#                           the agent has not reported alive or finished a loop yet) or
+#                           "neutron: down"
 #   neutron-ci.sh env       BERTH_NEUTRON_URL, BERTH_NEUTRON_HOST, BERTH_NEUTRON_BASE
 #
 # Neutron's host (the agent's, and the binding:host_id berth gives its ports) is
@@ -41,9 +44,11 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1f", b-a}'; }
 pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
 
 agent_up() {   # the API answers, the OVS agent is alive and has finished a loop
-    curl -fsS -m 3 "$URL/v2.0/agents?binary=neutron-openvswitch-agent&host=$NEUTRON_HOST" 2>/dev/null \
+    curl -fsS -m 10 "$URL/v2.0/agents?binary=neutron-openvswitch-agent&host=$NEUTRON_HOST" 2>/dev/null \
         | grep -q '"alive": *true' || return 1
-    grep -q 'rpc_loop - iteration:0 completed' "$BASE/log/ovs-agent.log" 2>/dev/null
+    # any loop, not only the first: a log truncated under a running agent (as an older
+    # start did) holds NULs and its later loops; -a reads it as text all the same
+    grep -aqE 'rpc_loop - iteration:[0-9]+ completed' "$BASE/log/ovs-agent.log" 2>/dev/null
 }
 
 install() {
@@ -162,8 +167,35 @@ start_ovs() {   # the userspace datapath: this kernel has no openvswitch module
     ovs-vsctl --may-exist add-br br-phys1 -- set bridge br-phys1 datapath_type=netdev
 }
 
+running() {   # the services of SERVICES whose recorded process is alive
+    local s out=""
+    for s in "${SERVICES[@]}"; do
+        pid_alive "$(cat "$BASE/pids/$s.pid" 2>/dev/null || true)" && out="$out $s"
+    done
+    echo "${out# }"
+}
+
+wait_up() {   # up to 180 s for the API and the agent; fails with the agent's log
+    local i
+    for i in $(seq 1 360); do agent_up && return 0; sleep 0.5; done
+    tail -n 30 "$BASE/log/ovs-agent.log" >&2
+    die "the OVS agent did not come up within 180 s (logs in $BASE/log)"
+}
+
 start() {
     if agent_up; then log "neutron: already up at $URL (host $NEUTRON_HOST)"; return 0; fi
+    # Its processes run but do not answer yet (a slow API under load, or the agent's
+    # state reports late after a broker restart): wait for them. Starting a second copy
+    # here put two OVS agents of one host on br-int, each deleting the flows of the
+    # other's cookie at its first loop, and truncated the log the first one's readiness
+    # is read from (so status said down from then on).
+    local alive; alive=$(running)
+    if [ -n "$alive" ]; then
+        log "neutron: $alive already running; waiting for the agent instead of starting a second copy"
+        wait_up
+        log "neutron: up at $URL (host $NEUTRON_HOST)"
+        return 0
+    fi
     install
     setup
     start_ovs
@@ -177,9 +209,7 @@ start() {
         --timeout 120 neutron_api_wsgi:application >log/api.log 2>&1 </dev/null & echo $! >pids/api.pid
     # shellcheck disable=SC2086
     setsid nohup "$V/neutron-openvswitch-agent" $CONF >log/ovs-agent.log 2>&1 </dev/null & echo $! >pids/ovs-agent.pid
-    local i
-    for i in $(seq 1 360); do agent_up && break; sleep 0.5; done
-    agent_up || { tail -n 30 "$BASE/log/ovs-agent.log" >&2; die "the OVS agent did not come up within 180 s (logs in $BASE/log)"; }
+    wait_up
     log "neutron API, RPC server and OVS agent up in $(since "$t0") s at $URL (host $NEUTRON_HOST)"
 }
 
@@ -213,7 +243,11 @@ stop() {
     rm -rf "$BASE/state" "$BASE/etc"
 }
 
-status() { agent_up && echo "neutron: up at $URL (host $NEUTRON_HOST)" || echo "neutron: down"; }
+status() {
+    if agent_up; then echo "neutron: up at $URL (host $NEUTRON_HOST)"
+    elif [ -n "$(running)" ]; then echo "neutron: starting (running: $(running); the OVS agent is not alive yet)"
+    else echo "neutron: down"; fi
+}
 
 print_env() {
     cat <<ENV

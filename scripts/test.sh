@@ -35,7 +35,8 @@ bash "$ROOT/.ci/ci-services.sh" start docker registry rabbitmq postgres placemen
 # short only those marked neutron_short (docs/testing.md), 0 none (Neutron not started).
 export BERTH_NEUTRON_TESTS=${BERTH_NEUTRON_TESTS:-1}
 if [ "$BERTH_NEUTRON_TESTS" != 0 ]; then
-    if [[ $(bash "$ROOT/.ci/neutron-ci.sh" status 2>/dev/null || true) != *": up"* ]]; then
+    # "starting" (its processes run, not answering yet) is not ours to stop at exit
+    if [[ $(bash "$ROOT/.ci/neutron-ci.sh" status 2>/dev/null || true) == *": down"* ]]; then
         NEUTRON_STARTED=1
     fi
     bash "$ROOT/.ci/neutron-ci.sh" start
