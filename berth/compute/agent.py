@@ -33,8 +33,8 @@ from berth.compute.sync_workers import SyncWorkers
 from berth.compute.volumes import ContainerVolumes
 from berth.compute.volumes.reconcile import reconcile_volumes
 from berth.compute.workers import ContainerWorkers
+from berth.db.base import utcnow
 from berth.db.engine import Database
-from berth.db.models import utcnow
 from berth.metrics import catalog
 from berth.metrics.health import Check
 from berth.placement.base import Placement

@@ -20,7 +20,7 @@ import datetime as dt
 from typing import Any
 
 from berth.api.state import ApiSettings
-from berth.db.models import utcnow
+from berth.db.base import utcnow
 
 
 def awaited(settings: ApiSettings, values: dict[str, Any],

@@ -29,7 +29,8 @@ from berth.compute.flows import common, lifecycle, recovery
 from berth.compute.periodic.lost_casts import LostCastRepairer
 from berth.compute.states import CREATE_TASK_STATES, Status
 from berth.db import containers
-from berth.db.models import Container, utcnow
+from berth.db.base import utcnow
+from berth.db.models import Container
 
 LOG = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from berth.compute.deps import AgentDeps
 from berth.compute.flows import recovery
 from berth.compute.states import Status, TaskState
 from berth.db import containers, nodes
+from berth.db.base import utcnow
 from berth.db.engine import Database
-from berth.db.models import utcnow
 from berth.runtime.base import RunState
 
 
