@@ -38,6 +38,7 @@ from typing import Any
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.log import container_context
+from berth.compute import image_puller
 from berth.compute.capsules import network as capsule_network
 from berth.compute.capsules import sandbox, sandbox_options
 from berth.compute.capsules.cri import network as cri_network
@@ -289,7 +290,7 @@ def _run_member(deps: AgentDeps, member: Container, sandbox_id: str,
     with container_context(member.uuid):
         what = "init container" if init else "container"
         try:
-            image = container_flow.pull_image(deps, member)
+            image = image_puller.pull_image(deps, member)
         except exc.ImageNotFound as err:
             raise CapsuleFailed(reason=f"The {what} {member.name}: {err.msg}") from err
         spec = dataclasses.replace(
