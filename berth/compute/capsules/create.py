@@ -47,6 +47,7 @@ from berth.compute.deps import AgentDeps
 from berth.compute.flows import allocation as allocation_flow
 from berth.compute.flows import common, outage
 from berth.compute.flows import create as container_flow
+from berth.compute.spec import build_spec
 from berth.compute.states import Status, TaskState
 from berth.db import capsules, containers
 from berth.db.models import Container
@@ -294,7 +295,7 @@ def _run_member(deps: AgentDeps, member: Container, sandbox_id: str,
         except exc.ImageNotFound as err:
             raise CapsuleFailed(reason=f"The {what} {member.name}: {err.msg}") from err
         spec = dataclasses.replace(
-            container_flow.build_spec(deps, member, image, binds),
+            build_spec(deps, member, image, binds),
             network_mode=f"container:{sandbox_id}", ipc_mode=f"container:{sandbox_id}",
             hostname=None, exposed_ports=(), runtime=None,
             restart_policy=None if init else _restart_policy(member))

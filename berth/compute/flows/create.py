@@ -45,7 +45,6 @@ from typing import Any
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
-from berth.common.units import memory_mib
 from berth.compute import networking
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import allocation as allocation_flow
@@ -57,6 +56,7 @@ from berth.compute.flows.lifecycle import (
     unplug_quietly,
 )
 from berth.compute.image_puller import pull_image
+from berth.compute.spec import build_spec
 from berth.compute.states import Status, TaskState
 from berth.db import containers
 from berth.db.models import Container
@@ -416,42 +416,6 @@ def _remove_quietly(deps: AgentDeps, container_id: str) -> None:
 
 
 
-def cpu_shares_of(cpu: float | None) -> int | None:
-    """The CPU shares berth gives Docker for ``cpu`` cores (create and resize alike)."""
-    return max(2, int(1024 * cpu)) if cpu else None
-
-
-def build_spec(deps: AgentDeps, row: Container, image: tuple[rt.ImageRef, rt.ImageInfo],
-               binds: tuple[str, ...] = ()) -> rt.ContainerSpec:
-    ref, _info = image
-    command = row.command if row.command is not None else None
-    entrypoint = row.entrypoint if row.entrypoint is not None else None
-    restart = None
-    if row.restart_policy:
-        restart = {"Name": row.restart_policy.get("Name", "no"),
-                   "MaximumRetryCount": int(row.restart_policy.get("MaximumRetryCount") or 0)}
-    health = None
-    if row.healthcheck and row.healthcheck.get("test"):
-        hc = row.healthcheck
-        health = rt.HealthcheckSpec(test=str(hc["test"]), interval=int(hc.get("interval") or 0),
-                                    timeout=int(hc.get("timeout") or 0),
-                                    retries=int(hc.get("retries") or 0))
-    memory = memory_mib(row.memory) or None
-    return rt.ContainerSpec(
-        uuid=row.uuid, host=deps.host, image=ref.ref,
-        command=tuple(command) if command is not None else None,
-        entrypoint=tuple(entrypoint) if entrypoint is not None else None,
-        environment=dict(row.environment or {}), workdir=row.workdir,
-        labels={str(k): str(v) for k, v in (row.labels or {}).items()},
-        hostname=row.hostname, memory_mib=memory,
-        cpu_shares=cpu_shares_of(row.cpu),
-        restart_policy=restart, tty=bool(row.tty), interactive=bool(row.interactive),
-        auto_remove=bool(row.auto_remove), privileged=bool(row.privileged),
-        runtime=row.runtime or None, exposed_ports=tuple(sorted(row.exposed_ports or {})),
-        healthcheck=health, disk_gib=row.disk,
-        network_mode=deps.networks.network_mode(row) if deps.networks else None,
-        binds=binds,
-    )
 
 
 def _created_values(row: Container, image: tuple[rt.ImageRef, rt.ImageInfo],

@@ -37,7 +37,7 @@ from berth.compute.capsules.cri import network as cri_network
 from berth.compute.capsules.cri import pods as cri_pods
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
-from berth.compute.flows import create as container_flow
+from berth.compute.spec import build_spec
 from berth.compute.states import TaskState
 from berth.db import containers
 from berth.db.models import Container
@@ -155,7 +155,7 @@ def member_spec(deps: AgentDeps, member: Container, image: str,
     ``restarts``)."""
     info = rt.ImageInfo(id="", repo_tags=(image,), size=0, cmd=None, entrypoint=None)
     return dataclasses.replace(
-        container_flow.build_spec(deps, member, (parse_image(image), info), binds),
+        build_spec(deps, member, (parse_image(image), info), binds),
         image=image, hostname=None, network_mode=None, restart_policy=None)
 
 
