@@ -49,12 +49,8 @@ from berth.compute import networking
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import allocation as allocation_flow
 from berth.compute.flows import common, outage
-from berth.compute.flows.lifecycle import (
-    drop_reservation,
-    reserve_networks,
-    start_in_runtime,
-    unplug_quietly,
-)
+from berth.compute.flows.lifecycle import start_in_runtime
+from berth.compute.flows.network_step import drop_reservation, reserve_networks, unplug_quietly
 from berth.compute.image_puller import pull_image
 from berth.compute.spec import build_spec
 from berth.compute.states import Status, TaskState
@@ -412,10 +408,6 @@ def _remove_quietly(deps: AgentDeps, container_id: str) -> None:
     except rt.RuntimeDriverError as err:
         LOG.warning("could not remove Docker container %s after a failed create: %s",
                     container_id, err.msg)
-
-
-
-
 
 
 def _created_values(row: Container, image: tuple[rt.ImageRef, rt.ImageInfo],

@@ -32,7 +32,8 @@ from berth.compute.flows.create import (
     attach_volumes,
     remove_left_by_create,
 )
-from berth.compute.flows.lifecycle import start_in_runtime, unplug_quietly
+from berth.compute.flows.lifecycle import start_in_runtime
+from berth.compute.flows.network_step import unplug_quietly
 from berth.compute.image_puller import pull_image
 from berth.compute.spec import build_spec
 from berth.compute.states import VALID_STATES, Status, TaskState

@@ -56,7 +56,7 @@ from berth.compute import networking
 from berth.compute.capsules.cri import pods as cri_pods
 from berth.compute.capsules.recovery import recover_capsules
 from berth.compute.deps import AgentDeps
-from berth.compute.flows import delete, lifecycle
+from berth.compute.flows import delete, lifecycle, network_step
 from berth.compute.flows.allocation import release_allocation
 from berth.compute.flows.create import named_container, release_volumes
 from berth.compute.states import CREATE_TASK_STATES, Status, TaskState
@@ -247,7 +247,7 @@ def fail_interrupted_create(deps: AgentDeps, row: Container, reason: str,
     release_allocation(deps, row.uuid)
     release_volumes(deps, None, row.uuid)
     if networking.requested(row):     # an address reserved beside the start
-        lifecycle.unplug_quietly(deps, row, None)
+        network_step.unplug_quietly(deps, row, None)
     deps.tracker.publish_usage()
     return True
 
