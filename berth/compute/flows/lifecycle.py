@@ -143,28 +143,3 @@ def _await_delete(deps: AgentDeps, uuid: str) -> None:
         pass
 
 
-def refresh(deps: AgentDeps, uuid: str) -> Container:
-    """container_show: re-read the engine and save what changed (not while a task
-    runs). A vanished container is handled as the state sync does (Deleted, healed
-    when auto_heal, else Error) instead of raising."""
-    from berth.compute.pleg.reconcile import handle_vanished  # pleg imports this module
-
-    row = containers.get_by_uuid(deps.db, uuid)
-    if not row.container_id:
-        return row
-    try:
-        seen = deps.runtime.inspect(row.container_id)
-    except rt.RuntimeNotFound:
-        if row.task_state is None and row.status not in (Status.DELETED, Status.ERROR):
-            handle_vanished(deps, row)
-        return containers.get_by_uuid(deps.db, uuid)
-    try:
-        # Conditional on the row as read before the inspect: a flow that began
-        # meanwhile (or a rebuild that replaced the Docker container) writes its own.
-        return common.apply_runtime_state(deps, row, seen,
-                                          expected_task_state=row.task_state,
-                                          expected_status=row.status,
-                                          expected_container_id=row.container_id)
-    except exc.TaskInProgress:
-        LOG.debug("not refreshing: the row changed during the inspect")
-        return containers.get_by_uuid(deps.db, uuid)

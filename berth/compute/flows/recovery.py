@@ -56,7 +56,7 @@ from berth.compute import networking
 from berth.compute.capsules.cri import pods as cri_pods
 from berth.compute.capsules.recovery import recover_capsules
 from berth.compute.deps import AgentDeps
-from berth.compute.flows import delete, lifecycle, network_step
+from berth.compute.flows import delete, lifecycle, network_step, sync
 from berth.compute.flows.allocation import release_allocation
 from berth.compute.flows.create import named_container, release_volumes
 from berth.compute.states import CREATE_TASK_STATES, Status, TaskState
@@ -311,7 +311,7 @@ def _retry(deps: AgentDeps, ctx: RequestContext, row: Container, task: str) -> s
     if flow is None:
         LOG.warning("%s was interrupted; it cannot be rerun here, so the task is cleared "
                     "and the status read from Docker: check the container and retry", task)
-        lifecycle.refresh(deps, row.uuid)
+        sync.refresh(deps, row.uuid)
         return "refreshed"
     LOG.info("%s was interrupted; running %s again", task, flow.__name__)
     if flow.__name__ in _WITH_TIMEOUT:
@@ -330,7 +330,7 @@ def _fail_task(deps: AgentDeps, row: Container, what: str) -> str:
         "task_state": None, "task_deadline": None, "status": Status.ERROR.value,
         "status_reason": reason}, expected_task_state=row.task_state)
     LOG.warning("%s was interrupted; marked Error, reading its state from Docker", what)
-    lifecycle.refresh(deps, row.uuid)
+    sync.refresh(deps, row.uuid)
     return "failed_tasks"
 
 
