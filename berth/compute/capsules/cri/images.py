@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 
 from berth.compute import image_puller
-from berth.compute.capsules import create as capsule_create
+from berth.compute.capsules.failure import CapsuleFailed
 from berth.compute.deps import AgentDeps
 from berth.db.models import Container
 from berth.image.reference import normalize_pull_policy, parse_image, pull_decision
@@ -25,8 +25,6 @@ from berth.runtime import base as rt
 from berth.runtime.cri.base import PodRuntime
 
 LOG = logging.getLogger(__name__)
-
-CapsuleFailed = capsule_create.CapsuleFailed
 
 
 def ensure_image(deps: AgentDeps, pods: PodRuntime, member: Container, init: bool) -> str:
