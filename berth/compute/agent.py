@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from berth.common.exceptions import RPCError
 from berth.compute.capsules.cri.pods import sweep_orphans
-from berth.compute.capsules.cri.status import relist as relist_cri_capsules
+from berth.compute.capsules.status import relist as relist_cri_capsules
 from berth.compute.claims import ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.flows.recovery import RecoveryReport, init_containers
