@@ -49,6 +49,7 @@ from berth.compute.deps import AgentDeps
 from berth.compute.flows import allocation as allocation_flow
 from berth.compute.flows import common, outage
 from berth.compute.flows import create as container_flow
+from berth.compute.flows.volume_step import VOLUME_ERRORS
 from berth.compute.spec import build_spec
 from berth.compute.states import Status, TaskState
 from berth.db import capsules, containers
@@ -195,7 +196,7 @@ def errors_written(deps: AgentDeps, row: Container, engine: str) -> Iterator[Non
     except (CapsuleFailed, exc.ImageNotFound) as err:
         fail(deps, row, err.msg)
         raise
-    except container_flow.VOLUME_ERRORS as err:
+    except VOLUME_ERRORS as err:
         fail(deps, row, err.msg, placed=False)
         raise
     except rt.RuntimeDriverError as err:

@@ -51,6 +51,7 @@ from berth.compute.flows import allocation as allocation_flow
 from berth.compute.flows import common, outage
 from berth.compute.flows.lifecycle import start_in_runtime
 from berth.compute.flows.network_step import drop_reservation, reserve_networks, unplug_quietly
+from berth.compute.flows.volume_step import VOLUME_ERRORS, attach_volumes, release_volumes
 from berth.compute.image_puller import pull_image
 from berth.compute.spec import build_spec
 from berth.compute.states import Status, TaskState
@@ -305,26 +306,6 @@ def _failure_of(err: Exception) -> tuple[str, bool] | None:
     if isinstance(err, rt.RuntimeDriverError):
         return f"Docker could not create the container: {err.msg}", True
     return None
-
-
-#: What the volume steps raise: the container goes to Error naming the volume.
-VOLUME_ERRORS = (exc.VolumeUnavailable, exc.VolumeError, exc.VolumeNotFound)
-
-
-def attach_volumes(deps: AgentDeps, ctx: RequestContext | None, uuid: str
-                   ) -> tuple[str, ...]:
-    """Wait for and attach the container's volumes (the seed's steps 1-2); Docker's
-    binds for them."""
-    if deps.volumes is None:
-        return ()
-    with create_phase("volumes"):
-        return deps.volumes.attach(ctx, uuid)
-
-
-def release_volumes(deps: AgentDeps, ctx: RequestContext | None, uuid: str) -> None:
-    """Undo of ``attach_volumes``: what the create made removed, the rest detached."""
-    if deps.volumes is not None:
-        deps.volumes.release_failed(ctx, [uuid])
 
 
 def _start_in_engine(deps: AgentDeps, container_id: str) -> None:
