@@ -128,21 +128,12 @@ def init_containers(deps: AgentDeps, started_at: dt.datetime | None = None
 
 
 def _sweep_ports(deps: AgentDeps) -> int:
-    """With Neutron: the ports of this host that no row records (``sweep_orphan_ports``);
-    listed before the rows are read, so a port made meanwhile has its row."""
-    from berth.compute.neutron_networks import NeutronNetworks
-    from berth.network.neutron.client import NeutronError
-
-    if not isinstance(deps.networks, NeutronNetworks):
+    """What the network driver holds for containers no row records it for (with
+    Neutron, this host's orphan ports: ``ContainerNetworks.sweep_orphans``)."""
+    if deps.networks is None:
         return 0
-    try:
-        ports = deps.networks.bound_ports()
-    except NeutronError as err:
-        LOG.error("could not list this host's Neutron ports (%s); orphan ports are looked "
-                  "for at the next start-up", err.msg)
-        return 0
-    rows = {r.uuid: r for r in containers.list_by_host(deps.db, deps.host)}
-    return deps.networks.sweep_orphan_ports(ports, rows)
+    return deps.networks.sweep_orphans(
+        lambda: {r.uuid: r for r in containers.list_by_host(deps.db, deps.host)})
 
 
 def _sweep_pods(deps: AgentDeps, pods: PodRuntime) -> int:
