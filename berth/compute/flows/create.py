@@ -55,7 +55,7 @@ from berth.compute.flows.volume_step import VOLUME_ERRORS, attach_volumes, relea
 from berth.compute.image_puller import pull_image
 from berth.compute.spec import build_spec
 from berth.compute.states import Status, TaskState
-from berth.db import containers
+from berth.db import actions, containers
 from berth.db.models import Container
 from berth.metrics.catalog import create_phase
 from berth.placement.base import AllocationFailed, PlacementError
@@ -169,8 +169,6 @@ def _fail_unplugged(deps: AgentDeps, ctx: RequestContext | None, uuid: str,
 
 
 def _finish_create_action(deps: AgentDeps, ctx: RequestContext, uuid: str, error: bool) -> None:
-    from berth.db import actions
-
     actions.action_finish(deps.db, uuid, ctx.request_id, error=error)
 
 
