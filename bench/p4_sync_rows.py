@@ -46,7 +46,7 @@ def p4(berth: Berth, hosts: int = 100, per_host: int = 100) -> Result:
     event.listen(Container, "load", count)
     # The seeded rows name Docker containers that do not exist: the sync marks the
     # node's 100 Error, each with a warning that says nothing about the benchmark.
-    reconcile_log = logging.getLogger("berth.compute.pleg.reconcile")
+    reconcile_log = logging.getLogger("berth.compute.flows.sync")
     level = reconcile_log.level
     reconcile_log.setLevel(logging.ERROR)
     try:

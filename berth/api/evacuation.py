@@ -64,8 +64,9 @@ from berth.common.units import memory_mib
 from berth.compute.states import Status
 from berth.db import actions, nodes
 from berth.db import containers as db_containers
+from berth.db.base import utcnow
 from berth.db.containers import CONTAINER
-from berth.db.models import Container, utcnow
+from berth.db.models import Container
 from berth.scheduler.base import RequestSpec
 
 LOG = logging.getLogger(__name__)

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 
 from berth.common.exceptions import RPCError
 from berth.compute.capsules.cri.pods import sweep_orphans
-from berth.compute.capsules.cri.status import relist as relist_cri_capsules
+from berth.compute.capsules.status import relist as relist_cri_capsules
 from berth.compute.claims import ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.flows.recovery import RecoveryReport, init_containers
+from berth.compute.flows.sync import sync_container
 from berth.compute.last_inspected import LastInspected
 from berth.compute.manager import ComputeManager
 from berth.compute.networking import ContainerNetworks
@@ -28,13 +29,12 @@ from berth.compute.periodic.scheduler import PeriodicScheduler
 from berth.compute.periodic.sync_state import SyncReport, sync_container_state
 from berth.compute.periodic.task_deadlines import TaskExpirer
 from berth.compute.pleg import ContainerEvent, EventGenerator, PlegSettings
-from berth.compute.pleg.reconcile import sync_container
 from berth.compute.sync_workers import SyncWorkers
 from berth.compute.volumes import ContainerVolumes
 from berth.compute.volumes.reconcile import reconcile_volumes
 from berth.compute.workers import ContainerWorkers
+from berth.db.base import utcnow
 from berth.db.engine import Database
-from berth.db.models import utcnow
 from berth.metrics import catalog
 from berth.metrics.health import Check
 from berth.placement.base import Placement

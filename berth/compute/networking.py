@@ -275,6 +275,14 @@ class ContainerNetworks:
                 "cni_metadata": {"networks": [e for e in entries if e not in gone],
                                  "pid": plugged_pid(row)}}
 
+    def sweep_orphans(self, rows_of: Callable[[], dict[str, Container]]) -> int:
+        """At start-up: remove what the driver holds for containers whose rows do not
+        record it; how many things it removed. ``rows_of``: this host's rows by uuid,
+        read only after the driver listed what it holds (so that a thing made
+        meanwhile has its row). Local networks hold nothing outside the CNI daemon,
+        whose sync pass removes attachments whose namespace is gone: 0."""
+        return 0
+
 
 def policy_of(row: Container) -> Policy:
     """Who may reach the row's container (``berth.network.policy``: its security

@@ -32,6 +32,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -282,6 +283,18 @@ class NeutronNetworks(ContainerNetworks):
     def bound_ports(self) -> list[Port]:
         """The ports berth bound to this host (one Neutron request)."""
         return self.neutron.bound_ports(self.host)
+
+    def sweep_orphans(self, rows_of: Callable[[], dict[str, Container]]) -> int:
+        """The ports of this host that no row records (``sweep_orphan_ports``); listed
+        before the rows are read. Neutron not answering is logged: the next start-up
+        looks again."""
+        try:
+            ports = self.bound_ports()
+        except NeutronError as err:
+            LOG.error("could not list this host's Neutron ports (%s); orphan ports are "
+                      "looked for at the next start-up", err.msg)
+            return 0
+        return self.sweep_orphan_ports(ports, rows_of())
 
     def sweep_orphan_ports(self, ports: list[Port], rows: dict[str, Container]) -> int:
         """Of ``ports`` (``bound_ports``), those whose container no longer records them:

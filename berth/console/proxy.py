@@ -38,8 +38,8 @@ from berth.console import cri_stream, execs, frames, tokens
 from berth.console.docker_socket import BackendError, Demuxer, DockerSocket, Hijacked
 from berth.console.origin import OriginRefused, check_origin, websocket_scheme
 from berth.db import containers
+from berth.db.base import utcnow
 from berth.db.engine import Database
-from berth.db.models import utcnow
 
 LOG = logging.getLogger(__name__)
 

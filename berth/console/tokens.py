@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from sqlalchemy import delete, select, update
 
 from berth.common.exceptions import NotAuthorized
+from berth.db.base import utcnow
 from berth.db.engine import Database
-from berth.db.models import ConsoleToken, Container, utcnow
+from berth.db.models import ConsoleToken, Container
 
 LOG = logging.getLogger(__name__)
 

@@ -11,8 +11,9 @@ from sqlalchemy.orm import Session
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.db.base import utcnow
 from berth.db.engine import Database
-from berth.db.models import ContainerAction, ContainerActionEvent, utcnow
+from berth.db.models import ContainerAction, ContainerActionEvent
 
 
 def new_action(ctx: RequestContext, container_uuid: str, action: str, *,

@@ -21,8 +21,9 @@ from sqlalchemy.sql import Select
 from berth.common import exceptions as exc
 from berth.common.units import memory_mib
 from berth.db import rows
+from berth.db.base import utcnow
 from berth.db.engine import Database
-from berth.db.models import Container, utcnow
+from berth.db.models import Container
 
 CONTAINER = 0
 

@@ -9,7 +9,6 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     Boolean,
-    DateTime,
     Float,
     ForeignKey,
     Index,
@@ -19,27 +18,17 @@ from sqlalchemy import (
     UniqueConstraint,
     select,
 )
-from sqlalchemy.dialects import mysql
-from sqlalchemy.orm import DeclarativeBase, Mapped, column_property, mapped_column
+from sqlalchemy.orm import Mapped, column_property, mapped_column
 
-
-def utcnow() -> dt.datetime:
-    """Naive UTC, as Zun stores every timestamp."""
-    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
-
-
-#: Timestamps keep microseconds everywhere: MariaDB's plain DATETIME drops them, which
-#: start-up recovery's "created after the agent started" comparison cannot afford.
-Timestamp = DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
-
-
-class Base(DeclarativeBase):
-    pass
-
-
-class TimestampMixin:
-    created_at: Mapped[dt.datetime] = mapped_column(Timestamp, default=utcnow)
-    updated_at: Mapped[dt.datetime | None] = mapped_column(Timestamp, onupdate=utcnow)
+# The embedded Placement's tables live in their own module; importing it here puts
+# them on Base.metadata whenever the models are loaded (create_all, autogenerate).
+from berth.db import placement_models as _placement_models  # noqa: F401
+from berth.db.base import (
+    Base,
+    Timestamp,
+    TimestampMixin,
+    utcnow,  # noqa: F401  (berth.status.database imports it from here)
+)
 
 
 class Container(TimestampMixin, Base):
@@ -293,11 +282,6 @@ class QuotaClass(TimestampMixin, Base):
 Container.registry_uuid = column_property(  # type: ignore[attr-defined]
     select(Registry.uuid).where(Registry.id == Container.registry_id)
     .correlate_except(Registry).scalar_subquery(), expire_on_flush=False)
-
-
-# The embedded Placement's tables live in their own module; importing it here puts
-# them on Base.metadata whenever the models are loaded (create_all, autogenerate).
-from berth.db import placement_models as _placement_models  # noqa: F401
 
 
 class Network(TimestampMixin, Base):

@@ -13,8 +13,9 @@ from typing import Any
 from sqlalchemy import Connection, Select, bindparam, func, select, update
 
 from berth.common import exceptions as exc
+from berth.db.base import utcnow
 from berth.db.engine import Database
-from berth.db.models import ComputeNode, ZunService, utcnow
+from berth.db.models import ComputeNode, ZunService
 
 COMPUTE_BINARY = "zun-compute"
 

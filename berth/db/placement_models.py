@@ -3,7 +3,8 @@ inventory, traits and aggregates, and the allocations of containers on them.
 
 Resource classes and traits are stored by name (no lookup tables): berth uses a
 handful of standard classes and no class is ever renamed. ``berth.db.models``
-imports this module, so ``Base.metadata`` always holds these tables too.
+imports this module, so ``Base.metadata`` always holds these tables too; both build on
+``berth.db.base``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from berth.db.models import Base, TimestampMixin
+from berth.db.base import Base, TimestampMixin
 
 
 class ResourceProvider(TimestampMixin, Base):

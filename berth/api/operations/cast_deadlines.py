@@ -8,7 +8,7 @@ agent's consumer died holding it) would leave the row in that status with nothin
 move it on; so the API writes, with the status, a ``task_deadline`` and no
 ``task_state``: a request on its way. The owning agent repairs a row whose such
 deadline has passed (``compute/periodic/lost_casts.py``); the state syncs leave the
-row alone until then (``pleg/reconcile.skip_reason``).
+row alone until then (``compute/flows/sync.skip_reason``).
 
 The deadline is ``[compute]task_state_timeout`` away, as long as any task may last:
 the cast may wait behind the container's earlier work in its agent.
@@ -20,7 +20,7 @@ import datetime as dt
 from typing import Any
 
 from berth.api.state import ApiSettings
-from berth.db.models import utcnow
+from berth.db.base import utcnow
 
 
 def awaited(settings: ApiSettings, values: dict[str, Any],

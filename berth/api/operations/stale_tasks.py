@@ -24,7 +24,8 @@ from berth.api.state import ApiState
 from berth.common import exceptions as exc
 from berth.compute.states import CREATE_TASK_STATES, Status
 from berth.db import containers, nodes
-from berth.db.models import Container, utcnow
+from berth.db.base import utcnow
+from berth.db.models import Container
 
 LOG = logging.getLogger(__name__)
 

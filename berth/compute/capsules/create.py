@@ -28,7 +28,6 @@ the capsule in Error (Zun ran them under ``on-failure:10`` and then gave up on t
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -38,14 +37,20 @@ from typing import Any
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.log import container_context
+from berth.compute import image_puller
 from berth.compute.capsules import network as capsule_network
 from berth.compute.capsules import sandbox, sandbox_options
+from berth.compute.capsules.cri import create as cri_create
 from berth.compute.capsules.cri import network as cri_network
 from berth.compute.capsules.cri import pods as cri_pods
+from berth.compute.capsules.failure import CapsuleFailed
+from berth.compute.capsules.init_containers import wait_for_init
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import allocation as allocation_flow
 from berth.compute.flows import common, outage
 from berth.compute.flows import create as container_flow
+from berth.compute.flows.volume_step import VOLUME_ERRORS
+from berth.compute.spec import build_spec
 from berth.compute.states import Status, TaskState
 from berth.db import capsules, containers
 from berth.db.models import Container
@@ -53,10 +58,6 @@ from berth.placement.base import AllocationFailed, PlacementError
 from berth.runtime import base as rt
 
 LOG = logging.getLogger(__name__)
-
-
-class CapsuleFailed(exc.BerthError):
-    message = "%(reason)s"
 
 
 def create_capsule(deps: AgentDeps, ctx: RequestContext, uuid: str,
@@ -119,9 +120,7 @@ def _create(deps: AgentDeps, ctx: RequestContext, row: Container,
             binds = deps.volumes.binds_of(ctx, [m.uuid for m in inits + members])
         if deps.pods is None:
             seen = _make_on_docker(deps, row, inits, members, binds, undo, clock)
-        else:   # imported here: it imports this module's helpers
-            from berth.compute.capsules.cri import create as cri_create
-
+        else:
             seen = cri_create.make_pod(deps, deps.pods, row, inits, members, binds,
                                        undo, clock)
         hold.apply_and_end(deps, seen, {"status_reason": None})
@@ -197,7 +196,7 @@ def errors_written(deps: AgentDeps, row: Container, engine: str) -> Iterator[Non
     except (CapsuleFailed, exc.ImageNotFound) as err:
         fail(deps, row, err.msg)
         raise
-    except container_flow.VOLUME_ERRORS as err:
+    except VOLUME_ERRORS as err:
         fail(deps, row, err.msg, placed=False)
         raise
     except rt.RuntimeDriverError as err:
@@ -289,11 +288,11 @@ def _run_member(deps: AgentDeps, member: Container, sandbox_id: str,
     with container_context(member.uuid):
         what = "init container" if init else "container"
         try:
-            image = container_flow.pull_image(deps, member)
+            image = image_puller.pull_image(deps, member)
         except exc.ImageNotFound as err:
             raise CapsuleFailed(reason=f"The {what} {member.name}: {err.msg}") from err
         spec = dataclasses.replace(
-            container_flow.build_spec(deps, member, image, binds),
+            build_spec(deps, member, image, binds),
             network_mode=f"container:{sandbox_id}", ipc_mode=f"container:{sandbox_id}",
             hostname=None, exposed_ports=(), runtime=None,
             restart_policy=None if init else _restart_policy(member))
@@ -340,50 +339,6 @@ def _restart_policy(member: Container) -> dict[str, object] | None:
         return None
     return {"Name": policy["Name"], "MaximumRetryCount": int(policy.get("MaximumRetryCount")
                                                             or 0)}
-
-
-def wait_for_init(deps: AgentDeps, row: Container, member: Container,
-                  clock: Callable[[], float],
-                  inspect: Callable[[str], rt.RuntimeContainer]) -> None:
-    """Until the init container exits: 0 goes on, anything else fails the capsule, as
-    does running past ``init_container_timeout``. Polls ``inspect`` (the engine's) at
-    0.1 s, backing off to 2 s."""
-    timeout = deps.settings.init_container_timeout
-    _extend_deadline(deps, row, timeout)
-    deadline = clock() + timeout
-    interval = 0.1
-    fresh = containers.get_by_uuid(deps.db, member.uuid)
-    while True:
-        seen = inspect(fresh.container_id or "")
-        state = seen.state
-        if state is not None and not state.running and not state.restarting \
-                and state.status != rt.RunState.CREATED:
-            common.apply_runtime_state(deps, fresh, seen, force=True)
-            if state.exit_code == 0:
-                LOG.info("init container %s finished (exit 0)", member.name)
-                return
-            raise CapsuleFailed(reason=f"The init container {member.name} failed (exit "
-                                       f"{state.exit_code}{_detail(state)}); the capsule "
-                                       f"does not start. Its logs say why.")
-        if clock() >= deadline:
-            raise CapsuleFailed(reason=f"The init container {member.name} was still running "
-                                       f"after {timeout} s ([DEFAULT]init_container_timeout).")
-        time.sleep(interval)
-        interval = min(interval * 2, 2.0)
-
-
-def _detail(state: rt.ContainerState) -> str:
-    return ", OOMKilled" if state.oom_killed else (f", {state.error}" if state.error else "")
-
-
-def _extend_deadline(deps: AgentDeps, row: Container, seconds: int) -> None:
-    """An init container may run longer than a create's task deadline allows."""
-    deadline = common.task_deadline(deps.settings, TaskState.CONTAINER_CREATING)
-    if deadline is None:
-        return
-    deadline += dt.timedelta(seconds=seconds)
-    containers.update_(deps.db, row.uuid, {"task_deadline": deadline},
-                       expected_task_state=TaskState.CONTAINER_CREATING)
 
 
 def fail(deps: AgentDeps, row: Container, reason: str, placed: bool = True) -> None:

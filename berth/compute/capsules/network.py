@@ -33,6 +33,7 @@ from berth.cni.conflist import PORTMAP, has_portmap
 from berth.common import exceptions as exc
 from berth.compute import networking
 from berth.compute.deps import AgentDeps
+from berth.compute.flows.network_step import unplug_quietly
 from berth.db import containers
 from berth.db.models import Container
 from berth.runtime import base as rt
@@ -135,8 +136,6 @@ def release(deps: AgentDeps, row: Container) -> None:
     if not enabled(deps, row):
         return
     assert deps.networks is not None
-    from berth.compute.flows.lifecycle import unplug_quietly  # flows import capsules
-
     row = containers.find_by_uuid(deps.db, row.uuid) or row   # with what the plug wrote
     unplug_quietly(deps, row, None)
     networking.release(deps.networks, row)     # Neutron: the ports made for it

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.common import exceptions as exc
+from berth.common.log import container_context
+from berth.compute.capsules.cri import status as cri_status
 from berth.compute.deps import AgentDeps
 from berth.compute.states import Status
 from berth.db import capsules, containers
@@ -79,8 +81,6 @@ def refresh(deps: AgentDeps, capsule: Container, listing: Any = None) -> bool:
         return False
     _, members = capsules.members_of(deps.db, capsule.id)
     if deps.pods is not None:
-        from berth.compute.capsules.cri import status as cri_status
-
         running, members, codes = cri_status.observe(deps, deps.pods, capsule, members,
                                                      listing)
     else:
@@ -126,3 +126,28 @@ def refresh_of_member(deps: AgentDeps, member: Container) -> None:
     capsule = capsules.find_by_id(deps.db, member.capsule_id)
     if capsule is not None:
         refresh(deps, capsule)
+
+
+def relist(deps: AgentDeps) -> int:
+    """With the cri driver: refresh every capsule of this host from the runtime, from
+    one listing of it (``cri.status.snapshot``); how many changed."""
+    changed = 0
+    rows = containers.list_by_host(deps.db, deps.host, capsules.CAPSULE)
+    if not rows:
+        return 0
+    assert deps.pods is not None
+    try:
+        listing = cri_status.snapshot(deps.pods, deps.host)
+    except rt.RuntimeUnavailable as err:
+        LOG.warning("capsule relist: %s; the next one retries", err.msg)
+        return 0
+    for capsule in rows:
+        with container_context(capsule.uuid):
+            try:
+                changed += refresh(deps, capsule, listing)
+            except rt.RuntimeUnavailable as err:
+                LOG.warning("capsule relist: %s; the next one retries", err.msg)
+                return changed
+            except Exception:  # a loop boundary: log this capsule, go on with the next
+                LOG.exception("could not refresh this capsule from containerd")
+    return changed

@@ -7,7 +7,7 @@ from berth.common.log import container_context
 from berth.compute.capsules import create as capsule_create
 from berth.compute.capsules import delete as capsule_delete
 from berth.compute.endpoints import EndpointBase, Wire, uuid_of
-from berth.compute.flows import create, delete, lifecycle
+from berth.compute.flows import create, delete, lifecycle, sync
 from berth.compute.views import container_payload
 from berth.db import containers
 from berth.db.capsules import CAPSULE
@@ -55,4 +55,4 @@ class ContainerEndpoints(EndpointBase):
         with container_context(uuid):
             if self._live_state():
                 return container_payload(containers.get_by_uuid(self._deps.db, uuid))
-            return container_payload(lifecycle.refresh(self._deps, uuid))
+            return container_payload(sync.refresh(self._deps, uuid))

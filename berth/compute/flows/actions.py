@@ -37,8 +37,9 @@ from berth.compute import networking
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common, outage
 from berth.compute.flows.allocation import allocate
-from berth.compute.flows.create import cpu_shares_of
-from berth.compute.flows.lifecycle import follow_network, vanished
+from berth.compute.flows.lifecycle import vanished
+from berth.compute.flows.network_step import follow_network
+from berth.compute.spec import cpu_shares_of
 from berth.compute.states import Status, TaskState
 from berth.db import containers, nodes
 from berth.db.models import Container

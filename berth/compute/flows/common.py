@@ -272,3 +272,10 @@ def _write_runtime_state(deps: AgentDeps, row: Container, seen: RuntimeContainer
                               expected_task_state=expected_task_state,
                               expected_status=expected_status,
                               expected_container_id=expected_container_id)
+
+
+def require_created(row: Container) -> str:
+    """The row's Docker id; UncreatedContainer when it has none yet."""
+    if not row.container_id:
+        raise exc.UncreatedContainer(uuid=row.uuid)
+    return row.container_id

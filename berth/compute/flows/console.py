@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from berth.common import exceptions as exc
+from berth.compute.capsules.cri import consoles, members
 from berth.compute.deps import AgentDeps
 from berth.console import execs
 from berth.db import containers
@@ -57,8 +58,6 @@ def execute(deps: AgentDeps, uuid: str, command: str | Sequence[str], run: bool,
     row = containers.get_by_uuid(deps.db, uuid)
     argv = _argv(command)
     if deps.pods is not None and row.capsule_id is not None:   # a member of a CRI pod
-        from berth.compute.capsules.cri import members
-
         return members.execute(deps, row, argv, run, interactive)
     exec_id = deps.runtime.exec_create(_docker_id(row), argv, interactive=interactive)
     if not run:
@@ -82,11 +81,8 @@ def execute(deps: AgentDeps, uuid: str, command: str | Sequence[str], run: bool,
 
 def exec_resize(deps: AgentDeps, exec_id: str, height: int, width: int) -> None:
     """``container_exec_resize``: a 400 (Invalid) when the engine has no such exec."""
-    if deps.pods is not None:
-        from berth.compute.capsules.cri import consoles
-
-        if consoles.exec_resize(deps, exec_id, height, width):
-            return
+    if deps.pods is not None and consoles.exec_resize(deps, exec_id, height, width):
+        return
     try:
         deps.runtime.exec_resize(exec_id, height, width)
     except rt.RuntimeDriverError as err:
@@ -103,8 +99,6 @@ def attach(deps: AgentDeps, uuid: str) -> str:
     pod: the id of the attach stream made for it, which the token binds to."""
     row = containers.get_by_uuid(deps.db, uuid)
     if deps.pods is not None and row.capsule_id is not None:
-        from berth.compute.capsules.cri import consoles
-
         return consoles.attach(deps, row)
     docker_id = _docker_id(row)
     seen = deps.runtime.inspect(docker_id)
@@ -119,8 +113,6 @@ def resize(deps: AgentDeps, uuid: str, height: int, width: int) -> None:
     """``container_resize``: the TTY of the container's main process."""
     row = containers.get_by_uuid(deps.db, uuid)
     if deps.pods is not None and row.capsule_id is not None:
-        from berth.compute.capsules.cri import consoles
-
         consoles.resize(deps, row, height, width)
         return
     deps.runtime.resize(_docker_id(row), height, width)

@@ -45,22 +45,18 @@ from typing import Any
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
-from berth.common.units import memory_mib
 from berth.compute import networking
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import allocation as allocation_flow
 from berth.compute.flows import common, outage
-from berth.compute.flows.lifecycle import (
-    drop_reservation,
-    reserve_networks,
-    start_in_runtime,
-    unplug_quietly,
-)
+from berth.compute.flows.lifecycle import start_in_runtime
+from berth.compute.flows.network_step import drop_reservation, reserve_networks, unplug_quietly
+from berth.compute.flows.volume_step import VOLUME_ERRORS, attach_volumes, release_volumes
+from berth.compute.image_puller import pull_image
+from berth.compute.spec import build_spec
 from berth.compute.states import Status, TaskState
-from berth.db import containers
-from berth.db import registries as db_registries
-from berth.db.models import Container, Registry
-from berth.image.reference import normalize_pull_policy, parse_image, pull_decision
+from berth.db import actions, containers
+from berth.db.models import Container
 from berth.metrics.catalog import create_phase
 from berth.placement.base import AllocationFailed, PlacementError
 from berth.runtime import base as rt
@@ -173,8 +169,6 @@ def _fail_unplugged(deps: AgentDeps, ctx: RequestContext | None, uuid: str,
 
 
 def _finish_create_action(deps: AgentDeps, ctx: RequestContext, uuid: str, error: bool) -> None:
-    from berth.db import actions
-
     actions.action_finish(deps.db, uuid, ctx.request_id, error=error)
 
 
@@ -312,26 +306,6 @@ def _failure_of(err: Exception) -> tuple[str, bool] | None:
     return None
 
 
-#: What the volume steps raise: the container goes to Error naming the volume.
-VOLUME_ERRORS = (exc.VolumeUnavailable, exc.VolumeError, exc.VolumeNotFound)
-
-
-def attach_volumes(deps: AgentDeps, ctx: RequestContext | None, uuid: str
-                   ) -> tuple[str, ...]:
-    """Wait for and attach the container's volumes (the seed's steps 1-2); Docker's
-    binds for them."""
-    if deps.volumes is None:
-        return ()
-    with create_phase("volumes"):
-        return deps.volumes.attach(ctx, uuid)
-
-
-def release_volumes(deps: AgentDeps, ctx: RequestContext | None, uuid: str) -> None:
-    """Undo of ``attach_volumes``: what the create made removed, the rest detached."""
-    if deps.volumes is not None:
-        deps.volumes.release_failed(ctx, [uuid])
-
-
 def _start_in_engine(deps: AgentDeps, container_id: str) -> None:
     with create_phase("start"):
         deps.runtime.start(container_id)
@@ -413,126 +387,6 @@ def _remove_quietly(deps: AgentDeps, container_id: str) -> None:
     except rt.RuntimeDriverError as err:
         LOG.warning("could not remove Docker container %s after a failed create: %s",
                     container_id, err.msg)
-
-
-def pull_image(deps: AgentDeps, row: Container) -> tuple[rt.ImageRef, rt.ImageInfo]:
-    """Make the image present per the container's pull policy; return it."""
-    settings = deps.settings
-    registry = registry_of(deps, row)
-    image = parse_image(row.image or "", default_registry=settings.default_registry,
-                        registry_domain=registry.domain if registry else None)
-    policy = normalize_pull_policy(row.image_pull_policy or settings.default_pull_policy)
-    info = deps.recent_images.get(image.ref) if policy != "always" else None
-    if info is None:
-        try:
-            info = deps.runtime.inspect_image(image.ref)
-            # The next creates of this image within the cache's ttl ask no more.
-            deps.recent_images.remember(image.ref, info)
-        except rt.RuntimeImageNotFound:
-            info = None
-    decision = pull_decision(policy, info is not None)
-    if decision == "use_local" and info is not None:
-        LOG.info("image %s is present locally (pull policy %s)", image.ref, policy)
-        return image, info
-    if decision == "fail":
-        raise exc.ImageNotFound(
-            f"Image {image.ref} is not present on host {deps.host} and the pull policy is "
-            f"{policy}: pull it first, or create the container with image_pull_policy "
-            f"ifnotpresent or always.")
-    LOG.info("pulling image %s (pull policy %s)", image.ref, policy)
-    deps.recent_images.forget(image.ref)
-    try:
-        return image, deps.runtime.pull_image(image,
-                                              auth=registry_auth_for(deps, image, registry))
-    except rt.RuntimeImageNotFound as err:
-        raise exc.ImageNotFound(
-            f"Image {image.ref} could not be found in its registry ({err.msg}). Check the "
-            f"name and tag.") from err
-    except rt.RuntimeImagePullFailed as err:
-        if info is not None and policy == "always":
-            LOG.warning("pull of %s failed (%s); using the local copy", image.ref, err.msg)
-            return image, info
-        raise exc.ImageNotFound(
-            f"Image {image.ref} could not be pulled: {err.msg}. Check that the registry "
-            f"is reachable from host {deps.host}, or pull the image there and use "
-            f"image_pull_policy ifnotpresent.") from err
-
-
-def registry_of(deps: AgentDeps, row: Container) -> Registry | None:
-    """The registry record the container pulls from (its ``registry_id``), if any."""
-    if not row.registry_id:
-        return None
-    registry = db_registries.find_by_id(deps.db, row.registry_id)
-    if registry is None:
-        LOG.warning("registry %s of the container no longer exists; pulling without it",
-                    row.registry_id)
-    return registry
-
-
-def registry_auth_for(deps: AgentDeps, image: rt.ImageRef, registry: Registry | None = None
-                      ) -> rt.RegistryAuth | None:
-    """Credentials for pulling ``image``: the container's registry record's when it has
-    a username and the image lives on that registry (never sent to another one); else
-    ``[docker]default_registry_username`` for images on the default registry; else
-    none (anonymous, or the node's own docker login)."""
-    if registry is not None and registry.username and \
-            image.repo.startswith(registry.domain.rstrip("/") + "/"):
-        password = ""
-        if registry.password:
-            try:
-                if deps.settings.registry_key is None:
-                    raise exc.Invalid("this node has no registry key configured")
-                password = db_registries.PasswordCipher(deps.settings.registry_key) \
-                    .decrypt(registry.password)
-            except exc.Invalid as err:
-                raise exc.ImageNotFound(
-                    f"Cannot pull {image.ref} with the credentials of registry "
-                    f"{registry.uuid}: {err.msg}") from err
-        return rt.RegistryAuth(registry.username, password, registry.domain)
-    s = deps.settings
-    if s.default_registry and s.default_registry_username and \
-            image.repo.startswith(s.default_registry + "/"):
-        return rt.RegistryAuth(s.default_registry_username, s.default_registry_password or "",
-                               s.default_registry)
-    return None
-
-
-def cpu_shares_of(cpu: float | None) -> int | None:
-    """The CPU shares berth gives Docker for ``cpu`` cores (create and resize alike)."""
-    return max(2, int(1024 * cpu)) if cpu else None
-
-
-def build_spec(deps: AgentDeps, row: Container, image: tuple[rt.ImageRef, rt.ImageInfo],
-               binds: tuple[str, ...] = ()) -> rt.ContainerSpec:
-    ref, _info = image
-    command = row.command if row.command is not None else None
-    entrypoint = row.entrypoint if row.entrypoint is not None else None
-    restart = None
-    if row.restart_policy:
-        restart = {"Name": row.restart_policy.get("Name", "no"),
-                   "MaximumRetryCount": int(row.restart_policy.get("MaximumRetryCount") or 0)}
-    health = None
-    if row.healthcheck and row.healthcheck.get("test"):
-        hc = row.healthcheck
-        health = rt.HealthcheckSpec(test=str(hc["test"]), interval=int(hc.get("interval") or 0),
-                                    timeout=int(hc.get("timeout") or 0),
-                                    retries=int(hc.get("retries") or 0))
-    memory = memory_mib(row.memory) or None
-    return rt.ContainerSpec(
-        uuid=row.uuid, host=deps.host, image=ref.ref,
-        command=tuple(command) if command is not None else None,
-        entrypoint=tuple(entrypoint) if entrypoint is not None else None,
-        environment=dict(row.environment or {}), workdir=row.workdir,
-        labels={str(k): str(v) for k, v in (row.labels or {}).items()},
-        hostname=row.hostname, memory_mib=memory,
-        cpu_shares=cpu_shares_of(row.cpu),
-        restart_policy=restart, tty=bool(row.tty), interactive=bool(row.interactive),
-        auto_remove=bool(row.auto_remove), privileged=bool(row.privileged),
-        runtime=row.runtime or None, exposed_ports=tuple(sorted(row.exposed_ports or {})),
-        healthcheck=health, disk_gib=row.disk,
-        network_mode=deps.networks.network_mode(row) if deps.networks else None,
-        binds=binds,
-    )
 
 
 def _created_values(row: Container, image: tuple[rt.ImageRef, rt.ImageInfo],

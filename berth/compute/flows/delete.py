@@ -16,7 +16,7 @@ from berth.common.context import RequestContext
 from berth.compute import networking
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common, outage, unexpected
-from berth.compute.flows.lifecycle import unplug_quietly
+from berth.compute.flows.network_step import unplug_quietly
 from berth.compute.states import TaskState
 from berth.db import containers
 from berth.db.models import Container

@@ -16,7 +16,7 @@ from typing import Any
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute.deps import AgentDeps
-from berth.compute.flows.create import registry_auth_for
+from berth.compute.image_puller import registry_auth_for
 from berth.db import images as db_images
 from berth.db import registries as db_registries
 from berth.db.models import Registry

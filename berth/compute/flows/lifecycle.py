@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import logging
-from dataclasses import dataclass
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
-from berth.compute import networking
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common, outage
+from berth.compute.flows.network_step import (
+    drop_reservation,
+    follow_network,
+    reserve_networks,
+    unplug_quietly,
+)
 from berth.compute.states import Status, TaskState
 from berth.db import containers
 from berth.db.models import Container
@@ -36,12 +40,6 @@ def vanished(deps: AgentDeps, row: Container) -> None:
                     f"outside berth; rebuild or delete it.")
 
 
-def _require_created(row: Container) -> str:
-    if not row.container_id:
-        raise exc.UncreatedContainer(uuid=row.uuid)
-    return row.container_id
-
-
 def start_in_runtime(deps: AgentDeps, row: Container, *, task_held: bool = False,
                      starting: cf.Future[None] | None = None,
                      reserving: cf.Future[None] | None = None, retaking: bool = False
@@ -52,7 +50,7 @@ def start_in_runtime(deps: AgentDeps, row: Container, *, task_held: bool = False
     under way (a create with run began it beside its last writes), and ``reserving``
     the network reservation begun beside it (``reserve_networks``); ``retaking``: a
     retry after a database outage (``common.owned_task``)."""
-    container_id = _require_created(row)
+    container_id = common.require_created(row)
     with common.owned_task(deps, row.uuid, TaskState.CONTAINER_STARTING,
                            held=row if task_held else None, retaking=retaking) as hold:
         try:
@@ -85,97 +83,6 @@ def start_in_runtime(deps: AgentDeps, row: Container, *, task_held: bool = False
     return row
 
 
-def reserve_networks(deps: AgentDeps, row: Container) -> cf.Future[None] | None:
-    """The container's addresses taken and rules laid by the CNI daemon beside the
-    engine's start (``ContainerNetworks.reserve``), which takes hundreds of
-    milliseconds, so that the plug after it only makes the interfaces (bench P1).
-    None when the container has no local network."""
-    if deps.networks is None or not networking.requested(row):
-        return None
-    return common.overlapped(deps, networking.reserve, deps.networks, row)
-
-
-def drop_reservation(deps: AgentDeps, row: Container,
-                     reserving: cf.Future[None] | None) -> None:
-    """Undo of ``reserve_networks`` when the start failed: no plug will claim it."""
-    if reserving is None:
-        return
-    common.settle(reserving)
-    unplug_quietly(deps, row, None)
-
-
-@dataclass(frozen=True, slots=True)
-class NetworkStep:
-    """What the network step after an engine action leaves for the row's write: the
-    engine's state to write (after a failed plug, the stopped container's), the
-    values that record the plug, and the failure to raise once written."""
-
-    seen: rt.RuntimeContainer
-    values: dict[str, object]
-    failed: networking.NetworkPlugFailed | None = None
-
-
-def follow_network(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer
-                   ) -> NetworkStep:
-    """The network step after an engine action: plugged into the running process's
-    namespace, or unplugged when none runs (``unplug_quietly``). A plug that fails
-    (undone by the network step) stops the container again, since it would run
-    without its network: Stopped, with the reason in ``status_reason``, as Zun does
-    when its network hook fails; a start may be retried."""
-    if seen.state is None or not seen.state.running:
-        return NetworkStep(seen, unplug_quietly(deps, row, seen))
-    try:
-        return NetworkStep(seen, networking.follow(deps.networks, row, seen))
-    except networking.NetworkPlugFailed as err:
-        container_id = _require_created(row)
-        ended = _process_ended(deps, container_id, seen)
-        if ended is not None:
-            # Not a network problem: the process exited (or Docker restarted it)
-            # before it could be plugged. Its exit is the story, not the plug.
-            LOG.info("the process %s ended before its network was plugged (%s)",
-                     seen.state.pid, err.msg)
-            if ended.state is not None and ended.state.running:
-                return NetworkStep(ended, {})   # a restart by Docker: the PLEG plugs it
-            return NetworkStep(ended, unplug_quietly(deps, row, ended))
-        reason = f"{err.msg}. The container was stopped; start it again."
-        LOG.error("%s", reason)
-        try:
-            deps.runtime.stop(container_id, 0)
-            stopped = deps.runtime.inspect(container_id)
-        except rt.RuntimeDriverError as stop_err:
-            LOG.warning("could not stop the unplugged container: %s", stop_err.msg)
-            stopped = seen
-        return NetworkStep(stopped, {"status_reason": reason[:2000]}, err)
-
-
-def _process_ended(deps: AgentDeps, container_id: str, seen: rt.RuntimeContainer
-                   ) -> rt.RuntimeContainer | None:
-    """What the engine says now, when the process ``seen`` ran is gone; else None."""
-    try:
-        now = deps.runtime.inspect(container_id)
-    except rt.RuntimeDriverError:
-        return None
-    if now.state is None or seen.state is None:
-        return None
-    if now.state.running and now.state.pid == seen.state.pid:
-        return None
-    return now
-
-
-def unplug_quietly(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer | None
-                   ) -> dict[str, object]:
-    """The network step after a stop (``seen`` not running) or a delete (None): the
-    row values that record the unplug; a daemon that does not answer is logged (its
-    sync pass removes attachments whose namespace is gone)."""
-    try:
-        if seen is None:
-            return networking.unplug(deps.networks, row)
-        return networking.follow(deps.networks, row, seen)
-    except networking.NetworkPlugFailed as err:
-        LOG.warning("%s; the CNI daemon's sync pass removes it later", err.msg)
-        return {}
-
-
 def start_container(deps: AgentDeps, ctx: RequestContext, uuid: str) -> None:
     def attempt(retry: bool) -> None:
         row = containers.find_by_uuid(deps.db, uuid)
@@ -197,7 +104,7 @@ def stop_container(deps: AgentDeps, ctx: RequestContext, uuid: str, timeout: int
             return
         try:
             with common.recorded(deps, ctx, uuid, "compute__do_container_stop"):
-                container_id = _require_created(row)
+                container_id = common.require_created(row)
                 with common.task(deps, uuid, TaskState.CONTAINER_STOPPING, retaking=retry):
                     try:
                         deps.runtime.stop(container_id, timeout)
@@ -236,28 +143,3 @@ def _await_delete(deps: AgentDeps, uuid: str) -> None:
         pass
 
 
-def refresh(deps: AgentDeps, uuid: str) -> Container:
-    """container_show: re-read the engine and save what changed (not while a task
-    runs). A vanished container is handled as the state sync does (Deleted, healed
-    when auto_heal, else Error) instead of raising."""
-    from berth.compute.pleg.reconcile import handle_vanished  # pleg imports this module
-
-    row = containers.get_by_uuid(deps.db, uuid)
-    if not row.container_id:
-        return row
-    try:
-        seen = deps.runtime.inspect(row.container_id)
-    except rt.RuntimeNotFound:
-        if row.task_state is None and row.status not in (Status.DELETED, Status.ERROR):
-            handle_vanished(deps, row)
-        return containers.get_by_uuid(deps.db, uuid)
-    try:
-        # Conditional on the row as read before the inspect: a flow that began
-        # meanwhile (or a rebuild that replaced the Docker container) writes its own.
-        return common.apply_runtime_state(deps, row, seen,
-                                          expected_task_state=row.task_state,
-                                          expected_status=row.status,
-                                          expected_container_id=row.container_id)
-    except exc.TaskInProgress:
-        LOG.debug("not refreshing: the row changed during the inspect")
-        return containers.get_by_uuid(deps.db, uuid)

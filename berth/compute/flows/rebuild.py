@@ -28,13 +28,12 @@ from berth.common.context import RequestContext
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common, outage
 from berth.compute.flows.allocation import allocate, release_allocation
-from berth.compute.flows.create import (
-    attach_volumes,
-    build_spec,
-    pull_image,
-    remove_left_by_create,
-)
-from berth.compute.flows.lifecycle import start_in_runtime, unplug_quietly
+from berth.compute.flows.create import remove_left_by_create
+from berth.compute.flows.lifecycle import start_in_runtime
+from berth.compute.flows.network_step import unplug_quietly
+from berth.compute.flows.volume_step import attach_volumes
+from berth.compute.image_puller import pull_image
+from berth.compute.spec import build_spec
 from berth.compute.states import VALID_STATES, Status, TaskState
 from berth.db import actions, containers
 from berth.db.models import Container

@@ -43,7 +43,6 @@ container is gone is handled by the flows like any vanished container.
 from __future__ import annotations
 
 import datetime as dt
-import importlib
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
@@ -56,9 +55,10 @@ from berth.compute import networking
 from berth.compute.capsules.cri import pods as cri_pods
 from berth.compute.capsules.recovery import recover_capsules
 from berth.compute.deps import AgentDeps
-from berth.compute.flows import delete, lifecycle
+from berth.compute.flows import actions, delete, lifecycle, network_step, sync
 from berth.compute.flows.allocation import release_allocation
-from berth.compute.flows.create import named_container, release_volumes
+from berth.compute.flows.create import named_container
+from berth.compute.flows.volume_step import release_volumes
 from berth.compute.states import CREATE_TASK_STATES, Status, TaskState
 from berth.db import containers
 from berth.db.models import Container
@@ -128,21 +128,12 @@ def init_containers(deps: AgentDeps, started_at: dt.datetime | None = None
 
 
 def _sweep_ports(deps: AgentDeps) -> int:
-    """With Neutron: the ports of this host that no row records (``sweep_orphan_ports``);
-    listed before the rows are read, so a port made meanwhile has its row."""
-    from berth.compute.neutron_networks import NeutronNetworks
-    from berth.network.neutron.client import NeutronError
-
-    if not isinstance(deps.networks, NeutronNetworks):
+    """What the network driver holds for containers no row records it for (with
+    Neutron, this host's orphan ports: ``ContainerNetworks.sweep_orphans``)."""
+    if deps.networks is None:
         return 0
-    try:
-        ports = deps.networks.bound_ports()
-    except NeutronError as err:
-        LOG.error("could not list this host's Neutron ports (%s); orphan ports are looked "
-                  "for at the next start-up", err.msg)
-        return 0
-    rows = {r.uuid: r for r in containers.list_by_host(deps.db, deps.host)}
-    return deps.networks.sweep_orphan_ports(ports, rows)
+    return deps.networks.sweep_orphans(
+        lambda: {r.uuid: r for r in containers.list_by_host(deps.db, deps.host)})
 
 
 def _sweep_pods(deps: AgentDeps, pods: PodRuntime) -> int:
@@ -205,11 +196,9 @@ def _recover(deps: AgentDeps, ctx: RequestContext, row: Container,
 
 
 def _finish_resize(deps: AgentDeps, row: Container) -> bool:
-    """``actions.finish_interrupted_resize`` (imported here: another area's module)."""
-    from berth.compute.flows.actions import finish_interrupted_resize
-
+    """``actions.finish_interrupted_resize``, its failure logged."""
     try:
-        return finish_interrupted_resize(deps, row)
+        return actions.finish_interrupted_resize(deps, row)
     except (rt.RuntimeDriverError, exc.BerthError) as err:
         LOG.error("could not check or finish an interrupted resize (%s); the next start-up "
                   "tries again", err.msg)
@@ -247,7 +236,7 @@ def fail_interrupted_create(deps: AgentDeps, row: Container, reason: str,
     release_allocation(deps, row.uuid)
     release_volumes(deps, None, row.uuid)
     if networking.requested(row):     # an address reserved beside the start
-        lifecycle.unplug_quietly(deps, row, None)
+        network_step.unplug_quietly(deps, row, None)
     deps.tracker.publish_usage()
     return True
 
@@ -265,37 +254,20 @@ def _engine_ids_of(deps: AgentDeps, row: Container,
 
 # --- interrupted actions ---
 
-#: task state → (module, flow) that reruns it as ``flow(deps, ctx, uuid[, timeout=])``.
-#: start and stop live in ``lifecycle``; reboot, pause and unpause in ``actions``
-#: (another area's module, imported lazily: when a flow is missing, the row is
-#: refreshed from Docker instead). A kill is never resent: its signal is not recorded,
-#: and resending SIGKILL for an interrupted SIGHUP would be worse than asking the user
-#: to kill again; the row is refreshed from Docker instead.
-_RETRIES: dict[str, tuple[str, str]] = {
-    TaskState.CONTAINER_STARTING: ("berth.compute.flows.lifecycle", "start_container"),
-    TaskState.CONTAINER_STOPPING: ("berth.compute.flows.lifecycle", "stop_container"),
-    TaskState.CONTAINER_REBOOTING: ("berth.compute.flows.actions", "reboot_container"),
-    TaskState.CONTAINER_PAUSING: ("berth.compute.flows.actions", "pause_container"),
-    TaskState.CONTAINER_UNPAUSING: ("berth.compute.flows.actions", "unpause_container"),
-    TaskState.CONTAINER_KILLING: ("", ""),
+#: task state → (flow, whether it takes a stop timeout) that reruns it as
+#: ``flow(deps, ctx, uuid[, timeout=])``, the rerun passing the agent's default
+#: timeout; None: nothing reruns it. A kill is never resent: its signal is not
+#: recorded, and resending SIGKILL for an interrupted SIGHUP would be worse than asking
+#: the user to kill again; the row is refreshed from Docker instead. The flows are
+#: named directly, so a rename fails at import, not quietly at the next recovery.
+_RETRIES: dict[str, tuple[Callable[..., None], bool] | None] = {
+    TaskState.CONTAINER_STARTING: (lifecycle.start_container, False),
+    TaskState.CONTAINER_STOPPING: (lifecycle.stop_container, True),
+    TaskState.CONTAINER_REBOOTING: (actions.reboot_container, True),
+    TaskState.CONTAINER_PAUSING: (actions.pause_container, False),
+    TaskState.CONTAINER_UNPAUSING: (actions.unpause_container, False),
+    TaskState.CONTAINER_KILLING: None,
 }
-
-#: Flows that take a stop timeout; the rerun passes the agent's default one.
-_WITH_TIMEOUT = frozenset({"stop_container", "reboot_container"})
-
-
-def _flow_for(task: str) -> Callable[..., None] | None:
-    module_name, fn_name = _RETRIES[task]
-    if not module_name:
-        return None
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as err:
-        if err.name != module_name:
-            raise
-        return None
-    fn = getattr(module, fn_name, None)
-    return fn if callable(fn) else None
 
 
 def _changed_since(row: Container, started_at: dt.datetime | None) -> bool:
@@ -307,14 +279,15 @@ def _retry(deps: AgentDeps, ctx: RequestContext, row: Container, task: str) -> s
     if row.task_state is not None:
         containers.update_(deps.db, row.uuid, {"task_state": None, "task_deadline": None},
                            expected_task_state=row.task_state)
-    flow = _flow_for(task)
-    if flow is None:
+    retry = _RETRIES.get(task)
+    if retry is None:
         LOG.warning("%s was interrupted; it cannot be rerun here, so the task is cleared "
                     "and the status read from Docker: check the container and retry", task)
-        lifecycle.refresh(deps, row.uuid)
+        sync.refresh(deps, row.uuid)
         return "refreshed"
+    flow, with_timeout = retry
     LOG.info("%s was interrupted; running %s again", task, flow.__name__)
-    if flow.__name__ in _WITH_TIMEOUT:
+    if with_timeout:
         flow(deps, ctx, row.uuid, timeout=deps.settings.stop_timeout_default)
     else:
         flow(deps, ctx, row.uuid)
@@ -330,7 +303,7 @@ def _fail_task(deps: AgentDeps, row: Container, what: str) -> str:
         "task_state": None, "task_deadline": None, "status": Status.ERROR.value,
         "status_reason": reason}, expected_task_state=row.task_state)
     LOG.warning("%s was interrupted; marked Error, reading its state from Docker", what)
-    lifecycle.refresh(deps, row.uuid)
+    sync.refresh(deps, row.uuid)
     return "failed_tasks"
 
 

@@ -5,7 +5,7 @@ Cost per run: this host's rows (one query: never the whole table, as Zun reads),
 one ``docker ps --all``, one inspect per container whose listed state disagrees with
 its row, and one query for the rows of local containers this host does not hold.
 
-Per row of this host (rules shared with the event path, see ``pleg/reconcile.py``)::
+Per row of this host (rules shared with the event path, see ``flows/sync.py``)::
 
     task_state set, or Creating/Deleting/Deleted,      skipped
       or no Docker container
@@ -43,9 +43,8 @@ from dataclasses import dataclass, field
 from berth.common import exceptions as exc
 from berth.common.log import container_context
 from berth.compute.deps import AgentDeps
-from berth.compute.flows import recovery
-from berth.compute.pleg import reconcile
-from berth.compute.pleg.reconcile import Outcome
+from berth.compute.flows import recovery, sync
+from berth.compute.flows.sync import Outcome
 from berth.compute.states import Status
 from berth.db import containers, nodes
 from berth.db.models import Container
@@ -153,12 +152,12 @@ def sync_container_state(deps: AgentDeps, service_down_time: int = 180) -> SyncR
 
 def _sync_row(deps: AgentDeps, row: Container, by_id: dict[str, rt.RuntimeContainer],
               report: SyncReport) -> Outcome:
-    if reconcile.skip_reason(row, deps.host, deps.pods is not None) is not None:
+    if sync.skip_reason(row, deps.host, deps.pods is not None) is not None:
         return Outcome.SKIPPED
     assert row.container_id is not None
     seen = by_id.get(row.container_id)
     if seen is None:
-        return reconcile.handle_vanished(deps, row)
+        return sync.handle_vanished(deps, row)
     if seen.state is not None and seen.state.status == rt.RunState.REMOVING:
         return Outcome.REMOVING
     if not needs_inspect(row, seen):
@@ -167,8 +166,8 @@ def _sync_row(deps: AgentDeps, row: Container, by_id: dict[str, rt.RuntimeContai
     try:
         full = deps.runtime.inspect(row.container_id)
     except rt.RuntimeNotFound:          # removed between the listing and now
-        return reconcile.handle_vanished(deps, row)
-    return reconcile.apply_seen(deps, row, full)
+        return sync.handle_vanished(deps, row)
+    return sync.apply_seen(deps, row, full)
 
 
 def _take_over(deps: AgentDeps, found: list[Container], local_ids: set[str],
@@ -182,7 +181,7 @@ def _take_over(deps: AgentDeps, found: list[Container], local_ids: set[str],
     taken: list[Container] = []
     for row in found:
         if row.host is None or row.host == deps.host or row.host in up \
-                or row.status in reconcile.SKIPPED_STATUSES:
+                or row.status in sync.SKIPPED_STATUSES:
             continue     # no host: a failed create, which start-up recovery cleans up
         if row.container_id not in local_ids:
             continue     # it moved on to another Docker container: not ours to take

@@ -25,11 +25,12 @@ from collections.abc import Callable
 from berth.common import exceptions as exc
 from berth.common.log import container_context
 from berth.compute.deps import AgentDeps
-from berth.compute.flows import common, lifecycle, recovery
+from berth.compute.flows import common, recovery, sync
 from berth.compute.periodic.lost_casts import LostCastRepairer
 from berth.compute.states import CREATE_TASK_STATES, Status
 from berth.db import containers
-from berth.db.models import Container, utcnow
+from berth.db.base import utcnow
+from berth.db.models import Container
 
 LOG = logging.getLogger(__name__)
 
@@ -94,7 +95,7 @@ class TaskExpirer:
             return 0
         LOG.warning("%s did not finish within %d s: task cleared, marked Error; reading "
                     "its state from Docker", task, seconds)
-        seen = lifecycle.refresh(self._deps, row.uuid)
+        seen = sync.refresh(self._deps, row.uuid)
         if seen.status != Status.ERROR and seen.status_reason is None:
             # Docker shows the container live, which clears an Error's reason; the
             # lost action still wants saying.

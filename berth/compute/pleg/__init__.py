@@ -6,7 +6,8 @@ It owns *noticing* what changed in the engine, not acting on it::
                                            ├──► EventQueue (bounded; drops and counts)
     docker ps, every relist_period ─► Relister ┘         │
                                                          ▼
-                                        handler (the agent's SyncWorkers: inspect + write)
+                                        handler (the agent's SyncWorkers, which run
+                                        ``compute.flows.sync``: inspect + write)
 
 - :mod:`.events`: :class:`ContainerEvent`, the one value that crosses from here.
 - :mod:`.watcher`: follows the engine's event stream; when it ends, asks for a relist and
@@ -15,8 +16,6 @@ It owns *noticing* what changed in the engine, not acting on it::
   emits the differences; a failed step keeps the old record so the next relist sees the
   change again.
 - :mod:`.generator`: the queue, the threads, ``start``/``stop``/``healthy``.
-- :mod:`.reconcile`: what one event means for one row (inspect, write, vanished, heal);
-  shared with the periodic ``sync_container_state``.
 """
 
 from berth.compute.pleg.events import ContainerEvent, EventSource

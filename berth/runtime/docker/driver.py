@@ -38,9 +38,16 @@ from berth.runtime.base import (
     RuntimeInvalid,
     RuntimeNotFound,
 )
-from berth.runtime.docker import convert
 from berth.runtime.docker.actions import ActionsMixin
 from berth.runtime.docker.console import ConsoleMixin
+from berth.runtime.docker.convert import (
+    container_from_inspect,
+    container_from_list,
+    create_kwargs,
+    host_config_kwargs,
+    host_from_info,
+    image_from_inspect,
+)
 from berth.runtime.docker.errors import (
     distribution_verdict,
     engine_unreachable,
@@ -133,14 +140,14 @@ class DockerRuntime(ActionsMixin, InspectionMixin, ConsoleMixin, ImagesMixin):
     def info(self) -> HostInfo:
         """The node's resources and engine facts (``docker info``)."""
         with translate_errors():
-            return convert.host_from_info(self._api().info())
+            return host_from_info(self._api().info())
 
     # -- images ------------------------------------------------------------------------
 
     def inspect_image(self, ref: str) -> ImageInfo:
         """The local image ``ref``; :class:`RuntimeImageNotFound` if absent."""
         with translate_errors():
-            return convert.image_from_inspect(self._api().inspect_image(ref))
+            return image_from_inspect(self._api().inspect_image(ref))
 
     def pull_image(
         self,
@@ -196,12 +203,12 @@ class DockerRuntime(ActionsMixin, InspectionMixin, ConsoleMixin, ImagesMixin):
         The image must be present. A second create with the same uuid raises
         :class:`RuntimeConflict` (the name is taken); bad parameters :class:`RuntimeInvalid`."""
         try:
-            kwargs = convert.create_kwargs(spec)
+            kwargs = create_kwargs(spec)
         except ValueError as exc:
             raise RuntimeInvalid(reason=f"exposed ports {list(spec.exposed_ports)}: {exc}") from exc
         with translate_errors():
             api = self._api()
-            host_config = api.create_host_config(**convert.host_config_kwargs(spec))
+            host_config = api.create_host_config(**host_config_kwargs(spec))
             answer = api.create_container(host_config=host_config, **kwargs)
         for warning in answer.get("Warnings") or ():
             LOG.warning("Docker warns about container %s: %s", spec.uuid, warning)
@@ -236,7 +243,7 @@ class DockerRuntime(ActionsMixin, InspectionMixin, ConsoleMixin, ImagesMixin):
     def inspect(self, container_id: str) -> RuntimeContainer:
         """Inspect by id or name; :class:`RuntimeNotFound` when it does not exist."""
         with translate_errors():
-            return convert.container_from_inspect(self._api().inspect_container(container_id))
+            return container_from_inspect(self._api().inspect_container(container_id))
 
     def list(self, host: str | None = None) -> list[RuntimeContainer]:
         """Every container carrying berth's uuid label (running or not), only ``host``'s
@@ -251,7 +258,7 @@ class DockerRuntime(ActionsMixin, InspectionMixin, ConsoleMixin, ImagesMixin):
         labels = [LABEL_UUID] + ([f"{LABEL_HOST}={host}"] if host else [])
         with translate_errors():
             entries = self._api().containers(all=True, filters={"label": labels})
-        return [convert.container_from_list(entry) for entry in entries]
+        return [container_from_list(entry) for entry in entries]
 
     def events(self, since_nano: int | None = None) -> EventStream:
         """Open the engine's event stream for berth's containers (those with the uuid

@@ -21,9 +21,9 @@ from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute.states import Status
 from berth.db import containers
+from berth.db.base import utcnow
 from berth.db.capsules import CAPSULE
 from berth.db.engine import Database
-from berth.db.models import utcnow
 
 TIMEOUT = 300
 

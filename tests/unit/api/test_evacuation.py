@@ -17,8 +17,9 @@ from berth.api.state import ApiSettings, ApiState
 from berth.common import exceptions as exc
 from berth.compute.states import Status
 from berth.db import actions, containers, nodes
+from berth.db.base import utcnow
 from berth.db.engine import Database
-from berth.db.models import ZunService, utcnow
+from berth.db.models import ZunService
 from berth.placement.requests import NodeReservations
 from berth.scheduler import filters, weighers
 from berth.scheduler.filter_scheduler import FilterScheduler

@@ -18,8 +18,9 @@ from berth.api.state import ApiSettings, ApiState
 from berth.common.context import RequestContext
 from berth.compute.states import Status, TaskState
 from berth.db import containers, nodes
+from berth.db.base import utcnow
 from berth.db.engine import Database
-from berth.db.models import ZunService, utcnow
+from berth.db.models import ZunService
 
 UP, DOWN = "up-node", "down-node"
 

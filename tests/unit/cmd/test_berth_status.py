@@ -18,8 +18,8 @@ from support.migrated_sqlite import migrated_url
 import berth.conf
 from berth.cmd import status
 from berth.db import nodes
+from berth.db.base import utcnow
 from berth.db.engine import Database
-from berth.db.models import utcnow
 
 
 def _check(tmp_path: Path, settings: str, monkeypatch: pytest.MonkeyPatch,

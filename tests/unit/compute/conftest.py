@@ -1,4 +1,4 @@
-"""Fixtures for the unit tests of the agent's state sync (``pleg/reconcile.py``,
+"""Fixtures for the unit tests of the agent's state sync (``flows/sync.py``,
 ``periodic/sync_state.py``, ``periodic/cleanup.py``): a real SQLite database migrated
 with Alembic, the in-memory engine of tests/support/fake_runtime.py counting its
 inspects and listings, and a row factory. Prefixed ``sync_`` so that they never

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from berth.compute.networking import ContainerNetworks
 from berth.compute.neutron_networks import NeutronNetworks
 from berth.db import containers
 from berth.db.engine import Database
@@ -62,3 +65,49 @@ def test_a_neutron_failure_is_logged_and_the_sweep_goes_on(db: Database) -> None
     ports = [port("p-1", "gone-1"), port("p-2", "gone-2")]
     assert networks(neutron, db).sweep_orphan_ports(ports, {}) == 1
     assert neutron.deleted == ["p-2"]
+
+
+class ListingNeutron(RecordingNeutron):
+    """Lists its ports, noting when; ``down``: the listing fails."""
+
+    def __init__(self, ports: list[Port], events: list[str], down: bool = False) -> None:
+        super().__init__()
+        self.ports, self.events, self.down = ports, events, down
+
+    def bound_ports(self, host: str) -> list[Port]:
+        self.events.append(f"listed ports of {host}")
+        if self.down:
+            raise NeutronError(reason="Neutron is down")
+        return self.ports
+
+
+def test_the_start_up_sweep_lists_the_ports_before_it_reads_the_rows(db: Database) -> None:
+    """A port made between the listing and the read has its row: kept."""
+    events: list[str] = []
+    made_meanwhile = row(db, [])
+    neutron = ListingNeutron([port("p-new", made_meanwhile.uuid), port("p-gone", "gone")],
+                             events)
+
+    def rows_of() -> dict[str, Any]:
+        events.append("read rows")
+        containers.update_(db, made_meanwhile.uuid, {"cni_metadata": {
+            "networks": [{"network": "n1", "ifname": "eth0", "port": "p-new"}], "pid": 1}})
+        return {r.uuid: r for r in containers.list_by_host(db, "h1")}
+
+    assert networks(neutron, db).sweep_orphans(rows_of) == 1
+    assert events == ["listed ports of h1", "read rows"]
+    assert neutron.deleted == ["p-gone"]
+
+
+def test_neutron_not_listing_its_ports_sweeps_nothing_and_reads_no_rows(db: Database) -> None:
+    events: list[str] = []
+    neutron = ListingNeutron([port("p-gone", "gone")], events, down=True)
+    assert networks(neutron, db).sweep_orphans(
+        lambda: events.append("read rows") or {}) == 0
+    assert events == ["listed ports of h1"] and neutron.deleted == []
+
+
+def test_local_networks_hold_no_ports_to_sweep(db: Database) -> None:
+    """The CNI daemon's own sync pass removes a local attachment left behind."""
+    local = ContainerNetworks(db, client=None)  # type: ignore[arg-type]
+    assert local.sweep_orphans(lambda: pytest.fail("local networks read no rows")) == 0

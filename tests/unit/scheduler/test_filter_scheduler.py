@@ -10,8 +10,9 @@ import pytest
 
 from berth.common import exceptions as exc
 from berth.db import containers, nodes
+from berth.db.base import utcnow
 from berth.db.engine import Database
-from berth.db.models import ZunService, utcnow
+from berth.db.models import ZunService
 from berth.placement.requests import NodeReservations
 from berth.scheduler import filters, weighers
 from berth.scheduler.base import HostState, RequestSpec

@@ -30,14 +30,15 @@ from typing import Any
 
 from berth.common import exceptions as exc
 from berth.common.log import container_context
-from berth.compute.capsules import create as capsule_create
 from berth.compute.capsules import sandbox_options
 from berth.compute.capsules.cri import images as cri_images
 from berth.compute.capsules.cri import network as cri_network
 from berth.compute.capsules.cri import pods as cri_pods
+from berth.compute.capsules.failure import CapsuleFailed
+from berth.compute.capsules.init_containers import wait_for_init
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
-from berth.compute.flows import create as container_flow
+from berth.compute.spec import build_spec
 from berth.compute.states import TaskState
 from berth.db import containers
 from berth.db.models import Container
@@ -46,8 +47,6 @@ from berth.runtime import base as rt
 from berth.runtime.cri.base import PodRuntime, PodSpec
 
 LOG = logging.getLogger(__name__)
-
-CapsuleFailed = capsule_create.CapsuleFailed
 
 
 def make_pod(deps: AgentDeps, pods: PodRuntime, row: Container, inits: list[Container],
@@ -73,7 +72,7 @@ def make_pod(deps: AgentDeps, pods: PodRuntime, row: Container, inits: list[Cont
     for member in inits:
         _run_member(deps, pods, pod_id, spec, member, images[member.uuid],
                     binds.get(member.uuid, ()), True, extra)
-        capsule_create.wait_for_init(deps, row, member, clock, pods.member)
+        wait_for_init(deps, row, member, clock, pods.member)
     running = [common.overlapped(deps, _run_member, deps, pods, pod_id, spec, m,
                                  images[m.uuid], binds.get(m.uuid, ()), False, extra)
                for m in members]
@@ -155,7 +154,7 @@ def member_spec(deps: AgentDeps, member: Container, image: str,
     ``restarts``)."""
     info = rt.ImageInfo(id="", repo_tags=(image,), size=0, cmd=None, entrypoint=None)
     return dataclasses.replace(
-        container_flow.build_spec(deps, member, (parse_image(image), info), binds),
+        build_spec(deps, member, (parse_image(image), info), binds),
         image=image, hostname=None, network_mode=None, restart_policy=None)
 
 

@@ -6,7 +6,7 @@ honours it (``[DEFAULT]image_pull_policy`` when the member names none)::
     ifnotpresent  the local copy, else pull
     never         the local copy, else the capsule fails naming the image
 
-Credentials are the docker driver's (``flows.create.registry_auth_for``): the
+Credentials are the docker driver's (``compute.image_puller.registry_auth_for``): the
 member's registry record when the image lives on that registry, else
 ``[docker]default_registry_username`` for images on the default registry; they go
 to containerd in the request's ``AuthConfig`` and nowhere else.
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import logging
 
-from berth.compute.capsules import create as capsule_create
+from berth.compute import image_puller
+from berth.compute.capsules.failure import CapsuleFailed
 from berth.compute.deps import AgentDeps
-from berth.compute.flows import create as container_flow
 from berth.db.models import Container
 from berth.image.reference import normalize_pull_policy, parse_image, pull_decision
 from berth.runtime import base as rt
@@ -26,13 +26,11 @@ from berth.runtime.cri.base import PodRuntime
 
 LOG = logging.getLogger(__name__)
 
-CapsuleFailed = capsule_create.CapsuleFailed
-
 
 def ensure_image(deps: AgentDeps, pods: PodRuntime, member: Container, init: bool) -> str:
     """The member's image present in containerd per its pull policy; its reference.
     CapsuleFailed, naming the member and the image, when it cannot be had."""
-    registry = container_flow.registry_of(deps, member)
+    registry = image_puller.registry_of(deps, member)
     image = parse_image(member.image or "", default_registry=deps.settings.default_registry,
                         registry_domain=registry.domain if registry else None)
     policy = normalize_pull_policy(member.image_pull_policy or deps.settings.default_pull_policy)
@@ -47,7 +45,7 @@ def ensure_image(deps: AgentDeps, pods: PodRuntime, member: Container, init: boo
                                    f"on host {deps.host} and its pull policy is {policy}: "
                                    f"pull it there first, or use imagePullPolicy "
                                    f"IfNotPresent or Always.")
-    auth = container_flow.registry_auth_for(deps, image, registry)
+    auth = image_puller.registry_auth_for(deps, image, registry)
     LOG.info("containerd pulls image %s (pull policy %s%s)", image.ref, policy,
              ", with credentials" if auth else "")
     try:

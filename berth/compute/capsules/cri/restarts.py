@@ -28,6 +28,7 @@ import datetime as dt
 import logging
 from typing import Any
 
+from berth.compute.capsules.cri import create as cri_create
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.states import Status
@@ -90,8 +91,6 @@ def due_at(seen: rt.RuntimeContainer, backoff: Backoff) -> dt.datetime | None:
 def handle(deps: AgentDeps, pods: PodRuntime, capsule: Container, member: Container,
            seen: rt.RuntimeContainer, backoff: Backoff, now: dt.datetime) -> Container:
     """The exited member ``seen`` restarted, or shown Restarting until it is due."""
-    from berth.compute.capsules.cri import create as cri_create
-
     due = due_at(seen, backoff)
     if due is not None and now < due:
         waiting = dataclasses.replace(seen, state=rt.ContainerState(

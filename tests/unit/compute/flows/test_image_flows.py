@@ -1,5 +1,5 @@
 """The agent's image flows (berth.compute.flows.images) and the registry credentials
-of a pull (flows.create.registry_auth_for / pull_image), on a real migrated SQLite
+of a pull (compute.image_puller.registry_auth_for / pull_image), on a real migrated SQLite
 database and an in-memory engine that records what it was asked."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from support.migrated_sqlite import migrated_url
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.compute import image_puller
 from berth.compute.claims import ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
-from berth.compute.flows import create as create_flow
 from berth.compute.flows import images as flows
 from berth.db import containers, images, registries
 from berth.db.engine import Database
@@ -202,12 +202,12 @@ def test_delete_of_a_never_pulled_record_touches_no_image(deps: AgentDeps,
 def test_registry_credentials_are_decrypted_for_that_registry_only(deps: AgentDeps) -> None:
     reg = add_registry(deps)
     on_it = rt.ImageRef("reg.example:5000/team/app")
-    assert create_flow.registry_auth_for(deps, on_it, reg) == \
+    assert image_puller.registry_auth_for(deps, on_it, reg) == \
         rt.RegistryAuth("u", "pw", "reg.example:5000")
     elsewhere = rt.ImageRef("other.example/team/app")
-    assert create_flow.registry_auth_for(deps, elsewhere, reg) is None
+    assert image_puller.registry_auth_for(deps, elsewhere, reg) is None
     anonymous = add_registry(deps, domain="anon.example", username=None, password=None)
-    assert create_flow.registry_auth_for(deps, rt.ImageRef("anon.example/x"), anonymous) is None
+    assert image_puller.registry_auth_for(deps, rt.ImageRef("anon.example/x"), anonymous) is None
 
 
 def test_without_the_key_a_registry_password_is_a_clear_pull_error(deps: AgentDeps) -> None:
@@ -215,13 +215,13 @@ def test_without_the_key_a_registry_password_is_a_clear_pull_error(deps: AgentDe
     keyless = AgentDeps(db=deps.db, runtime=deps.runtime, tracker=deps.tracker,
                         settings=AgentSettings(host=HOST, registry_key=None))
     with pytest.raises(exc.ImageNotFound) as err:
-        create_flow.registry_auth_for(keyless, rt.ImageRef("reg.example:5000/app"), reg)
+        image_puller.registry_auth_for(keyless, rt.ImageRef("reg.example:5000/app"), reg)
     assert reg.uuid in err.value.msg
     other_key = AgentDeps(db=deps.db, runtime=deps.runtime, tracker=deps.tracker,
                           settings=AgentSettings(host=HOST,
                                                  registry_key=registries.derive_key("x")))
     with pytest.raises(exc.ImageNotFound) as err:
-        create_flow.registry_auth_for(other_key, rt.ImageRef("reg.example:5000/app"), reg)
+        image_puller.registry_auth_for(other_key, rt.ImageRef("reg.example:5000/app"), reg)
     assert "auth_encryption_key" in err.value.msg
 
 
@@ -231,7 +231,7 @@ def test_a_container_with_a_registry_pulls_the_prefixed_name_with_its_credential
     engine.registry.add("reg.example:5000/team/app:latest")
     row = containers.create(deps.db, {"image": "team/app", "registry_id": reg.id,
                                       "image_pull_policy": "always", "status": "Creating"})
-    ref, _ = create_flow.pull_image(deps, row)
+    ref, _ = image_puller.pull_image(deps, row)
     assert ref.ref == "reg.example:5000/team/app:latest"
     assert engine.pulls == [("reg.example:5000/team/app:latest",
                              rt.RegistryAuth("u", "pw", "reg.example:5000"))]
@@ -239,7 +239,7 @@ def test_a_container_with_a_registry_pulls_the_prefixed_name_with_its_credential
     engine.registry.add("other.example/app:latest")
     row = containers.create(deps.db, {"image": "other.example/app", "registry_id": reg.id,
                                       "image_pull_policy": "always", "status": "Creating"})
-    ref, _ = create_flow.pull_image(deps, row)
+    ref, _ = image_puller.pull_image(deps, row)
     assert ref.ref == "other.example/app:latest" and engine.pulls[-1][1] is None
 
 
@@ -257,7 +257,7 @@ def test_the_create_reuses_what_the_validation_just_saw(deps: AgentDeps,
     assert engine.inspected == ["reg.example:5000/app:latest"]
     row = containers.create(deps.db, {"image": "reg.example:5000/app", "status": "Creating",
                                       "image_pull_policy": "ifnotpresent"})
-    ref, info = create_flow.pull_image(deps, row)
+    ref, info = image_puller.pull_image(deps, row)
     assert ref.ref == "reg.example:5000/app:latest" and info.cmd == ("sh",)
     assert engine.inspected == ["reg.example:5000/app:latest"] and engine.pulls == []
 
@@ -269,7 +269,7 @@ def test_a_create_remembers_its_own_look_for_the_creates_that_follow(
         row = containers.create(deps.db, {"image": "reg.example:5000/app",
                                           "status": "Creating",
                                           "image_pull_policy": "ifnotpresent"})
-        create_flow.pull_image(deps, row)
+        image_puller.pull_image(deps, row)
     assert engine.inspected == ["reg.example:5000/app:latest"] and engine.pulls == []
 
 
@@ -280,7 +280,7 @@ def test_pull_policy_always_and_a_forgotten_image_ask_the_engine_again(
     flows.search_image(deps, "reg.example:5000/app", exact_match=True)
     always = containers.create(deps.db, {"image": "reg.example:5000/app", "status": "Creating",
                                          "image_pull_policy": "always"})
-    create_flow.pull_image(deps, always)
+    image_puller.pull_image(deps, always)
     assert len(engine.inspected) == 2 and len(engine.pulls) == 1
     # removed behind berth's back: the create's "No such image" makes it forget and look
     # again, and ifnotpresent then pulls it
@@ -288,7 +288,7 @@ def test_pull_policy_always_and_a_forgotten_image_ask_the_engine_again(
     deps.recent_images.forget("reg.example:5000/app:latest")
     row = containers.create(deps.db, {"image": "reg.example:5000/app", "status": "Creating",
                                       "image_pull_policy": "ifnotpresent"})
-    create_flow.pull_image(deps, row)
+    image_puller.pull_image(deps, row)
     assert len(engine.pulls) == 2
 
 

@@ -4,8 +4,6 @@ database and an in-memory engine (tests/support/fake_runtime.py)."""
 from __future__ import annotations
 
 import datetime as dt
-import sys
-import types
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -19,8 +17,8 @@ from berth.compute.deps import AgentDeps
 from berth.compute.flows import recovery
 from berth.compute.states import Status, TaskState
 from berth.db import containers, nodes
+from berth.db.base import utcnow
 from berth.db.engine import Database
-from berth.db.models import utcnow
 from berth.runtime.base import RunState
 
 
@@ -209,12 +207,12 @@ def test_action_with_a_flow_is_rerun_through_it(db: Database, deps: AgentDeps,
                                                 monkeypatch: pytest.MonkeyPatch, task: str,
                                                 flow: str) -> None:
     seen: list[tuple[Any, ...]] = []
-    fake = types.ModuleType("fake_actions_flows")
-    setattr(fake, flow, lambda d, ctx, uuid, **kw: seen.append((uuid, kw,
-            containers.get_by_uuid(d.db, uuid).task_state)))
-    getattr(fake, flow).__name__ = flow
-    monkeypatch.setitem(sys.modules, "fake_actions_flows", fake)
-    monkeypatch.setitem(recovery._RETRIES, task, ("fake_actions_flows", flow))
+
+    def fake(d: AgentDeps, ctx: Any, uuid: str, **kw: Any) -> None:
+        seen.append((uuid, kw, containers.get_by_uuid(d.db, uuid).task_state))
+
+    fake.__name__ = flow
+    monkeypatch.setitem(recovery._RETRIES, task, (fake, flow == "reboot_container"))
     r = row(db, Status.RUNNING, task=task)
     report = recovery.init_containers(deps)
     # The task was cleared before the flow ran (the flow sets its own).
@@ -229,7 +227,7 @@ def test_action_without_a_flow_clears_the_task_and_reads_docker(
         db: Database, deps: AgentDeps, engine: FakeRuntime,
         monkeypatch: pytest.MonkeyPatch, task: str) -> None:
     if task != TaskState.CONTAINER_KILLING:
-        monkeypatch.setitem(recovery._RETRIES, task, ("berth_no_such_module", "x"))
+        monkeypatch.setitem(recovery._RETRIES, task, None)
     r = row(db, Status.RUNNING, task=task)
     cid = engine.add(r.uuid, HOST, RunState.PAUSED)
     containers.update_(db, r.uuid, {"container_id": cid})
@@ -244,15 +242,12 @@ def test_restarting_row_without_a_task_reruns_the_reboot(db: Database, deps: Age
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """The API set Restarting, then the agent died before its worker took the cast."""
     seen: list[str] = []
-    fake = types.ModuleType("fake_reboot_flow")
 
     def reboot_container(d: AgentDeps, ctx: Any, uuid: str, timeout: int | None) -> None:
         seen.append(uuid)
 
-    fake.reboot_container = reboot_container  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "fake_reboot_flow", fake)
     monkeypatch.setitem(recovery._RETRIES, TaskState.CONTAINER_REBOOTING,
-                        ("fake_reboot_flow", "reboot_container"))
+                        (reboot_container, True))
     r = row(db, Status.RESTARTING)
     recent = row(db, Status.RESTARTING)     # changed after the agent started: left alone
     started_at = utcnow() - dt.timedelta(hours=1)

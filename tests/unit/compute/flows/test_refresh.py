@@ -1,4 +1,4 @@
-"""lifecycle.refresh (container_show while the event stream is down) writes only if
+"""sync.refresh (container_show while the event stream is down) writes only if
 the row is still as it read it before its inspect (issue 24 item 6)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from berth.compute.deps import AgentDeps
-from berth.compute.flows import lifecycle
+from berth.compute.flows import sync
 from berth.compute.states import Status
 from berth.db import containers
 from berth.db.engine import Database
@@ -35,7 +35,7 @@ def test_a_row_that_changed_during_the_inspect_is_not_overwritten(
         return seen
 
     monkeypatch.setattr(sync_engine, "inspect", inspect_while_the_row_changes)
-    after = lifecycle.refresh(sync_deps, r.uuid)
+    after = sync.refresh(sync_deps, r.uuid)
     assert after.status == status                # not the Stopped Docker showed
     assert getattr(after, kept[0]) == kept[1]
 
@@ -43,4 +43,4 @@ def test_a_row_that_changed_during_the_inspect_is_not_overwritten(
 def test_an_unchanged_row_gets_what_docker_says(
         sync_db: Database, sync_deps: AgentDeps, sync_row) -> None:  # type: ignore[no-untyped-def]
     r = sync_row(Status.RUNNING, RunState.EXITED)
-    assert lifecycle.refresh(sync_deps, r.uuid).status == Status.STOPPED
+    assert sync.refresh(sync_deps, r.uuid).status == Status.STOPPED

@@ -16,8 +16,8 @@ from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.flows import common
 from berth.compute.states import TaskState
 from berth.db import containers
+from berth.db.base import utcnow
 from berth.db.engine import Database
-from berth.db.models import utcnow
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ from berth.compute.capsules import delete as capsule_delete
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import actions as action_flows
 from berth.compute.flows import delete, lifecycle, rebuild
+from berth.compute.flows.sync import skip_reason
 from berth.compute.periodic.lost_casts import (
     REBOOT_ACTIONS,
     REBUILD_ACTIONS,
@@ -26,7 +27,6 @@ from berth.compute.periodic.lost_casts import (
     unless_done,
 )
 from berth.compute.periodic.task_deadlines import TaskExpirer
-from berth.compute.pleg.reconcile import skip_reason
 from berth.compute.states import Status, TaskState
 from berth.db import actions, containers
 from berth.db.capsules import CAPSULE

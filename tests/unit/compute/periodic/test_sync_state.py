@@ -11,9 +11,9 @@ import pytest
 
 from berth.common.context import RequestContext
 from berth.compute.deps import AgentDeps
+from berth.compute.flows import sync
 from berth.compute.periodic import sync_state
 from berth.compute.periodic.sync_state import needs_inspect, sync_container_state
-from berth.compute.pleg import reconcile
 from berth.compute.states import Status
 from berth.db import actions, containers, nodes
 from berth.db.engine import Database
@@ -88,7 +88,7 @@ def test_vanished_containers_become_deleted_error_or_rebuilt(
         rebuilt.append((uuid, run, ctx.request_id))
         return True
 
-    monkeypatch.setattr(reconcile.rebuild, "rebuild_container", fake_rebuild)
+    monkeypatch.setattr(sync.rebuild, "rebuild_container", fake_rebuild)
     removed = sync_row(Status.STOPPED, container_id="c-auto", auto_remove=True)
     lost = sync_row(Status.RUNNING, container_id="c-lost")
     heal_running = sync_row(Status.RUNNING, container_id="c-h1", auto_heal=True,

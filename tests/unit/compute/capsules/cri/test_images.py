@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from berth.compute.capsules.cri.images import CapsuleFailed, ensure_image
+from berth.compute.capsules.cri.images import ensure_image
+from berth.compute.capsules.failure import CapsuleFailed
 from berth.runtime import base as rt
 
 REF = "registry.test:5000/team/app:1"

@@ -1,6 +1,7 @@
 """What a change seen in the engine means for one row: re-inspect, write, or handle a
-vanished container. Used by the agent's per-container sync workers (for PLEG events)
-and by the periodic ``sync_container_state``.
+vanished container. Used by the agent's per-container sync workers (for the events
+the PLEG reports), by the periodic ``sync_container_state`` and by container_show
+(``refresh``).
 
 Rules shared by both paths:
 
@@ -247,3 +248,28 @@ def _heal_refused(row: Container | None, vanished_id: str) -> str | None:
     if not row.auto_heal or row.status not in VALID_STATES["rebuild"]:
         return f"it is {row.status} (auto_heal {bool(row.auto_heal)})"
     return None
+
+
+def refresh(deps: AgentDeps, uuid: str) -> Container:
+    """container_show: re-read the engine and save what changed (not while a task
+    runs). A vanished container is handled as the state sync does (Deleted, healed
+    when auto_heal, else Error) instead of raising."""
+    row = containers.get_by_uuid(deps.db, uuid)
+    if not row.container_id:
+        return row
+    try:
+        seen = deps.runtime.inspect(row.container_id)
+    except rt.RuntimeNotFound:
+        if row.task_state is None and row.status not in (Status.DELETED, Status.ERROR):
+            handle_vanished(deps, row)
+        return containers.get_by_uuid(deps.db, uuid)
+    try:
+        # Conditional on the row as read before the inspect: a flow that began
+        # meanwhile (or a rebuild that replaced the Docker container) writes its own.
+        return common.apply_runtime_state(deps, row, seen,
+                                          expected_task_state=row.task_state,
+                                          expected_status=row.status,
+                                          expected_container_id=row.container_id)
+    except exc.TaskInProgress:
+        LOG.debug("not refreshing: the row changed during the inspect")
+        return containers.get_by_uuid(deps.db, uuid)

@@ -11,8 +11,8 @@ import pytest
 
 from berth.common.context import RequestContext
 from berth.compute.deps import AgentDeps
-from berth.compute.pleg import reconcile
-from berth.compute.pleg.reconcile import Outcome, describe, sync_container
+from berth.compute.flows import sync
+from berth.compute.flows.sync import Outcome, describe, sync_container
 from berth.compute.states import Status
 from berth.db import actions, containers
 from berth.db.engine import Database
@@ -108,9 +108,9 @@ def test_a_heal_judged_on_a_stale_read_does_nothing(
         containers.update_(sync_db, uuid, {"container_id": "new"})
         return True
 
-    monkeypatch.setattr(reconcile.rebuild, "rebuild_container", rebuild_as_new)
+    monkeypatch.setattr(sync.rebuild, "rebuild_container", rebuild_as_new)
     assert sync_container(sync_deps, r.uuid) is Outcome.HEALED
-    assert reconcile.heal(sync_deps, r.uuid, "gone") is Outcome.SKIPPED
+    assert sync.heal(sync_deps, r.uuid, "gone") is Outcome.SKIPPED
     assert rebuilt == [r.uuid]
 
 
@@ -121,7 +121,7 @@ def test_a_heal_queued_behind_a_delete_does_nothing(
     real rebuild flow: no fake)."""
     r = sync_row(Status.RUNNING, container_id="gone", auto_heal=True)
     containers.update_(sync_db, r.uuid, {"status": Status.DELETING.value})
-    assert reconcile.heal(sync_deps, r.uuid, "gone") is Outcome.SKIPPED
+    assert sync.heal(sync_deps, r.uuid, "gone") is Outcome.SKIPPED
     after = get(sync_db, r)
     assert (after.status, after.task_state) == (Status.DELETING, None)
 
@@ -133,7 +133,7 @@ def test_a_rebuild_never_takes_its_task_from_deleting(
     r = sync_row(Status.DELETING, container_id="gone", auto_heal=True)
     ctx = RequestContext.admin()
     actions.action_start(sync_db, ctx, r.uuid, "rebuild")
-    assert reconcile.rebuild.rebuild_container(sync_deps, ctx, r.uuid, True,
+    assert sync.rebuild.rebuild_container(sync_deps, ctx, r.uuid, True,
                                                expected_container_id="gone") is False
     after = get(sync_db, r)
     assert (after.status, after.task_state, after.container_id) == (
@@ -150,7 +150,7 @@ def test_a_vanished_judgement_does_not_outlive_a_rebuild(
     containers.update_(sync_db, stale.uuid, {"status": Status.REBUILDING.value})
     containers.update_(sync_db, stale.uuid, {"status": Status.CREATED.value,
                                              "container_id": "new"})
-    assert reconcile.handle_vanished(sync_deps, stale) is Outcome.SKIPPED
+    assert sync.handle_vanished(sync_deps, stale) is Outcome.SKIPPED
     after = get(sync_db, stale)
     assert (after.status, after.container_id, after.status_reason) == (
         Status.CREATED, "new", None)
