@@ -23,12 +23,7 @@ from sqlalchemy.orm import Mapped, column_property, mapped_column
 # The embedded Placement's tables live in their own module; importing it here puts
 # them on Base.metadata whenever the models are loaded (create_all, autogenerate).
 from berth.db import placement_models as _placement_models  # noqa: F401
-from berth.db.base import (
-    Base,
-    Timestamp,
-    TimestampMixin,
-    utcnow,  # noqa: F401  (berth.status.database imports it from here)
-)
+from berth.db.base import Base, Timestamp, TimestampMixin
 
 
 class Container(TimestampMixin, Base):

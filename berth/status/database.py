@@ -10,7 +10,8 @@ from oslo_upgradecheck.upgradecheck import Code, Result
 from sqlalchemy import create_engine, make_url, select
 
 from berth.db import migrate, nodes
-from berth.db.models import ZunService, utcnow
+from berth.db.base import utcnow
+from berth.db.models import ZunService
 
 _RUN_UPGRADE = "run `berth db upgrade --config-file <your file>`"
 
