@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 
+from berth.api.microversions import Availability
 from berth.api.schemas.queries import QueryParams
 from berth.api.schemas.validation import RequestSchema
 from berth.api.state import ApiSettings
@@ -49,7 +50,11 @@ _ERRORS = {
     "404": "No such resource (or not visible to the caller's project).",
     "406": "The requested microversion does not offer this request.",
     "409": "The resource is not in a state that allows the request.",
+    "503": "A service berth needs (its database, a compute agent) does not answer, or "
+           "berth lacks the configuration the request needs; the detail says which.",
 }
+#: Only the versioned API negotiates a microversion (berth.api.middleware).
+_VERSIONED = "/v1"
 
 
 _UNSUPPORTED = "The body is not sent as application/json."
@@ -80,6 +85,15 @@ def query_params(query_of: QueryOf) -> Callable[[_F], _F]:
     return mark
 
 
+def available(versions: Availability) -> Callable[[_F], _F]:
+    """Mark a route's endpoint as existing only in the versions ``versions`` names (its
+    ``require`` is the check): published as the operation's version header."""
+    def mark(endpoint: _F) -> _F:
+        endpoint.__berth_versions__ = lambda settings: versions  # type: ignore[attr-defined]
+        return endpoint
+    return mark
+
+
 def _declared(routers: Iterable[APIRouter], mark: str, settings: ApiSettings
               ) -> dict[tuple[str, str], Any]:
     return {(route.path_format, method.lower()): of(settings)
@@ -95,6 +109,7 @@ def install(app: FastAPI, settings: ApiSettings, routers: Iterable[APIRouter]) -
     routers = list(routers)
     bodies = _declared(routers, "__berth_body__", settings)
     queries = _declared(routers, "__berth_query__", settings)
+    versions = _declared(routers, "__berth_versions__", settings)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -112,6 +127,9 @@ def install(app: FastAPI, settings: ApiSettings, routers: Iterable[APIRouter]) -
                 if published:
                     operation.update(published)
                     operation["responses"]["415"] = _error(_UNSUPPORTED)
+            for (path, method), available_in in versions.items():
+                operation = doc["paths"][path][method]
+                operation.setdefault("parameters", []).append(available_in.header())
             _link_creates(doc)
             app.openapi_schema = doc
         return app.openapi_schema
@@ -152,12 +170,15 @@ def _with_zun_errors(doc: dict[str, Any]) -> dict[str, Any]:
     schemas = doc["components"]["schemas"]
     for name in ("HTTPValidationError", "ValidationError"):
         schemas.pop(name, None)
-    for operations in doc.get("paths", {}).values():
+    for path, operations in doc.get("paths", {}).items():
         for operation in operations.values():
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
+            if operation.pop("x-own-errors", False):
+                continue          # a stand-in for another service (Keystone's errors)
             for status, text in _ERRORS.items():
-                responses.setdefault(status, _error(text))
+                if status != "406" or path == _VERSIONED or path.startswith(_VERSIONED + "/"):
+                    responses.setdefault(status, _error(text))
     return doc
 
 

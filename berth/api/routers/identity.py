@@ -75,6 +75,23 @@ def _issued_identity(token: str | None) -> tuple[str, str] | None:
     return None
 
 
+#: Keystone's error body, which ``_error`` answers.
+ERROR_BODY: dict[str, Any] = {
+    "type": "object", "required": ["error"],
+    "properties": {"error": {
+        "type": "object", "required": ["code", "title", "message"],
+        "properties": {"code": {"type": "integer"}, "title": {"type": "string"},
+                       "message": {"type": "string"}}}}}
+
+
+def _answers(*codes: int) -> dict[str, Any]:
+    """The route decorator's arguments publishing Keystone's errors ``codes`` (in place
+    of berth's own, ``berth.api.openapi``)."""
+    return {"openapi_extra": {"x-own-errors": True}, "responses": {
+        code: {"description": _TITLES[code], "content": {
+            "application/json": {"schema": ERROR_BODY}}} for code in codes}}
+
+
 def _error(code: int, message: str) -> JSONResponse:
     return JSONResponse(
         {"error": {"code": code, "title": _TITLES[code], "message": message}}, status_code=code
@@ -147,6 +164,43 @@ def _token_response(
     return JSONResponse({"token": body}, status_code=status, headers={"X-Subject-Token": token_id})
 
 
+_NAME = {"type": "string", "minLength": 1, "pattern": "^[^:]*$",
+         "description": "A user name or id; noauth tokens cannot carry ':'."}
+#: The login bodies ``issue_token`` takes (published; the handler checks them in
+#: Keystone's words): a password login naming a user, or a token to re-scope.
+TOKEN_REQUEST: dict[str, Any] = {
+    "type": "object", "required": ["auth"],
+    "properties": {"auth": {
+        "type": "object", "required": ["identity"],
+        "properties": {
+            "identity": {"anyOf": [
+                {"type": "object", "required": ["methods", "password"],
+                 "properties": {
+                     "methods": {"type": "array", "minItems": 1,
+                                 "contains": {"const": "password"}},
+                     "password": {"type": "object", "required": ["user"], "properties": {
+                         "user": {"anyOf": [
+                             {"type": "object", "required": ["name"],
+                              "properties": {"name": _NAME}},
+                             {"type": "object", "required": ["id"],
+                              "properties": {"name": {"enum": ["", None]},
+                                             "id": _NAME}}]}}}}},
+                {"type": "object", "required": ["methods", "token"],
+                 "properties": {
+                     "methods": {"type": "array", "minItems": 1,
+                                 "items": {"not": {"const": "password"}},
+                                 "contains": {"const": "token"}},
+                     "token": {"type": "object", "required": ["id"],
+                               "properties": {"id": {"type": "string"}}}}}]},
+            "scope": {"type": "object"}}}}}
+
+
+def _with_body(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    extra = {**arguments["openapi_extra"], "requestBody": {
+        "required": True, "content": {"application/json": {"schema": schema}}}}
+    return {**arguments, "openapi_extra": extra}
+
+
 async def _json_body(request: fastapi.Request) -> Any:
     """The parsed request body, or None when it is missing or not JSON.
 
@@ -168,21 +222,22 @@ def _scoped_project(auth: dict[str, Any], fallback: str) -> str:
     return fallback
 
 
-@router.get("", status_code=300)
+@router.get("", status_code=300, **_answers())
 @router.get("/", status_code=300, include_in_schema=False)
 def list_versions(request: fastapi.Request) -> dict[str, Any]:
     """Keystone's root: the list of API versions (300 Multiple Choices, as Keystone)."""
     return {"versions": {"values": [_version_doc(request)]}}
 
 
-@router.get("/v3")
+@router.get("/v3", **_answers())
 @router.get("/v3/", include_in_schema=False)
 def show_v3(request: fastapi.Request) -> dict[str, Any]:
     """The v3 version document keystoneauth's discovery reads."""
     return {"version": _version_doc(request)}
 
 
-@router.post("/v3/auth/tokens", response_model=None)
+@router.post("/v3/auth/tokens", response_model=None, status_code=201,
+             **_with_body(_answers(400, 401), TOKEN_REQUEST))
 def issue_token(
     request: fastapi.Request, body: Any = fastapi.Depends(_json_body)
 ) -> JSONResponse:
@@ -214,8 +269,8 @@ def issue_token(
     return _error(401, f"Unsupported authentication methods {methods}: use password or token.")
 
 
-@router.get("/v3/auth/tokens", response_model=None)
-@router.head("/v3/auth/tokens", response_model=None)
+@router.get("/v3/auth/tokens", response_model=None, **_answers(404))
+@router.head("/v3/auth/tokens", response_model=None, **_answers(404))
 def validate_token(request: fastapi.Request) -> Response:
     """Validate the token in X-Subject-Token; 404 when this service could not have issued it."""
     token = request.headers.get("x-subject-token", "").strip()

@@ -28,7 +28,7 @@ from berth.api.schemas import fields as F
 from berth.api.schemas import networks
 from berth.api.schemas.container import NAME, CreateLimits, update_schema
 from berth.api.schemas.numeric import integer_text
-from berth.api.schemas.types import EXTENDED_FALSE, EXTENDED_TRUE
+from berth.api.schemas.types import EXTENDED_FALSE, EXTENDED_TRUE, HOSTNAME_PATTERN
 from berth.api.schemas.validation import RequestSchema
 from berth.common.exceptions import InvalidParameterValue
 from berth.image.reference import TAGGED_REFERENCE_PATTERN
@@ -274,6 +274,19 @@ def resize_container(limits: CreateLimits) -> QueryParams:
                        closed=True, unknown_hint="resize_container takes only cpu and "
                                                  "memory; rename or set auto_heal with PATCH.")
 
+
+# -- services (api-v1.md §11) -----------------------------------------------------------
+
+_SERVICE = {
+    "host": F.string(1, 255, what="the service's host: letters, digits, '-', '.' and '_'",
+                     pattern=f"^{HOSTNAME_PATTERN.pattern}$"),
+    "binary": F.string(1, 255, what="a service binary name such as zun-compute")}
+SERVICE = QueryParams("service", _SERVICE, required=("host", "binary"))
+SERVICE_DISABLE = QueryParams("service disable", {
+    **_SERVICE, "disabled_reason": F.string(1, 255, what="a reason")},
+    required=("host", "binary"))
+SERVICE_FORCE_DOWN = QueryParams("service force_down", {
+    **_SERVICE, "forced_down": F.strict_bool()}, required=("host", "binary", "forced_down"))
 
 # -- inspection and console (§7.7) ------------------------------------------------------
 
