@@ -66,8 +66,14 @@ def parse_noauth_token(token: str | None) -> tuple[str, str, bool]:
     return token, DEFAULT_PROJECT, False
 
 
-def _issued_identity(token: str | None) -> tuple[str, str] | None:
+def _header_safe(text: str) -> bool:
+    return text.isascii() and text.isprintable()
+
+
+def _issued_identity(token: object) -> tuple[str, str] | None:
     """(user, project) of a token this module could have issued, else None."""
+    if not isinstance(token, str | None):
+        return None
     token = (token or "").strip()
     user, sep, project = token.partition(":")
     if token == ADMIN_TOKEN or (sep and user and project):
@@ -164,8 +170,13 @@ def _token_response(
     return JSONResponse({"token": body}, status_code=status, headers={"X-Subject-Token": token_id})
 
 
-_NAME = {"type": "string", "minLength": 1, "pattern": "^[^:]*$",
-         "description": "A user name or id; noauth tokens cannot carry ':'."}
+#: What a noauth token can carry: it goes back in the X-Subject-Token header.
+_TOKEN_TEXT = "^[ -~]+$"
+_NAME = {"type": "string", "minLength": 1, "pattern": "^[ -9;-~]+$",
+         "description": "A user name or id: printable ASCII without ':' (a noauth token "
+                        "carries it in a header)."}
+_PROJECT = {"type": "object", "properties": {   # any value is taken as its text
+    "name": {"pattern": _TOKEN_TEXT}, "id": {"pattern": _TOKEN_TEXT}}}
 #: The login bodies ``issue_token`` takes (published; the handler checks them in
 #: Keystone's words): a password login naming a user, or a token to re-scope.
 TOKEN_REQUEST: dict[str, Any] = {
@@ -190,9 +201,9 @@ TOKEN_REQUEST: dict[str, Any] = {
                      "methods": {"type": "array", "minItems": 1,
                                  "items": {"not": {"const": "password"}},
                                  "contains": {"const": "token"}},
-                     "token": {"type": "object", "required": ["id"],
-                               "properties": {"id": {"type": "string"}}}}}]},
-            "scope": {"type": "object"}}}}}
+                     "token": {"type": "object", "required": ["id"]}}}]},
+            "scope": {"anyOf": [{"type": "object", "properties": {"project": _PROJECT}},
+                                {"not": {"type": "object"}}]}}}}}
 
 
 def _with_body(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
@@ -257,15 +268,21 @@ def issue_token(
             return _error(400, "auth.identity.password.user needs a name or an id.")
         if ":" in name:
             return _error(400, "User names containing ':' cannot be used in noauth mode.")
-        return _token_response(
-            request, name, _scoped_project(auth, DEFAULT_PROJECT), "password", 201
-        )
+        project = _scoped_project(auth, DEFAULT_PROJECT)
+        if not _header_safe(name) or not _header_safe(project):
+            return _error(400, "In noauth mode user and project names must be printable "
+                               "ASCII: the token that carries them is a header.")
+        return _token_response(request, name, project, "password", 201)
     if "token" in methods:
         token = identity.get("token")
         known = _issued_identity(token.get("id") if isinstance(token, dict) else None)
         if known is None:
             return _error(401, "The token to re-scope was not issued by this service.")
-        return _token_response(request, known[0], _scoped_project(auth, known[1]), "token", 201)
+        project = _scoped_project(auth, known[1])
+        if not _header_safe(project):
+            return _error(400, "In noauth mode project names must be printable ASCII: the "
+                               "token that carries them is a header.")
+        return _token_response(request, known[0], project, "token", 201)
     return _error(401, f"Unsupported authentication methods {methods}: use password or token.")
 
 

@@ -31,6 +31,8 @@ from berth.api.schemas.numeric import integer_text
 from berth.api.schemas.types import EXTENDED_FALSE, EXTENDED_TRUE, HOSTNAME_PATTERN
 from berth.api.schemas.validation import RequestSchema
 from berth.common.exceptions import InvalidParameterValue
+from berth.db import paging
+from berth.db.models import ComputeNode, Container, Image, Registry
 from berth.image.reference import TAGGED_REFERENCE_PATTERN
 
 #: zunclient's "not set".
@@ -201,33 +203,39 @@ class QueryParams:
 
 # -- containers (api-v1.md §5, §7.1-§7.4) ----------------------------------------------
 
-#: A list's paging (api-v1.md §5).
-PAGE: dict[str, F.Schema] = {
-    "limit": F.described("It must be a positive integer (larger ones count as "
-                         "[api]max_limit).",
-                         {"type": "string", "pattern": "^0*[1-9][0-9]{0,17}$"}),
-    "marker": F.string(1, 255, what="the uuid of the last item of the previous page"),
-    "sort_key": F.string(1, 64, what="a column of the record", pattern="^[a-z_]+$"),
-    "sort_dir": F.enum(("asc", "desc")),
-}
+def page(model: Any) -> dict[str, F.Schema]:
+    """A list's paging (api-v1.md §5); ``sort_key`` one of the record's columns (those
+    ``berth.db.paging`` sorts by)."""
+    return {
+        "limit": F.described("It must be a positive integer (larger ones count as "
+                             "[api]max_limit).",
+                             {"type": "string", "pattern": "^0*[1-9][0-9]{0,17}$"}),
+        "marker": F.string(1, 255, what="the uuid of the last item of the previous page"),
+        "sort_key": F.enum(tuple(sorted(paging.sortable(model)))),
+        "sort_dir": F.enum(("asc", "desc")),
+    }
+
+
 _PAGING = "A list takes limit, marker, sort_key, sort_dir and all_projects."
 LIST_FILTERS = ("name", "image", "project_id", "user_id", "memory", "host", "task_state",
                 "status", "auto_remove")
 REGISTRY_FILTERS = ("name", "domain", "username", "project_id", "user_id")
 _FILTER = F.string(0, 255, what="a value to match exactly")
 CONTAINER_LIST = QueryParams("container list", {
-    **{name: _FILTER for name in LIST_FILTERS}, "auto_remove": lenient_bool(), **PAGE,
+    **{name: _FILTER for name in LIST_FILTERS}, "auto_remove": lenient_bool(),
+    **page(Container),
     "all_projects": lenient_bool(),
 }, closed=True, none_is_absent=False, unknown_hint=f"Filter on {', '.join(LIST_FILTERS)}.")
-CAPSULE_LIST = QueryParams("capsule list", {**PAGE, "all_projects": lenient_bool()},
+CAPSULE_LIST = QueryParams("capsule list", {**page(Container), "all_projects": lenient_bool()},
                            closed=True, none_is_absent=False, unknown_hint=_PAGING)
 REGISTRY_LIST = QueryParams("registry list", {
-    **{name: _FILTER for name in REGISTRY_FILTERS}, **PAGE, "all_projects": lenient_bool(),
+    **{name: _FILTER for name in REGISTRY_FILTERS}, **page(Registry),
+    "all_projects": lenient_bool(),
 }, closed=True, none_is_absent=False,
     unknown_hint=f"Filter on {', '.join(REGISTRY_FILTERS)}.")
 #: Images and hosts ignore parameters they do not know (as Zun).
-IMAGE_LIST = QueryParams("image list", PAGE, none_is_absent=False)
-HOST_LIST = QueryParams("host list", PAGE, none_is_absent=False)
+IMAGE_LIST = QueryParams("image list", page(Image), none_is_absent=False)
+HOST_LIST = QueryParams("host list", page(ComputeNode), none_is_absent=False)
 CAPSULE_ONE = QueryParams("capsule", {"all_projects": lenient_bool()}, none_is_absent=False)
 
 

@@ -49,11 +49,18 @@ SEED = int(os.environ.get("BERTH_FUZZ_SEED", "40"))
 PER_CONTAINER = "/v1/containers/{ident}"
 
 
+def deployment_settings() -> ApiSettings:
+    """A deployment that can do all the document offers (see the module's doc), with
+    no quota (the runs make many containers)."""
+    return ApiSettings(enable_image_validation=False, network_driver="local",
+                       registry_key=Fernet.generate_key(),
+                       quota_defaults={"containers": -1, "memory": -1, "cpu": -1, "disk": -1})
+
+
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     root = tmp_path_factory.mktemp("conformance")
-    w = World(root, ApiSettings(enable_image_validation=False, network_driver="local",
-                                registry_key=Fernet.generate_key()))
+    w = World(root, deployment_settings())
     nodes.upsert_compute_node(w.db, NODE, {"disk_quota_supported": True})
     yield w
     w.close()
@@ -110,9 +117,11 @@ class Run:
         return "\n".join(lines)
 
 
-def run(world: World, phases: list[str]) -> Run:
+def run(world: World, phases: list[str], only: str | None = None) -> Run:
     """Schemathesis's engine over the whole document, every check, ``phases``."""
     document = schemathesis.openapi.from_asgi("/openapi.json", world.app)
+    if only is not None:
+        document = document.include(path_regex=only)
     config = document.config
     config.update(headers={"X-Auth-Token": HEADERS["X-Auth-Token"]}, workers=1,
                   suppress_health_check=[HealthCheck.all])
@@ -139,10 +148,12 @@ def run(world: World, phases: list[str]) -> Run:
                 if check.status == Status.FAILURE:
                     out.failures[check.name] += 1
                     info = check.failure_info
-                    out.failed.setdefault((check.name, label), str(
-                        info.failure.title if info else "")[:200] + (
-                        f" [{answer.response.status_code}]"
-                        if answer is not None and answer.response is not None else ""))
+                    response = answer.response if answer is not None else None
+                    out.failed.setdefault((check.name, label), (
+                        f"{info.failure.title if info else ''} "
+                        f"[{response.status_code if response is not None else '-'}] "
+                        f"query={case.query!r} body={str(case.body)[:300]} -> "
+                        f"{response.text[:300] if response is not None else ''}"))
     return out
 
 
