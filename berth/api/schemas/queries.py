@@ -33,7 +33,7 @@ from berth.api.schemas.validation import RequestSchema
 from berth.common.exceptions import InvalidParameterValue
 from berth.db import paging
 from berth.db.models import ComputeNode, Container, Image, Registry
-from berth.image.reference import TAGGED_REFERENCE_PATTERN
+from berth.image.reference import UNTAGGED_REFERENCE_PATTERN
 
 #: zunclient's "not set".
 ABSENT = "None"
@@ -154,9 +154,11 @@ class QueryParams:
     def __init__(self, what: str, properties: Mapping[str, F.Schema], *,
                  required: tuple[str, ...] = (), closed: bool = False,
                  none_is_absent: bool = True, unknown_hint: str = "",
-                 in_body: tuple[str, ...] = ()) -> None:
+                 in_body: tuple[str, ...] = (), at_least_one: bool = False) -> None:
         self.what = what
         self.in_body = in_body
+        #: At least one of the parameters must be sent (published as the body's anyOf).
+        self.at_least_one = at_least_one
         self.properties = dict(properties)
         self.required = required
         self.closed = closed
@@ -182,6 +184,9 @@ class QueryParams:
                 raise InvalidParameterValue(
                     err=f"Missing '{name}': {self.properties[name].get('description', '')}"
                         .strip())
+        if self.at_least_one and not sent:
+            raise InvalidParameterValue(
+                err=f"Nothing to do: send at least one of {', '.join(self.properties)}.")
         return self._schema.check(sent)
 
     def openapi(self) -> dict[str, Any]:
@@ -192,10 +197,14 @@ class QueryParams:
              "description": str(schema.get("description", "")), "schema": as_text(schema)}
             for name, schema in self.properties.items() if name not in self.in_body]}
         if self.in_body:
-            body: F.Schema = {   # other keys are dropped, as in the query (not closed)
+            body: F.Schema = {   # other keys are dropped unless closed, as in the query
                 "type": "object",
                 "properties": {k: self.properties[k] for k in self.in_body},
                 "required": [k for k in self.in_body if k in self.required]}
+            if self.at_least_one:
+                body["anyOf"] = [{"required": [k]} for k in self.in_body]
+            if self.closed:
+                body["additionalProperties"] = False
             out["requestBody"] = {"required": True, "content": {
                 "application/json": {"schema": body}}}
         return out
@@ -280,7 +289,8 @@ def resize_container(limits: CreateLimits) -> QueryParams:
     fields = update_schema(limits).schema["properties"]
     return QueryParams("resize_container", {k: fields[k] for k in ("cpu", "memory")},
                        closed=True, unknown_hint="resize_container takes only cpu and "
-                                                 "memory; rename or set auto_heal with PATCH.")
+                                                 "memory; rename or set auto_heal with PATCH.",
+                       in_body=("cpu", "memory"), at_least_one=True)
 
 
 # -- services (api-v1.md §11) -----------------------------------------------------------
@@ -296,6 +306,12 @@ SERVICE_DISABLE = QueryParams("service disable", {
 SERVICE_FORCE_DOWN = QueryParams("service force_down", {
     **_SERVICE, "forced_down": F.strict_bool()}, required=("host", "binary", "forced_down"))
 
+#: A line ``shlex.split`` splits into at least one word (``berth.api.operations.console``):
+#: some character that is not its whitespace, every quote closed, no lone final
+#: backslash.
+SHELL_WORDS = ("^(?=[\\s\\S]*[^ \\t\\r\\n])"
+               "(?:[^'\"\\\\]|\\\\[\\s\\S]|'[^']*'|\"(?:[^\"\\\\]|\\\\[\\s\\S])*\")*$")
+
 # -- inspection and console (§7.7) ------------------------------------------------------
 
 LOGS = QueryParams("logs", {"stdout": extended_bool(), "stderr": extended_bool(),
@@ -306,18 +322,23 @@ GET_ARCHIVE = QueryParams("get_archive", {"path": _PATH}, required=("path",))
 PUT_ARCHIVE = QueryParams("put_archive", {
     "path": _PATH,
     "data": F.described("It must be a string holding the tar archive (base64-encoded "
-                        "from API version 1.25).", {"type": "string"})},
+                        "from API version 1.25).", {"type": "string", "minLength": 1})},
     required=("path", "data"), in_body=("data",))
 COMMIT = QueryParams("commit", {
     "repository": F.described(
-        "The image to make, \"<repository>[:<tag>]\" in Docker's grammar (no digest), "
-        "1 to 255 characters, such as \"myimage\" or \"127.0.0.1:5000/team/app:v1\".",
+        "The image to make, a repository name in Docker's grammar (no digest), 1 to 255 "
+        "characters, such as \"myimage\" or \"127.0.0.1:5000/team/app\"; its tag is "
+        "'tag' (for zunclient's sake \"<repository>:<tag>\" is also taken when 'tag' is "
+        "not sent).",
         {"type": "string", "minLength": 1, "maxLength": 255,
-         "pattern": TAGGED_REFERENCE_PATTERN}),
+         "pattern": UNTAGGED_REFERENCE_PATTERN}),
     "tag": TAG},
     required=("repository",))
 EXECUTE = QueryParams("execute", {
-    "command": F.string(1, what="a command line"),
+    "command": F.described(
+        "It must be a command line, split with shell rules: every quote closed, and a "
+        "program named.",
+        {"type": "string", "minLength": 1, "pattern": SHELL_WORDS}),
     "run": F.strict_bool(), "interactive": F.strict_bool()}, required=("command",))
 EXECUTE_RESIZE = QueryParams("execute_resize", {"exec_id": EXEC_ID, **TTY_SIDE},
                              required=("exec_id", "h", "w"))
