@@ -130,6 +130,7 @@ def install(app: FastAPI, settings: ApiSettings, routers: Iterable[APIRouter]) -
             for (path, method), available_in in versions.items():
                 operation = doc["paths"][path][method]
                 operation.setdefault("parameters", []).append(available_in.header())
+            _one_declaration_each(doc)
             _link_creates(doc)
             app.openapi_schema = doc
         return app.openapi_schema
@@ -145,6 +146,16 @@ def allowed_methods(app: FastAPI, path: str) -> list[str]:
         if re.fullmatch(pattern, path):
             return sorted(method.upper() for method in operations)
     return []
+
+
+def _one_declaration_each(doc: dict[str, Any]) -> None:
+    """A parameter a route declares itself (``openapi_extra``) replaces the one FastAPI
+    derived from its signature."""
+    for operations in doc.get("paths", {}).values():
+        for operation in operations.values():
+            if "parameters" in operation:
+                last = {(p["name"], p["in"]): p for p in operation["parameters"]}
+                operation["parameters"] = list(last.values())
 
 
 def _link_creates(doc: dict[str, Any]) -> None:

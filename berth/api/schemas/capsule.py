@@ -171,7 +171,8 @@ def create_schema(limits: CreateLimits) -> RequestSchema:
     return RequestSchema(
         F.closed_object({"template": F.described(
             "The capsule template: an object, or its JSON or YAML text.",
-            {"anyOf": [template, {"type": "string", "maxLength": 1048576}]}),
+            {"anyOf": [template, {"type": "string", "maxLength": 1048576,
+                                  "x-text-form": True}]}),
             # berth: the pod's networks, as a container's (the project's default
             # network when absent; local networks only).
             "nets": F.described(f"It must be a JSON array. {NET['description']}",
