@@ -84,7 +84,17 @@ def _credentials(body: Any) -> Credentials:
                           and (v not in (None, "") or not k.endswith("domain_name"))})
 
 
-@router.get("/events", response_class=EventStream)
+#: One event of the stream (berth.dashboard.stream), as OpenAPI 3.1 describes a
+#: text/event-stream: its data is a JSON object.
+EVENT: dict[str, Any] = {
+    "type": "object", "required": ["event", "data"],
+    "properties": {"event": {"enum": ["snapshot", "changes"]},
+                   "data": {"type": "string", "contentMediaType": "application/json",
+                            "contentSchema": {"type": "object"}}}}
+
+
+@router.get("/events", response_class=EventStream, responses={
+    200: {"content": {"text/event-stream": {"schema": EVENT}}}})
 def events(request: Request) -> EventStream:
     ctx = request_context(request)
     value = request.query_params.get("all_projects")

@@ -202,8 +202,10 @@ TOKEN_REQUEST: dict[str, Any] = {
                                  "items": {"not": {"const": "password"}},
                                  "contains": {"const": "token"}},
                      "token": {"type": "object", "required": ["id"]}}}]},
-            "scope": {"anyOf": [{"type": "object", "properties": {"project": _PROJECT}},
-                                {"not": {"type": "object"}}]}}}}}
+            "scope": {"anyOf": [   # other values are ignored (no scope)
+                {"type": "object", "properties": {"project": {
+                    "anyOf": [_PROJECT, {"not": {"type": "object"}}]}}},
+                {"not": {"type": "object"}}]}}}}}
 
 
 def _with_body(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:

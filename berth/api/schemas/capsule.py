@@ -206,6 +206,7 @@ def parse_template(body: object, limits: CreateLimits, pull_allowed: bool) -> Pa
     if isinstance(raw, str):
         raw = _decode(raw)
     template = template_schema(limits).check(raw)
+    create_schema(limits).check({**outer, "template": template})   # 'nets' as declared
     spec, metadata = template["spec"], template.get("metadata") or {}
     capsule_name = metadata.get("name") or generate_name().replace("container", "capsule")
     _check_names(spec)

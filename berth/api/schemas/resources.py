@@ -61,7 +61,9 @@ _IGNORED = "Accepted for zunclient's sake and ignored."
 IMAGE_REFERENCE = F.described(
     "An image, \"<image>[:<tag>]\", 2 to 255 characters in Docker's grammar, such as "
     "\"busybox\" or \"127.0.0.1:5000/team/app:v1\".",
-    {"type": "string", "minLength": 2, "maxLength": 255, "pattern": REFERENCE_PATTERN})
+    {"type": "string", "minLength": 2, "maxLength": 255,
+     # T.image_name: a letter or digit followed by a letter, digit, '_', '.' or '-'
+     "pattern": "^(?=[\\s\\S]*[a-zA-Z0-9][a-zA-Z0-9_.-])" + REFERENCE_PATTERN[1:]})
 IMAGE_PULL = RequestSchema(
     F.closed_object({
         "repo": IMAGE_REFERENCE,
