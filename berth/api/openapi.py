@@ -171,9 +171,11 @@ def _link_creates(doc: dict[str, Any]) -> None:
             if template != under and not template.startswith(under + "/"):
                 continue
             for operation in operations.values():
+                parameters = {"ident": "$response.body#/uuid"}
+                if "{request_id}" in template:   # the create's own action record
+                    parameters["request_id"] = "$response.header.x-openstack-request-id"
                 links[operation["operationId"]] = {
-                    "operationId": operation["operationId"],
-                    "parameters": {"ident": "$response.body#/uuid"}}
+                    "operationId": operation["operationId"], "parameters": parameters}
 
 
 def _with_zun_errors(doc: dict[str, Any]) -> dict[str, Any]:

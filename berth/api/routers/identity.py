@@ -171,7 +171,7 @@ def _token_response(
 
 
 #: What a noauth token can carry: it goes back in the X-Subject-Token header.
-_TOKEN_TEXT = "^[ -~]+$"
+_TOKEN_TEXT = "^[ -~]*$"     # (empty: the next of name, id, the default)
 _NAME = {"type": "string", "minLength": 1, "pattern": "^[ -9;-~]+$",
          "description": "A user name or id: printable ASCII without ':' (a noauth token "
                         "carries it in a header)."}

@@ -131,7 +131,7 @@ def _template(limits: CreateLimits) -> F.Schema:
                                       {"type": "array", "minItems": 1, "items": member}),
             "initContainers": F.described(
                 "Containers run to completion, in order, before the containers start.",
-                {"type": "array", "items": member}),
+                {"type": "array", "items": {"allOf": [member, _NO_HOST_PORT]}}),
             "volumes": F.described(
                 "A JSON array of {\"name\": ..., \"cinder\": {\"volumeID\": <an existing "
                 "volume's id or name> or \"size\": <GiB>, \"autoRemove\": <boolean>}}.",
@@ -154,6 +154,12 @@ def _template(limits: CreateLimits) -> F.Schema:
         "availabilityZone": F.string(1, 255),
     }, required=("kind", "metadata", "spec"),
         description="A capsule template (Zun's pod template).")
+
+
+#: An init container publishes no port: it has ended before anyone connects.
+_NO_HOST_PORT: F.Schema = {"properties": {"ports": {"items": {"not": {
+    "description": "An init container cannot publish a port: publish it from a container.",
+    "required": ["hostPort"]}}}}}
 
 
 @lru_cache(maxsize=8)

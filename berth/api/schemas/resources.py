@@ -10,7 +10,7 @@ from berth.api.schemas.numeric import integer_text
 from berth.api.schemas.validation import RequestSchema
 from berth.db.quotas import RESOURCES
 from berth.image.reference import NAME_MAX as REFERENCE_MAX
-from berth.image.reference import REFERENCE_PATTERN
+from berth.image.reference import REFERENCE_PATTERN, TAGGED_REFERENCE_PATTERN
 
 INT_MAX = 2**31 - 1
 
@@ -66,7 +66,9 @@ IMAGE_REFERENCE = F.described(
      "pattern": "^(?=[\\s\\S]*[a-zA-Z0-9][a-zA-Z0-9_.-])" + REFERENCE_PATTERN[1:]})
 IMAGE_PULL = RequestSchema(
     F.closed_object({
-        "repo": IMAGE_REFERENCE,
+        "repo": {**IMAGE_REFERENCE,       # no digest: a pull by digest is refused
+                 "pattern": IMAGE_REFERENCE["pattern"].replace(
+                     REFERENCE_PATTERN[1:], TAGGED_REFERENCE_PATTERN[1:])},
         "host": F.string(1, 255, what="a compute host name or uuid"),
         "tag": F.nullable(F.string(1, 128, what="an image tag")),
         "image_id": F.described(_IGNORED, {}),

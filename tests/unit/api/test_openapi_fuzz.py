@@ -176,6 +176,8 @@ def test_a_create_links_to_every_operation_on_what_it_made(world: World) -> None
     under = {f"{m.upper()} {p}" for p, ops in doc["paths"].items()
              if p.startswith("/v1/containers/{ident}") for m in ops}
     assert len(links) == len(under)
-    assert all(link["parameters"] == {"ident": "$response.body#/uuid"}
+    assert all(link["parameters"]["ident"] == "$response.body#/uuid"
                for link in links.values())
+    # the create's action record: its request id is the create's
+    assert sum("request_id" in link["parameters"] for link in links.values()) == 1
     assert "links" in doc["paths"]["/v1/capsules"]["post"]["responses"]["202"]
