@@ -109,6 +109,7 @@ UNDECLARABLE: dict[str, tuple[str, ...]] = {
     "POST /v1/images": ("No compute host has this name",
                         "already names tag"),     # not yet: repo's tag and tag, both
     "POST /v1/containers/{ident}/network_attach": ("Give exactly one of",),
+    "POST /v1/containers/{ident}/network_detach": ("Give exactly one of",),
     # Not yet: the declaration of 'nets' does not follow [network]driver (a 'port'
     # needs Neutron; this world runs local networks).
     # Not yet declared: rules across nested items (a mount names a declared volume, a
