@@ -175,6 +175,8 @@ _TOKEN_TEXT = "^[ -~]*$"     # (empty: the next of name, id, the default)
 _NAME = {"type": "string", "minLength": 1, "pattern": "^[ -9;-~]+$",
          "description": "A user name or id: printable ASCII without ':' (a noauth token "
                         "carries it in a header)."}
+#: A JSON value Python takes as false (a user's name of that kind: its id is used).
+_FALSY = {"enum": ["", None, False, 0, [], {}]}
 _PROJECT = {"type": "object", "properties": {   # any value is taken as its text
     "name": {"pattern": _TOKEN_TEXT}, "id": {"pattern": _TOKEN_TEXT}}}
 #: The login bodies ``issue_token`` takes (published; the handler checks them in
@@ -194,7 +196,7 @@ TOKEN_REQUEST: dict[str, Any] = {
                              {"type": "object", "required": ["name"],
                               "properties": {"name": _NAME}},
                              {"type": "object", "required": ["id"],
-                              "properties": {"name": {"enum": ["", None]},
+                              "properties": {"name": _FALSY,
                                              "id": _NAME}}]}}}}},
                 {"type": "object", "required": ["methods", "token"],
                  "properties": {
