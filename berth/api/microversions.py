@@ -79,3 +79,40 @@ def negotiate(header: str | None) -> APIVersion:
             title="Requested microversion is unsupported",
         )
     return version
+
+
+@dataclass(frozen=True, slots=True)
+class Availability:
+    """The versions in which one request exists, declared once: ``require`` refuses a
+    request at another version (406), and ``/openapi.json`` publishes the same range as
+    the operation's ``OpenStack-API-Version`` header (``berth.api.openapi.available``).
+    ``high`` None: no upper bound; ``instead`` says what to do at other versions."""
+
+    what: str
+    low: str
+    high: str | None = None
+    instead: str = ""
+
+    def require(self, version: APIVersion) -> None:
+        """406 unless ``low`` <= ``version`` <= ``high``."""
+        too_old = not version.at_least(self.low)
+        too_new = self.high is not None and version > APIVersion.parse(self.high)
+        if too_old or too_new:
+            span = f"{self.low} to {self.high}" if self.high else f"{self.low} and later"
+            raise NotAcceptable(
+                f"{self.what} is not available at API version {version}: it exists only "
+                f"in versions {span}. {self.instead}".strip())
+
+    def header(self) -> dict[str, object]:
+        """The OpenAPI header parameter naming the versions in range (required when the
+        default, the minimum version, is not one of them)."""
+        low, high = APIVersion.parse(self.low), APIVersion.parse(self.high or str(MAX_VERSION))
+        names = [f"{SERVICE} {MIN_VERSION.major}.{minor}"
+                 for minor in range(low.minor, high.minor + 1)]
+        if self.high is None:
+            names.append(f"{SERVICE} latest")
+        return {"name": HEADER, "in": "header", "required": low > MIN_VERSION,
+                "description": f"The API version: {self.what} exists only in versions "
+                               f"{self.low} to {self.high or MAX_VERSION}. {self.instead}"
+                               .strip(),
+                "schema": {"type": "string", "enum": names}}

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 
+from berth.api.microversions import Availability
 from berth.api.schemas.queries import QueryParams
 from berth.api.schemas.validation import RequestSchema
 from berth.api.state import ApiSettings
@@ -49,7 +50,11 @@ _ERRORS = {
     "404": "No such resource (or not visible to the caller's project).",
     "406": "The requested microversion does not offer this request.",
     "409": "The resource is not in a state that allows the request.",
+    "503": "A service berth needs (its database, a compute agent) does not answer, or "
+           "berth lacks the configuration the request needs; the detail says which.",
 }
+#: Only the versioned API negotiates a microversion (berth.api.middleware).
+_VERSIONED = "/v1"
 
 
 _UNSUPPORTED = "The body is not sent as application/json."
@@ -80,6 +85,15 @@ def query_params(query_of: QueryOf) -> Callable[[_F], _F]:
     return mark
 
 
+def available(versions: Availability) -> Callable[[_F], _F]:
+    """Mark a route's endpoint as existing only in the versions ``versions`` names (its
+    ``require`` is the check): published as the operation's version header."""
+    def mark(endpoint: _F) -> _F:
+        endpoint.__berth_versions__ = lambda settings: versions  # type: ignore[attr-defined]
+        return endpoint
+    return mark
+
+
 def _declared(routers: Iterable[APIRouter], mark: str, settings: ApiSettings
               ) -> dict[tuple[str, str], Any]:
     return {(route.path_format, method.lower()): of(settings)
@@ -95,6 +109,7 @@ def install(app: FastAPI, settings: ApiSettings, routers: Iterable[APIRouter]) -
     routers = list(routers)
     bodies = _declared(routers, "__berth_body__", settings)
     queries = _declared(routers, "__berth_query__", settings)
+    versions = _declared(routers, "__berth_versions__", settings)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -112,12 +127,20 @@ def install(app: FastAPI, settings: ApiSettings, routers: Iterable[APIRouter]) -
                 if published:
                     operation.update(published)
                     operation["responses"]["415"] = _error(_UNSUPPORTED)
+            for (path, method), available_in in versions.items():
+                operation = doc["paths"][path][method]
+                operation.setdefault("parameters", []).append(available_in.header())
+            _one_declaration_each(doc)
             _link_creates(doc)
             for operations in doc["paths"].values():
                 for operation in operations.values():
                     for part in ("parameters", "requestBody"):
                         if part in operation:
                             operation[part] = storable_strings(operation[part])
+            # the bodies FastAPI declares by reference (the console's login, say)
+            schemas = doc.get("components", {}).get("schemas", {})
+            for name, schema in list(schemas.items()):
+                schemas[name] = storable_strings(schema)
             app.openapi_schema = doc
         return app.openapi_schema
 
@@ -154,6 +177,16 @@ def storable_strings(node: Any) -> Any:
     return out
 
 
+def _one_declaration_each(doc: dict[str, Any]) -> None:
+    """A parameter a route declares itself (``openapi_extra``) replaces the one FastAPI
+    derived from its signature."""
+    for operations in doc.get("paths", {}).values():
+        for operation in operations.values():
+            if "parameters" in operation:
+                last = {(p["name"], p["in"]): p for p in operation["parameters"]}
+                operation["parameters"] = list(last.values())
+
+
 def _link_creates(doc: dict[str, Any]) -> None:
     """Each create's success answer links to every operation under the path of what it
     made, by operationId, with ``{ident}`` its answer's ``uuid``."""
@@ -167,9 +200,11 @@ def _link_creates(doc: dict[str, Any]) -> None:
             if template != under and not template.startswith(under + "/"):
                 continue
             for operation in operations.values():
+                parameters = {"ident": "$response.body#/uuid"}
+                if "{request_id}" in template:   # the create's own action record
+                    parameters["request_id"] = "$response.header.x-openstack-request-id"
                 links[operation["operationId"]] = {
-                    "operationId": operation["operationId"],
-                    "parameters": {"ident": "$response.body#/uuid"}}
+                    "operationId": operation["operationId"], "parameters": parameters}
 
 
 def _with_zun_errors(doc: dict[str, Any]) -> dict[str, Any]:
@@ -177,12 +212,15 @@ def _with_zun_errors(doc: dict[str, Any]) -> dict[str, Any]:
     schemas = doc["components"]["schemas"]
     for name in ("HTTPValidationError", "ValidationError"):
         schemas.pop(name, None)
-    for operations in doc.get("paths", {}).values():
+    for path, operations in doc.get("paths", {}).items():
         for operation in operations.values():
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
+            if operation.pop("x-own-errors", False):
+                continue          # a stand-in for another service (Keystone's errors)
             for status, text in _ERRORS.items():
-                responses.setdefault(status, _error(text))
+                if status != "406" or path == _VERSIONED or path.startswith(_VERSIONED + "/"):
+                    responses.setdefault(status, _error(text))
     return doc
 
 

@@ -16,11 +16,15 @@ from typing import Any
 import anyio.to_thread
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
+from starlette.exceptions import HTTPException
 
 from berth.api.auth import request_context
+from berth.api.openapi import allowed_methods, request_body
 from berth.api.params import read_json_body
 from berth.api.responses import JSONResponse
+from berth.api.schemas import fields as F
 from berth.api.schemas.types import lenient_bool
+from berth.api.schemas.validation import RequestSchema
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
 from berth.dashboard import stream
@@ -28,6 +32,24 @@ from berth.dashboard.login import Credentials, KeystoneLogin
 from berth.dashboard.watch import ChangeWatcher
 
 router = APIRouter(prefix="/dashboard/api")
+
+_FIELD = F.string(1, 255, what="a non-empty string")
+_DOMAIN = F.nullable(F.string(0, 255, what="a domain name (empty: Default)"))
+#: A password login (Keystone's v3 password method, project-scoped).
+LOGIN = RequestSchema(
+    {**F.closed_object({"username": _FIELD, "password": _FIELD, "project_name": _FIELD,
+                        "user_domain_name": _DOMAIN, "project_domain_name": _DOMAIN},
+                       required=("username", "password", "project_name"),
+                       description="A Keystone password login (other keys are ignored)."),
+     "additionalProperties": True},
+    what="login", shape="such as {\"username\": ..., \"password\": ..., "
+                        "\"project_name\": ...}")
+
+
+class EventStream(StreamingResponse):
+    """Server-Sent Events (the media type the document publishes, too)."""
+
+    media_type = "text/event-stream"
 
 
 def _watcher(request: Request) -> ChangeWatcher:
@@ -42,6 +64,7 @@ def config(request: Request) -> JSONResponse:
 
 
 @router.post("/login")
+@request_body(lambda settings: LOGIN)
 async def login(request: Request) -> JSONResponse:
     keystone: KeystoneLogin | None = request.app.state.dashboard_login
     # The body is read (bounded, and refused when hostile) in either mode.
@@ -56,22 +79,23 @@ async def login(request: Request) -> JSONResponse:
 
 
 def _credentials(body: Any) -> Credentials:
-    if not isinstance(body, dict):
-        raise exc.InvalidParameterValue(err="The login body must be a JSON object.")
-    fields: dict[str, str] = {}
-    for key in ("username", "password", "project_name", "user_domain_name",
-                "project_domain_name"):
-        value = body.get(key)
-        if value in (None, "") and key.endswith("domain_name"):
-            continue
-        if not isinstance(value, str) or not value:
-            raise exc.InvalidParameterValue(err=f"The login needs {key} (a non-empty string).")
-        fields[key] = value
-    return Credentials(**fields)
+    fields = LOGIN.check(body)
+    return Credentials(**{k: v for k, v in fields.items() if k in LOGIN.schema["properties"]
+                          and (v not in (None, "") or not k.endswith("domain_name"))})
 
 
-@router.get("/events")
-def events(request: Request) -> StreamingResponse:
+#: One event of the stream (berth.dashboard.stream), as OpenAPI 3.1 describes a
+#: text/event-stream: its data is a JSON object.
+EVENT: dict[str, Any] = {
+    "type": "object", "required": ["event", "data"],
+    "properties": {"event": {"enum": ["snapshot", "changes"]},
+                   "data": {"type": "string", "contentMediaType": "application/json",
+                            "contentSchema": {"type": "object"}}}}
+
+
+@router.get("/events", response_class=EventStream, responses={
+    200: {"content": {"text/event-stream": {"schema": EVENT}}}})
+def events(request: Request) -> EventStream:
     ctx = request_context(request)
     value = request.query_params.get("all_projects")
     identity = (request.scope.get("state") or {}).get("identity")
@@ -79,7 +103,14 @@ def events(request: Request) -> StreamingResponse:
                              if value is not None else False,
                              expires_at=getattr(identity, "expires_at", None))
     state: ApiState = request.app.state.berth
-    return StreamingResponse(
-        stream.events(state, _watcher(request), scope), media_type="text/event-stream",
+    return EventStream(
+        stream.events(state, _watcher(request), scope),
         # No proxy buffering and no caching: the events are live.
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+@router.api_route("/{rest:path}", methods=["GET", "HEAD"], include_in_schema=False)
+def not_here(request: Request) -> None:
+    """A GET of an API path that takes another method is a 405 naming the methods it
+    takes (RFC 9110), not the console's static 404; an unknown API path is a 404."""
+    raise HTTPException(405 if allowed_methods(request.app, request.url.path) else 404)

@@ -43,6 +43,9 @@ _NAME_AND_TAG = (rf"^(?:{_REGISTRY}/|(?![^/@]*[.:][^/@]*/|localhost/))"
 REFERENCE_PATTERN = rf"{_NAME_AND_TAG}(?:@{_DIGEST.pattern})?$"
 #: A reference without a digest: the name of an image to make (a commit's).
 TAGGED_REFERENCE_PATTERN = rf"{_NAME_AND_TAG}$"
+#: A repository name alone (no tag, no digest).
+UNTAGGED_REFERENCE_PATTERN = (rf"^(?:{_REGISTRY}/|(?![^/@]*[.:][^/@]*/|localhost/))"
+                              rf"{_PATH_COMPONENT.pattern}(?:/{_PATH_COMPONENT.pattern})*$")
 
 PullPolicy = Literal["always", "ifnotpresent", "never"]
 PullDecision = Literal["pull", "use_local", "fail"]

@@ -53,10 +53,11 @@ def _unwrap(body: Any, creating: bool = True) -> dict[str, Any]:
 
 
 def _domain(value: str) -> str:
-    valid = "/" not in value and has_domain(f"{value}/probe")
+    # The shortest image of the registry ("<domain>/x") must be a valid reference.
+    valid = "/" not in value and has_domain(f"{value}/x")
     if valid:
         try:
-            parse_image(f"{value}/probe")
+            parse_image(f"{value}/x")
         except exc.InvalidParameterValue:
             valid = False
     if not valid:

@@ -13,8 +13,8 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from berth.api.microversions import APIVersion
-from berth.api.openapi import query_params, request_body
+from berth.api.microversions import APIVersion, Availability
+from berth.api.openapi import available, query_params, request_body
 from berth.api.operations import actions as ops
 from berth.api.params import absent, merged, read_json_body
 from berth.api.responses import JSONResponse
@@ -88,13 +88,19 @@ def parse_resize(params: dict[str, Any], limits: CreateLimits) -> dict[str, obje
 def require_version(version: APIVersion, what: str, low: str, high: str | None,
                     instead: str = "") -> None:
     """406 unless ``low`` <= ``version`` <= ``high`` (None: no upper bound)."""
-    too_old = not version.at_least(low)
-    too_new = high is not None and version > APIVersion.parse(high)
-    if too_old or too_new:
-        span = f"{low} to {high}" if high else f"{low} and later"
-        raise exc.NotAcceptable(
-            f"{what} is not available at API version {version}: it exists only in "
-            f"versions {span}. {instead}".strip())
+    Availability(what, low, high, instead).require(version)
+
+
+RENAME = Availability("POST /v1/containers/{id}/rename", "1.1", "1.13",
+                      "Rename with PATCH /v1/containers/{id} and {\"name\": \"<new name>\"} "
+                      "(openstack appcontainer set --name).")
+RESIZE_CONTAINER = Availability("POST /v1/containers/{id}/resize_container", "1.19", None,
+                                "Ask for container 1.19 or later, or use PATCH.")
+_GROUPS = "Manage security groups with Neutron's port commands instead."
+ADD_SECURITY_GROUP = Availability("POST /v1/containers/{id}/add_security_group", "1.1",
+                                  "1.14", _GROUPS)
+REMOVE_SECURITY_GROUP = Availability("POST /v1/containers/{id}/remove_security_group",
+                                     "1.1", "1.14", _GROUPS)
 
 
 # -- routes ---------------------------------------------------------------------------
@@ -149,10 +155,10 @@ async def update(ident: str, request: Request, ctx: RequestContext = Ctx,
 
 @router.post("/{ident}/resize_container", status_code=202)
 @query_params(lambda settings: Q.resize_container(settings.create_limits))
+@available(RESIZE_CONTAINER)
 async def resize_container(ident: str, request: Request, ctx: RequestContext = Ctx,
                            state: ApiState = State) -> JSONResponse:
-    require_version(version_of(request), "POST /v1/containers/{id}/resize_container",
-                    "1.19", None, "Ask for container 1.19 or later, or use PATCH.")
+    RESIZE_CONTAINER.require(version_of(request))
     changes = parse_resize(await merged(request), state.settings.create_limits)
     row = await _threaded(ops.resize, state, ctx, ident, changes)
     return JSONResponse(container_view(row, shown=shown_keys(ctx), request=request),
@@ -161,11 +167,10 @@ async def resize_container(ident: str, request: Request, ctx: RequestContext = C
 
 @router.post("/{ident}/rename")
 @query_params(lambda settings: Q.RENAME)
+@available(RENAME)
 async def rename(ident: str, request: Request, ctx: RequestContext = Ctx,
                  state: ApiState = State) -> dict[str, Any]:
-    require_version(version_of(request), "POST /v1/containers/{id}/rename", "1.1", "1.13",
-                    "Rename with PATCH /v1/containers/{id} and {\"name\": \"<new name>\"} "
-                    "(openstack appcontainer set --name).")
+    RENAME.require(version_of(request))
     params = await merged(request)
     if not absent(params.get("name")):
         Q.RENAME.check(params)
@@ -176,9 +181,8 @@ async def rename(ident: str, request: Request, ctx: RequestContext = Ctx,
     return container_view(row, shown=shown_keys(ctx), request=request)
 
 
-async def _security_group_name(request: Request, what: str) -> str:
-    require_version(version_of(request), f"POST /v1/containers/{{id}}/{what}", "1.1",
-                    "1.14", "Manage security groups with Neutron's port commands instead.")
+async def _security_group_name(request: Request, versions: Availability) -> str:
+    versions.require(version_of(request))
     params = await merged(request)
     if absent(params.get("name")):
         raise exc.InvalidParameterValue(err="'name' is required: the security group's name "
@@ -189,15 +193,17 @@ async def _security_group_name(request: Request, what: str) -> str:
 
 @router.post("/{ident}/add_security_group", status_code=202)
 @query_params(lambda settings: Q.SECURITY_GROUP)
+@available(ADD_SECURITY_GROUP)
 async def add_security_group(ident: str, request: Request, ctx: RequestContext = Ctx,
                              state: ApiState = State) -> None:
-    name = await _security_group_name(request, "add_security_group")
+    name = await _security_group_name(request, ADD_SECURITY_GROUP)
     await _threaded(ops.add_security_group, state, ctx, ident, name)
 
 
 @router.post("/{ident}/remove_security_group", status_code=202)
 @query_params(lambda settings: Q.SECURITY_GROUP)
+@available(REMOVE_SECURITY_GROUP)
 async def remove_security_group(ident: str, request: Request, ctx: RequestContext = Ctx,
                                 state: ApiState = State) -> None:
-    name = await _security_group_name(request, "remove_security_group")
+    name = await _security_group_name(request, REMOVE_SECURITY_GROUP)
     await _threaded(ops.remove_security_group, state, ctx, ident, name)

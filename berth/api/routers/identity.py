@@ -66,13 +66,36 @@ def parse_noauth_token(token: str | None) -> tuple[str, str, bool]:
     return token, DEFAULT_PROJECT, False
 
 
-def _issued_identity(token: str | None) -> tuple[str, str] | None:
+def _header_safe(text: str) -> bool:
+    return text.isascii() and text.isprintable()
+
+
+def _issued_identity(token: object) -> tuple[str, str] | None:
     """(user, project) of a token this module could have issued, else None."""
+    if not isinstance(token, str | None):
+        return None
     token = (token or "").strip()
     user, sep, project = token.partition(":")
     if token == ADMIN_TOKEN or (sep and user and project):
         return parse_noauth_token(token)[:2]
     return None
+
+
+#: Keystone's error body, which ``_error`` answers.
+ERROR_BODY: dict[str, Any] = {
+    "type": "object", "required": ["error"],
+    "properties": {"error": {
+        "type": "object", "required": ["code", "title", "message"],
+        "properties": {"code": {"type": "integer"}, "title": {"type": "string"},
+                       "message": {"type": "string"}}}}}
+
+
+def _answers(*codes: int) -> dict[str, Any]:
+    """The route decorator's arguments publishing Keystone's errors ``codes`` (in place
+    of berth's own, ``berth.api.openapi``)."""
+    return {"openapi_extra": {"x-own-errors": True}, "responses": {
+        code: {"description": _TITLES[code], "content": {
+            "application/json": {"schema": ERROR_BODY}}} for code in codes}}
 
 
 def _error(code: int, message: str) -> JSONResponse:
@@ -147,6 +170,52 @@ def _token_response(
     return JSONResponse({"token": body}, status_code=status, headers={"X-Subject-Token": token_id})
 
 
+#: What a noauth token can carry: it goes back in the X-Subject-Token header.
+_TOKEN_TEXT = "^[ -~]*$"     # (empty: the next of name, id, the default)
+_NAME = {"type": "string", "minLength": 1, "pattern": "^[ -9;-~]+$",
+         "description": "A user name or id: printable ASCII without ':' (a noauth token "
+                        "carries it in a header)."}
+#: A JSON value Python takes as false (a user's name of that kind: its id is used).
+_FALSY = {"enum": ["", None, False, 0, [], {}]}
+_PROJECT = {"type": "object", "properties": {   # any value is taken as its text
+    "name": {"pattern": _TOKEN_TEXT}, "id": {"pattern": _TOKEN_TEXT}}}
+#: The login bodies ``issue_token`` takes (published; the handler checks them in
+#: Keystone's words): a password login naming a user, or a token to re-scope.
+TOKEN_REQUEST: dict[str, Any] = {
+    "type": "object", "required": ["auth"],
+    "properties": {"auth": {
+        "type": "object", "required": ["identity"],
+        "properties": {
+            "identity": {"anyOf": [
+                {"type": "object", "required": ["methods", "password"],
+                 "properties": {
+                     "methods": {"type": "array", "minItems": 1,
+                                 "contains": {"const": "password"}},
+                     "password": {"type": "object", "required": ["user"], "properties": {
+                         "user": {"anyOf": [
+                             {"type": "object", "required": ["name"],
+                              "properties": {"name": _NAME}},
+                             {"type": "object", "required": ["id"],
+                              "properties": {"name": _FALSY,
+                                             "id": _NAME}}]}}}}},
+                {"type": "object", "required": ["methods", "token"],
+                 "properties": {
+                     "methods": {"type": "array", "minItems": 1,
+                                 "items": {"not": {"const": "password"}},
+                                 "contains": {"const": "token"}},
+                     "token": {"type": "object", "required": ["id"]}}}]},
+            "scope": {"anyOf": [   # other values are ignored (no scope)
+                {"type": "object", "properties": {"project": {
+                    "anyOf": [_PROJECT, {"not": {"type": "object"}}]}}},
+                {"not": {"type": "object"}}]}}}}}
+
+
+def _with_body(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    extra = {**arguments["openapi_extra"], "requestBody": {
+        "required": True, "content": {"application/json": {"schema": schema}}}}
+    return {**arguments, "openapi_extra": extra}
+
+
 async def _json_body(request: fastapi.Request) -> Any:
     """The parsed request body, or None when it is missing or not JSON.
 
@@ -168,21 +237,22 @@ def _scoped_project(auth: dict[str, Any], fallback: str) -> str:
     return fallback
 
 
-@router.get("", status_code=300)
+@router.get("", status_code=300, **_answers())
 @router.get("/", status_code=300, include_in_schema=False)
 def list_versions(request: fastapi.Request) -> dict[str, Any]:
     """Keystone's root: the list of API versions (300 Multiple Choices, as Keystone)."""
     return {"versions": {"values": [_version_doc(request)]}}
 
 
-@router.get("/v3")
+@router.get("/v3", **_answers())
 @router.get("/v3/", include_in_schema=False)
 def show_v3(request: fastapi.Request) -> dict[str, Any]:
     """The v3 version document keystoneauth's discovery reads."""
     return {"version": _version_doc(request)}
 
 
-@router.post("/v3/auth/tokens", response_model=None)
+@router.post("/v3/auth/tokens", response_model=None, status_code=201,
+             **_with_body(_answers(400, 401), TOKEN_REQUEST))
 def issue_token(
     request: fastapi.Request, body: Any = fastapi.Depends(_json_body)
 ) -> JSONResponse:
@@ -202,20 +272,26 @@ def issue_token(
             return _error(400, "auth.identity.password.user needs a name or an id.")
         if ":" in name:
             return _error(400, "User names containing ':' cannot be used in noauth mode.")
-        return _token_response(
-            request, name, _scoped_project(auth, DEFAULT_PROJECT), "password", 201
-        )
+        project = _scoped_project(auth, DEFAULT_PROJECT)
+        if not _header_safe(name) or not _header_safe(project):
+            return _error(400, "In noauth mode user and project names must be printable "
+                               "ASCII: the token that carries them is a header.")
+        return _token_response(request, name, project, "password", 201)
     if "token" in methods:
         token = identity.get("token")
         known = _issued_identity(token.get("id") if isinstance(token, dict) else None)
         if known is None:
             return _error(401, "The token to re-scope was not issued by this service.")
-        return _token_response(request, known[0], _scoped_project(auth, known[1]), "token", 201)
+        project = _scoped_project(auth, known[1])
+        if not _header_safe(project):
+            return _error(400, "In noauth mode project names must be printable ASCII: the "
+                               "token that carries them is a header.")
+        return _token_response(request, known[0], project, "token", 201)
     return _error(401, f"Unsupported authentication methods {methods}: use password or token.")
 
 
-@router.get("/v3/auth/tokens", response_model=None)
-@router.head("/v3/auth/tokens", response_model=None)
+@router.get("/v3/auth/tokens", response_model=None, **_answers(404))
+@router.head("/v3/auth/tokens", response_model=None, **_answers(404))
 def validate_token(request: fastapi.Request) -> Response:
     """Validate the token in X-Subject-Token; 404 when this service could not have issued it."""
     token = request.headers.get("x-subject-token", "").strip()

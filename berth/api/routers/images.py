@@ -17,7 +17,7 @@ from berth.api.params import read_json_body
 from berth.api.responses import JSONResponse
 from berth.api.routers.containers import Ctx, State, _threaded
 from berth.api.schemas import queries as Q
-from berth.api.schemas.resources import IMAGE_PULL
+from berth.api.schemas.resources import IMAGE_PULL, IMAGE_REFERENCE
 from berth.api.state import ApiState
 from berth.common.context import RequestContext
 
@@ -47,7 +47,8 @@ def list_images(request: Request, ctx: RequestContext = Ctx, state: ApiState = S
             "next": next_url(request, "images", rows, page)}
 
 
-@router.get("/{image:path}/search")
+@router.get("/{image:path}/search", openapi_extra={"parameters": [
+    {"name": "image", "in": "path", "required": True, "schema": IMAGE_REFERENCE}]})
 @query_params(lambda settings: Q.image_search(settings.create_limits))
 def search(image: str, request: Request, ctx: RequestContext = Ctx, state: ApiState = State
            ) -> list[dict[str, Any]]:

@@ -49,7 +49,8 @@ _VOLUME_NAME = F.described("A volume's name: letters, digits, '-', '_' and '.', 
 _DNS_CONFIG = F.closed_object({
     "nameservers": F.described("Up to 3 name servers' IP addresses.",
                                {"type": "array", "maxItems": 3,
-                                "items": {"type": "string", "minLength": 2, "maxLength": 45}}),
+                                "items": {"type": "string", "minLength": 2, "maxLength": 45,
+                                          "anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]}}),
     "searches": F.described("Up to 6 search domains.",
                             {"type": "array", "maxItems": 6,
                              "items": {"type": "string", "minLength": 1, "maxLength": 253,
@@ -131,7 +132,7 @@ def _template(limits: CreateLimits) -> F.Schema:
                                       {"type": "array", "minItems": 1, "items": member}),
             "initContainers": F.described(
                 "Containers run to completion, in order, before the containers start.",
-                {"type": "array", "items": member}),
+                {"type": "array", "items": {"allOf": [member, _NO_HOST_PORT]}}),
             "volumes": F.described(
                 "A JSON array of {\"name\": ..., \"cinder\": {\"volumeID\": <an existing "
                 "volume's id or name> or \"size\": <GiB>, \"autoRemove\": <boolean>}}.",
@@ -156,6 +157,12 @@ def _template(limits: CreateLimits) -> F.Schema:
         description="A capsule template (Zun's pod template).")
 
 
+#: An init container publishes no port: it has ended before anyone connects.
+_NO_HOST_PORT: F.Schema = {"properties": {"ports": {"items": {"not": {
+    "description": "An init container cannot publish a port: publish it from a container.",
+    "required": ["hostPort"]}}}}}
+
+
 @lru_cache(maxsize=8)
 def template_schema(limits: CreateLimits) -> RequestSchema:
     return RequestSchema(_template(limits), what="capsule template", full_paths=True,
@@ -171,7 +178,8 @@ def create_schema(limits: CreateLimits) -> RequestSchema:
     return RequestSchema(
         F.closed_object({"template": F.described(
             "The capsule template: an object, or its JSON or YAML text.",
-            {"anyOf": [template, {"type": "string", "maxLength": 1048576}]}),
+            {"anyOf": [template, {"type": "string", "maxLength": 1048576,
+                                  "x-text-form": True}]}),
             # berth: the pod's networks, as a container's (the project's default
             # network when absent; local networks only).
             "nets": F.described(f"It must be a JSON array. {NET['description']}",
@@ -205,6 +213,7 @@ def parse_template(body: object, limits: CreateLimits, pull_allowed: bool) -> Pa
     if isinstance(raw, str):
         raw = _decode(raw)
     template = template_schema(limits).check(raw)
+    create_schema(limits).check({**outer, "template": template})   # 'nets' as declared
     spec, metadata = template["spec"], template.get("metadata") or {}
     capsule_name = metadata.get("name") or generate_name().replace("container", "capsule")
     _check_names(spec)

@@ -213,12 +213,22 @@ def _fields(limits: CreateLimits, legacy_command: bool) -> dict[str, F.Schema]:
     }
 
 
+#: Zun's rule across two fields: exposing ports gives the container its own security group.
+_PORTS_AND_GROUPS: F.Schema = {
+    "description": "'security_groups' and 'exposed_ports' cannot be used together: exposing "
+                   "ports gives the container its own security group. Send only one of them.",
+    "required": ["security_groups", "exposed_ports"],
+    "properties": {"security_groups": {"type": "array", "minItems": 1},
+                   "exposed_ports": {"type": "object", "minProperties": 1}}}
+
+
 @lru_cache(maxsize=16)
 def create_schema(limits: CreateLimits, legacy_command: bool = False) -> RequestSchema:
     """``POST /v1/containers``; ``legacy_command`` for microversions before 1.20."""
     schema = F.closed_object(_fields(limits, legacy_command), required=("image",),
                              description="A container to create (at the newest "
-                                         "microversion; see each field's x-min-version).")
+                                         "microversion; see each field's x-min-version).",
+                             **{"not": _PORTS_AND_GROUPS})
     return RequestSchema(schema, what="container create", shape="with at least 'image'",
                          hint="name the image to run, e.g. {\"image\": \"busybox:latest\"}.")
 

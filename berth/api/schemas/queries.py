@@ -28,10 +28,12 @@ from berth.api.schemas import fields as F
 from berth.api.schemas import networks
 from berth.api.schemas.container import NAME, CreateLimits, update_schema
 from berth.api.schemas.numeric import integer_text
-from berth.api.schemas.types import EXTENDED_FALSE, EXTENDED_TRUE
+from berth.api.schemas.types import EXTENDED_FALSE, EXTENDED_TRUE, HOSTNAME_PATTERN
 from berth.api.schemas.validation import RequestSchema
 from berth.common.exceptions import InvalidParameterValue
-from berth.image.reference import TAGGED_REFERENCE_PATTERN
+from berth.db import paging
+from berth.db.models import ComputeNode, Container, Image, Registry
+from berth.image.reference import UNTAGGED_REFERENCE_PATTERN
 
 #: zunclient's "not set".
 ABSENT = "None"
@@ -152,9 +154,11 @@ class QueryParams:
     def __init__(self, what: str, properties: Mapping[str, F.Schema], *,
                  required: tuple[str, ...] = (), closed: bool = False,
                  none_is_absent: bool = True, unknown_hint: str = "",
-                 in_body: tuple[str, ...] = ()) -> None:
+                 in_body: tuple[str, ...] = (), at_least_one: bool = False) -> None:
         self.what = what
         self.in_body = in_body
+        #: At least one of the parameters must be sent (published as the body's anyOf).
+        self.at_least_one = at_least_one
         self.properties = dict(properties)
         self.required = required
         self.closed = closed
@@ -180,6 +184,9 @@ class QueryParams:
                 raise InvalidParameterValue(
                     err=f"Missing '{name}': {self.properties[name].get('description', '')}"
                         .strip())
+        if self.at_least_one and not sent:
+            raise InvalidParameterValue(
+                err=f"Nothing to do: send at least one of {', '.join(self.properties)}.")
         return self._schema.check(sent)
 
     def openapi(self) -> dict[str, Any]:
@@ -190,10 +197,14 @@ class QueryParams:
              "description": str(schema.get("description", "")), "schema": as_text(schema)}
             for name, schema in self.properties.items() if name not in self.in_body]}
         if self.in_body:
-            body: F.Schema = {   # other keys are dropped, as in the query (not closed)
+            body: F.Schema = {   # other keys are dropped unless closed, as in the query
                 "type": "object",
                 "properties": {k: self.properties[k] for k in self.in_body},
                 "required": [k for k in self.in_body if k in self.required]}
+            if self.at_least_one:
+                body["anyOf"] = [{"required": [k]} for k in self.in_body]
+            if self.closed:
+                body["additionalProperties"] = False
             out["requestBody"] = {"required": True, "content": {
                 "application/json": {"schema": body}}}
         return out
@@ -201,33 +212,39 @@ class QueryParams:
 
 # -- containers (api-v1.md §5, §7.1-§7.4) ----------------------------------------------
 
-#: A list's paging (api-v1.md §5).
-PAGE: dict[str, F.Schema] = {
-    "limit": F.described("It must be a positive integer (larger ones count as "
-                         "[api]max_limit).",
-                         {"type": "string", "pattern": "^0*[1-9][0-9]{0,17}$"}),
-    "marker": F.string(1, 255, what="the uuid of the last item of the previous page"),
-    "sort_key": F.string(1, 64, what="a column of the record", pattern="^[a-z_]+$"),
-    "sort_dir": F.enum(("asc", "desc")),
-}
+def page(model: Any) -> dict[str, F.Schema]:
+    """A list's paging (api-v1.md §5); ``sort_key`` one of the record's columns (those
+    ``berth.db.paging`` sorts by)."""
+    return {
+        "limit": F.described("It must be a positive integer (larger ones count as "
+                             "[api]max_limit).",
+                             {"type": "string", "pattern": "^0*[1-9][0-9]{0,17}$"}),
+        "marker": F.string(1, 255, what="the uuid of the last item of the previous page"),
+        "sort_key": F.enum(tuple(sorted(paging.sortable(model)))),
+        "sort_dir": F.enum(("asc", "desc")),
+    }
+
+
 _PAGING = "A list takes limit, marker, sort_key, sort_dir and all_projects."
 LIST_FILTERS = ("name", "image", "project_id", "user_id", "memory", "host", "task_state",
                 "status", "auto_remove")
 REGISTRY_FILTERS = ("name", "domain", "username", "project_id", "user_id")
 _FILTER = F.string(0, 255, what="a value to match exactly")
 CONTAINER_LIST = QueryParams("container list", {
-    **{name: _FILTER for name in LIST_FILTERS}, "auto_remove": lenient_bool(), **PAGE,
+    **{name: _FILTER for name in LIST_FILTERS}, "auto_remove": lenient_bool(),
+    **page(Container),
     "all_projects": lenient_bool(),
 }, closed=True, none_is_absent=False, unknown_hint=f"Filter on {', '.join(LIST_FILTERS)}.")
-CAPSULE_LIST = QueryParams("capsule list", {**PAGE, "all_projects": lenient_bool()},
+CAPSULE_LIST = QueryParams("capsule list", {**page(Container), "all_projects": lenient_bool()},
                            closed=True, none_is_absent=False, unknown_hint=_PAGING)
 REGISTRY_LIST = QueryParams("registry list", {
-    **{name: _FILTER for name in REGISTRY_FILTERS}, **PAGE, "all_projects": lenient_bool(),
+    **{name: _FILTER for name in REGISTRY_FILTERS}, **page(Registry),
+    "all_projects": lenient_bool(),
 }, closed=True, none_is_absent=False,
     unknown_hint=f"Filter on {', '.join(REGISTRY_FILTERS)}.")
 #: Images and hosts ignore parameters they do not know (as Zun).
-IMAGE_LIST = QueryParams("image list", PAGE, none_is_absent=False)
-HOST_LIST = QueryParams("host list", PAGE, none_is_absent=False)
+IMAGE_LIST = QueryParams("image list", page(Image), none_is_absent=False)
+HOST_LIST = QueryParams("host list", page(ComputeNode), none_is_absent=False)
 CAPSULE_ONE = QueryParams("capsule", {"all_projects": lenient_bool()}, none_is_absent=False)
 
 
@@ -272,8 +289,28 @@ def resize_container(limits: CreateLimits) -> QueryParams:
     fields = update_schema(limits).schema["properties"]
     return QueryParams("resize_container", {k: fields[k] for k in ("cpu", "memory")},
                        closed=True, unknown_hint="resize_container takes only cpu and "
-                                                 "memory; rename or set auto_heal with PATCH.")
+                                                 "memory; rename or set auto_heal with PATCH.",
+                       in_body=("cpu", "memory"), at_least_one=True)
 
+
+# -- services (api-v1.md §11) -----------------------------------------------------------
+
+_SERVICE = {
+    "host": F.string(1, 255, what="the service's host: letters, digits, '-', '.' and '_'",
+                     pattern=f"^{HOSTNAME_PATTERN.pattern}$"),
+    "binary": F.string(1, 255, what="a service binary name such as zun-compute")}
+SERVICE = QueryParams("service", _SERVICE, required=("host", "binary"))
+SERVICE_DISABLE = QueryParams("service disable", {
+    **_SERVICE, "disabled_reason": F.string(1, 255, what="a reason")},
+    required=("host", "binary"))
+SERVICE_FORCE_DOWN = QueryParams("service force_down", {
+    **_SERVICE, "forced_down": F.strict_bool()}, required=("host", "binary", "forced_down"))
+
+#: A line ``shlex.split`` splits into at least one word (``berth.api.operations.console``):
+#: some character that is not its whitespace, every quote closed, no lone final
+#: backslash.
+SHELL_WORDS = ("^(?=[\\s\\S]*[^ \\t\\r\\n])"
+               "(?:[^'\"\\\\]|\\\\[\\s\\S]|'[^']*'|\"(?:[^\"\\\\]|\\\\[\\s\\S])*\")*$")
 
 # -- inspection and console (§7.7) ------------------------------------------------------
 
@@ -285,18 +322,23 @@ GET_ARCHIVE = QueryParams("get_archive", {"path": _PATH}, required=("path",))
 PUT_ARCHIVE = QueryParams("put_archive", {
     "path": _PATH,
     "data": F.described("It must be a string holding the tar archive (base64-encoded "
-                        "from API version 1.25).", {"type": "string"})},
+                        "from API version 1.25).", {"type": "string", "minLength": 1})},
     required=("path", "data"), in_body=("data",))
 COMMIT = QueryParams("commit", {
     "repository": F.described(
-        "The image to make, \"<repository>[:<tag>]\" in Docker's grammar (no digest), "
-        "1 to 255 characters, such as \"myimage\" or \"127.0.0.1:5000/team/app:v1\".",
+        "The image to make, a repository name in Docker's grammar (no digest), 1 to 255 "
+        "characters, such as \"myimage\" or \"127.0.0.1:5000/team/app\"; its tag is "
+        "'tag' (for zunclient's sake \"<repository>:<tag>\" is also taken when 'tag' is "
+        "not sent).",
         {"type": "string", "minLength": 1, "maxLength": 255,
-         "pattern": TAGGED_REFERENCE_PATTERN}),
+         "pattern": UNTAGGED_REFERENCE_PATTERN}),
     "tag": TAG},
     required=("repository",))
 EXECUTE = QueryParams("execute", {
-    "command": F.string(1, what="a command line"),
+    "command": F.described(
+        "It must be a command line, split with shell rules: every quote closed, and a "
+        "program named.",
+        {"type": "string", "minLength": 1, "pattern": SHELL_WORDS}),
     "run": F.strict_bool(), "interactive": F.strict_bool()}, required=("command",))
 EXECUTE_RESIZE = QueryParams("execute_resize", {"exec_id": EXEC_ID, **TTY_SIDE},
                              required=("exec_id", "h", "w"))

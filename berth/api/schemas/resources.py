@@ -9,7 +9,8 @@ from berth.api.schemas.container import NAME
 from berth.api.schemas.numeric import integer_text
 from berth.api.schemas.validation import RequestSchema
 from berth.db.quotas import RESOURCES
-from berth.image.reference import REFERENCE_PATTERN
+from berth.image.reference import NAME_MAX as REFERENCE_MAX
+from berth.image.reference import REFERENCE_PATTERN, TAGGED_REFERENCE_PATTERN
 
 INT_MAX = 2**31 - 1
 
@@ -24,8 +25,8 @@ _REGISTRY_FIELDS: dict[str, F.Schema] = {
     "name": F.nullable(NAME),
     "domain": F.described("A registry host, optionally with a port, such as "
                           "registry.example.com or 127.0.0.1:5000 (no scheme, no path).",
-                          {"type": "string", "minLength": 1, "maxLength": 255,
-                           "pattern": DOMAIN}),
+                          {"type": "string", "minLength": 1,
+                           "maxLength": REFERENCE_MAX - len("/x"), "pattern": DOMAIN}),
     "username": F.nullable(F.string(1, 255)),
     "password": F.nullable(F.string(1, 255)),
 }
@@ -56,13 +57,18 @@ REGISTRY_CREATE_BODY = wrapped(REGISTRY_CREATE, "registry")
 REGISTRY_UPDATE_BODY = wrapped(REGISTRY_UPDATE, "registry")
 
 _IGNORED = "Accepted for zunclient's sake and ignored."
+#: An image named to pull or search (``T.image_name`` and ``parse_image`` check it).
+IMAGE_REFERENCE = F.described(
+    "An image, \"<image>[:<tag>]\", 2 to 255 characters in Docker's grammar, such as "
+    "\"busybox\" or \"127.0.0.1:5000/team/app:v1\".",
+    {"type": "string", "minLength": 2, "maxLength": 255,
+     # T.image_name: a letter or digit followed by a letter, digit, '_', '.' or '-'
+     "pattern": "^(?=[\\s\\S]*[a-zA-Z0-9][a-zA-Z0-9_.-])" + REFERENCE_PATTERN[1:]})
 IMAGE_PULL = RequestSchema(
     F.closed_object({
-        "repo": F.described(
-            "The image to pull, \"<image>[:<tag>]\", 2 to 255 characters in Docker's "
-            "grammar, such as \"busybox\" or \"127.0.0.1:5000/team/app:v1\".",
-            {"type": "string", "minLength": 2, "maxLength": 255,
-             "pattern": REFERENCE_PATTERN}),
+        "repo": {**IMAGE_REFERENCE,       # no digest: a pull by digest is refused
+                 "pattern": IMAGE_REFERENCE["pattern"].replace(
+                     REFERENCE_PATTERN[1:], TAGGED_REFERENCE_PATTERN[1:])},
         "host": F.string(1, 255, what="a compute host name or uuid"),
         "tag": F.nullable(F.string(1, 128, what="an image tag")),
         "image_id": F.described(_IGNORED, {}),

@@ -138,9 +138,10 @@ class RequestSchema:
                                             min_version=minimum)
 
     def openapi(self) -> dict[str, Any]:
-        """The declaration as an OpenAPI operation's ``requestBody``."""
+        """The declaration as an OpenAPI operation's ``requestBody`` (less the
+        alternatives marked ``x-text-form``: see :func:`_published`)."""
         return {"requestBody": {"required": True, "content": {
-            "application/json": {"schema": self.schema}}}}
+            "application/json": {"schema": _published(self.schema)}}}}
 
     # -- messages -------------------------------------------------------------------------
 
@@ -180,6 +181,27 @@ class RequestSchema:
             if isinstance(node, dict) and "description" in node:
                 found = node["description"]
         return found
+
+
+def _published(node: Any) -> Any:
+    """``node`` without the ``anyOf`` alternatives marked ``x-text-form``: a value also
+    taken as text that is parsed (a capsule template's JSON or YAML), which a schema
+    cannot describe: any string would be a valid example of it. The description of
+    the value says the text form is taken."""
+    if isinstance(node, dict):
+        out = {k: _published(v) for k, v in node.items()}
+        if isinstance(node.get("anyOf"), list):
+            kept = [_published(a) for a in node["anyOf"]
+                    if not (isinstance(a, dict) and a.get("x-text-form"))]
+            out.pop("anyOf")
+            if len(kept) == 1:
+                out = {**kept[0], **{k: v for k, v in out.items()}}
+            else:
+                out["anyOf"] = kept
+        return out
+    if isinstance(node, list):
+        return [_published(item) for item in node]
+    return node
 
 
 def _field(path: Sequence[Any], body: dict[str, Any]) -> tuple[str, Any]:

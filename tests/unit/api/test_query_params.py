@@ -18,6 +18,7 @@ from berth.api.schemas import types as T
 from berth.api.schemas.container import CreateLimits
 from berth.api.state import ApiSettings, ApiState
 from berth.common.exceptions import InvalidParameterValue
+from berth.db.models import ComputeNode, Container, Image, Registry
 
 LIMITS = CreateLimits()
 
@@ -109,11 +110,14 @@ def test_the_container_list_refuses_unknown_parameters_in_zuns_words() -> None:
 
 
 def test_every_list_pages_alike_and_the_closed_ones_refuse_unknown_parameters() -> None:
-    for query in (Q.CONTAINER_LIST, Q.CAPSULE_LIST, Q.REGISTRY_LIST, Q.IMAGE_LIST,
-                  Q.HOST_LIST):
-        assert {k: query.properties[k] for k in Q.PAGE} == Q.PAGE
+    for query, model in ((Q.CONTAINER_LIST, Container), (Q.CAPSULE_LIST, Container),
+                         (Q.REGISTRY_LIST, Registry), (Q.IMAGE_LIST, Image),
+                         (Q.HOST_LIST, ComputeNode)):
+        assert {k: query.properties[k] for k in Q.page(model)} == Q.page(model)
         assert accepts(query, {"limit": "0000000000000000001"})
         assert not accepts(query, {"limit": "-1"})
+        assert accepts(query, {"sort_key": "created_at"})
+        assert not accepts(query, {"sort_key": "colour"})   # a column of the record
     assert not accepts(Q.CAPSULE_LIST, {"name": "x"})
     assert accepts(Q.IMAGE_LIST, {"name": "x"})          # images ignore them, as Zun
 
