@@ -43,18 +43,18 @@ class Keystone:
         r = requests.request(method, KEYSTONE + path, headers={'X-Auth-Token': self.token},
                              timeout=10, **kw)
         if r.status_code >= 400 and r.status_code != 404:
-            sys.exit('keystone %s %s: %s %s' % (method, path, r.status_code, r.text[:300]))
+            sys.exit(f'keystone {method} {path}: {r.status_code} {r.text[:300]}')
         return r
 
     def find(self, kind, **filters):
-        items = self.call('GET', '/%s' % kind, params=filters).json()[kind]
+        items = self.call('GET', f'/{kind}', params=filters).json()[kind]
         return items[0] if items else None
 
     def ensure(self, kind, one, body, **filters):
         found = self.find(kind, **filters)
         if found:
             return found
-        return self.call('POST', '/%s' % kind, json={one: body}).json()[one]
+        return self.call('POST', f'/{kind}', json={one: body}).json()[one]
 
 
 def setup(zun_url, neutron_url, placement_url, region):
@@ -63,14 +63,14 @@ def setup(zun_url, neutron_url, placement_url, region):
                         name='service', domain_id='default')
     user = ks.find('users', name=USER, domain_id='default')
     if user:
-        ks.call('PATCH', '/users/%s' % user['id'], json={'user': {'password': PASSWORD}})
+        ks.call('PATCH', '/users/{}'.format(user['id']), json={'user': {'password': PASSWORD}})
     else:
         user = ks.call('POST', '/users', json={'user': {
             'name': USER, 'password': PASSWORD, 'domain_id': 'default',
             'default_project_id': project['id']}}).json()['user']
     role = ks.find('roles', name='admin')
-    ks.call('PUT', '/projects/%s/users/%s/roles/%s' % (project['id'], user['id'], role['id']))
-    if ks.call('GET', '/regions/%s' % region).status_code == 404:
+    ks.call('PUT', '/projects/{}/users/{}/roles/{}'.format(project['id'], user['id'], role['id']))
+    if ks.call('GET', f'/regions/{region}').status_code == 404:
         ks.call('POST', '/regions', json={'region': {'id': region}})
     for stype, name, url in (('container', 'zun', zun_url + '/v1'),
                              ('network', 'neutron', neutron_url),
@@ -85,7 +85,7 @@ def setup(zun_url, neutron_url, placement_url, region):
                     'service_id': service['id'], 'interface': interface, 'url': url,
                     'region_id': region}})
             elif endpoint['url'] != url:
-                ks.call('PATCH', '/endpoints/%s' % endpoint['id'], json={'endpoint': {'url': url}})
+                ks.call('PATCH', '/endpoints/{}'.format(endpoint['id']), json={'endpoint': {'url': url}})
 
 
 def network(name, cidr):
@@ -94,7 +94,7 @@ def network(name, cidr):
     def call(method, path, **kw):
         r = requests.request(method, NEUTRON + '/v2.0' + path, timeout=30, **kw)
         if r.status_code >= 400:
-            sys.exit('neutron %s %s: %s %s' % (method, path, r.status_code, r.text[:300]))
+            sys.exit(f'neutron {method} {path}: {r.status_code} {r.text[:300]}')
         return r.json()
 
     nets = call('GET', '/networks', params={'name': name, 'project_id': admin_project})['networks']
