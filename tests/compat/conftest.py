@@ -3,7 +3,7 @@
 Every test here needs the real Zun and is skipped, with the reason, when
 ``BERTH_ZUN_URL`` is not set. ``zun`` (session) is an httpx client on Zun's API with a
 Keystone token; ``berth`` (module) is a ``berth serve`` of the test's own (noauth:
-the token ``compat:<project>``).
+the token ``admin:<project>``, an admin as the Zun side is).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def zun() -> Iterator[httpx.Client]:
 def berth() -> Iterator[httpx.Client]:
     proc = BerthProcess("[quota]\ncontainers = -1\nmemory = -1\ncpu = -1\ndisk = -1\n").start()
     client = httpx.Client(base_url=proc.url, timeout=120, headers={
-        "X-Auth-Token": f"compat:{uuid.uuid4().hex}", "OpenStack-API-Version": VERSION})
+        "X-Auth-Token": f"admin:{uuid.uuid4().hex}", "OpenStack-API-Version": VERSION})
     yield client
     client.close()
     proc.stop()
