@@ -194,7 +194,9 @@ $auth
 www_authenticate_uri = $KEYSTONE
 $auth
 EOC
-    # Zun's own Placement (keystone auth: Zun sends Keystone tokens), from the shared venv
+    # Zun's own Placement (keystone auth: Zun sends Keystone tokens), from the shared venv,
+    # which has no MariaDB driver: SQLite, served by one thread (with four, a burst of creates
+    # got "sqlite3.OperationalError: database is locked", a 500 to Zun's create)
     cat >"$BASE/placement/placement.conf" <<EOC
 [api]
 auth_strategy = keystone
@@ -231,7 +233,7 @@ start_placement() {
         --config-file "$BASE/placement/placement.conf" db sync >"$BASE/logs/placement-db.log" 2>&1 \
         || { tail -n 20 "$BASE/logs/placement-db.log" >&2; die "placement-manage db sync failed"; }
     OS_PLACEMENT_CONFIG_DIR="$BASE/placement" start_bg placement "$STATE/venv-placement/bin/gunicorn" \
-        --no-control-socket -b "127.0.0.1:$PLACEMENT_PORT" -w 1 --threads 4 placement.wsgi.api:application
+        --no-control-socket -b "127.0.0.1:$PLACEMENT_PORT" -w 1 --threads 1 placement.wsgi.api:application
     for _ in $(seq 1 150); do curl -fsS -m 2 "http://127.0.0.1:$PLACEMENT_PORT/" >/dev/null 2>&1 && break; sleep 0.2; done
     curl -fsS -m 2 "http://127.0.0.1:$PLACEMENT_PORT/" >/dev/null || { tail -n 20 "$BASE/logs/placement.out" >&2; die "Zun's placement did not answer"; }
     log "Zun's placement up in $(since "$t0") s on 127.0.0.1:$PLACEMENT_PORT"
