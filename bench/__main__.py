@@ -31,6 +31,7 @@ from bench import (
     p12_cri_capsule,
     p13_dashboard_list,
     p14_neutron_create,
+    z_zun,
 )
 from bench.common import Berth, MissingImage, Result, docker_client, require_images
 
@@ -51,6 +52,8 @@ BENCHMARKS = {
     "P12": p12_cri_capsule.p12,
     "P13": p13_dashboard_list.p13,
     "P14": p14_neutron_create.p14,
+    "Z1": z_zun.z1,
+    "Z3": z_zun.z3,
 }
 
 
