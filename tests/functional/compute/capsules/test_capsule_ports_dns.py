@@ -101,7 +101,7 @@ def _member(**extra: Any) -> dict[str, Any]:
                      _member(name="b", ports=[{"containerPort": 81, "hostPort": 20080}])]},
      "spec.containers[1].ports[0].hostPort"),
     ({"initContainers": [_member(name="i", ports=[{"containerPort": 80, "hostPort": 20081}])],
-      "containers": [_member(name="a")]}, "spec.initContainers[0].ports[0].hostPort"),
+      "containers": [_member(name="a")]}, "spec.initContainers[0].ports[0]"),
     ({"containers": [_member()], "dnsConfig": {"nameservers": ["dns.example"]}},
      "spec.dnsConfig.nameservers[0]"),
     ({"containers": [_member()], "dnsConfig": {"nameservers": ["10.0.0.1"] * 4}},
