@@ -140,7 +140,7 @@ def _template(limits: CreateLimits) -> F.Schema:
                     {"name": _VOLUME_NAME,
                      "cinder": F.closed_object(
                          {"volumeID": {"type": "string", "minLength": 1, "maxLength": 255},
-                          "size": F.integer_like(1, what="a volume size in GiB"),
+                          "size": F.volume_size(),
                           "autoRemove": F.described("A JSON boolean.", {"type": "boolean"})},
                          description="Exactly one of 'volumeID' (an existing volume) and "
                                      "'size' (a new one, in GiB), and 'autoRemove'.",

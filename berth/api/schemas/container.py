@@ -150,7 +150,7 @@ _MOUNT = F.closed_object(
      # An empty source beside a size is no source (a new volume), as in Zun:
      # zun-ui sends {"source": "", "size": "1"} for a new volume.
      "source": {"type": "string"},
-     "size": F.integer_like(1, what="a volume size in GiB")},
+     "size": F.volume_size()},
     required=("destination",), description=_MOUNT_SHAPE,
     anyOf=[{"required": ["source"], "properties": {"source": {"minLength": 1}}},
            {"required": ["size"]}],

@@ -89,6 +89,16 @@ def integer_like(minimum: int | None = None, maximum: int | None = None, *,
                      f"{bounds_text(minimum, maximum)}.", {"anyOf": [number, digits]})
 
 
+#: The largest volume a mount may ask for, in GiB: what a 32-bit integer column holds
+#: (a larger size reached the database and answered 500).
+MAX_VOLUME_GIB = 2**31 - 1
+
+
+def volume_size() -> Schema:
+    """A new volume's size in GiB, as containers' mounts and capsules' volumes take it."""
+    return integer_like(1, MAX_VOLUME_GIB, what="a volume size in GiB")
+
+
 def number_like(minimum: float, maximum: float, *, what: str) -> Schema:
     """A JSON number or a decimal string (``"0.5"``), within bounds."""
     number: Schema = {"type": "number", "minimum": minimum, "maximum": maximum}
@@ -100,12 +110,14 @@ def number_like(minimum: float, maximum: float, *, what: str) -> Schema:
 
 
 def bounds_text(minimum: float | None, maximum: float | None) -> str:
+    def text(value: float) -> str:   # an integer whole (2147483647), not 2.14748e+09
+        return str(value) if isinstance(value, int) else f"{value:g}"
     if minimum is not None and maximum is not None:
-        return f" between {minimum:g} and {maximum:g}"
+        return f" between {text(minimum)} and {text(maximum)}"
     if minimum is not None:
-        return f" of at least {minimum:g}"
+        return f" of at least {text(minimum)}"
     if maximum is not None:
-        return f" of at most {maximum:g}"
+        return f" of at most {text(maximum)}"
     return ""
 
 
