@@ -18,7 +18,9 @@ from berth.cmd import neutron_wiring
 from berth.cni.client import DaemonClient
 from berth.common import exceptions as exc
 from berth.compute.agent import AgentConfig, ComputeAgent
-from berth.compute.deps import AgentSettings
+from berth.compute.capsules.cri.engine import CriCapsules
+from berth.compute.capsules.docker.engine import DockerCapsules
+from berth.compute.deps import AgentSettings, CapsuleEngine
 from berth.compute.networking import ContainerNetworks
 from berth.compute.periodic.inventory import InventorySettings
 from berth.compute.volumes import ContainerVolumes
@@ -32,7 +34,6 @@ from berth.quota import QuotaEnforcer
 from berth.quota.enforce import RESOURCES
 from berth.rpc.base import Transport
 from berth.runtime.base import RuntimeDriverError
-from berth.runtime.cri.base import PodRuntime
 from berth.volume.drivers import build_drivers
 
 if TYPE_CHECKING:  # API-only parts are imported where they are built: berth-compute
@@ -198,14 +199,16 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport,
                         placement=build_placement(conf, db),
                         quota=QuotaEnforcer(quota_defaults(conf)),
                         networks=build_networks(conf, db, networks_url, networks_client),
-                        volumes=build_volumes(conf, db), pods=build_pods(conf))
+                        volumes=build_volumes(conf, db),
+                        capsules=build_capsule_engine(conf))
 
 
-def build_pods(conf: cfg.ConfigOpts) -> PodRuntime | None:
-    """``[DEFAULT]capsule_driver``: cri (a pod runtime on containerd's CRI plugin at
-    ``[cri]containerd_socket``, which must answer) or docker (None)."""
+def build_capsule_engine(conf: cfg.ConfigOpts) -> CapsuleEngine:
+    """``[DEFAULT]capsule_driver``: what runs capsules, chosen here once: cri (pods on
+    containerd's CRI plugin at ``[cri]containerd_socket``, which must answer) or docker
+    (a sandbox Docker container and its members)."""
     if conf.capsule_driver != "cri":
-        return None
+        return DockerCapsules()
     c = conf.cri
     if not os.path.exists(c.containerd_socket):
         raise SystemExit(f"berth: [DEFAULT]capsule_driver = cri, but there is no containerd "
@@ -233,7 +236,7 @@ def build_pods(conf: cfg.ConfigOpts) -> PodRuntime | None:
             raise SystemExit(f"berth: cannot give containerd berth's CNI configuration "
                              f"([cri]cni_conf_dir = {c.cni_conf_dir}, cni_bin_dir = "
                              f"{c.cni_bin_dir}): {err}") from err
-    return pods
+    return CriCapsules(pods)
 
 
 def build_volumes(conf: cfg.ConfigOpts, db: Database) -> ContainerVolumes:

@@ -11,10 +11,9 @@ import logging
 from dataclasses import dataclass, field
 
 from berth.common.exceptions import RPCError
-from berth.compute.capsules.cri.pods import sweep_orphans
-from berth.compute.capsules.status import relist as relist_cri_capsules
+from berth.compute.capsules.docker.engine import DockerCapsules
 from berth.compute.claims import ResourceTracker
-from berth.compute.deps import AgentDeps, AgentSettings
+from berth.compute.deps import AgentDeps, AgentSettings, CapsuleEngine
 from berth.compute.flows.recovery import RecoveryReport, init_containers
 from berth.compute.flows.sync import sync_container
 from berth.compute.last_inspected import LastInspected
@@ -41,13 +40,8 @@ from berth.placement.base import Placement
 from berth.quota import QuotaEnforcer
 from berth.rpc.base import Server, Transport
 from berth.runtime.base import Runtime
-from berth.runtime.cri.base import PodRuntime
 
 LOG = logging.getLogger(__name__)
-
-#: Seconds between two relists of the capsules on a CRI runtime (members' states
-#: within about a second, as Docker's event stream gives them).
-CRI_RELIST_SPACING = 1.0
 
 
 def _engine_is_local(runtime: Runtime) -> bool:
@@ -75,7 +69,7 @@ class ComputeAgent:
                  quota: QuotaEnforcer | None = None,
                  networks: ContainerNetworks | None = None,
                  volumes: ContainerVolumes | None = None,
-                 pods: PodRuntime | None = None) -> None:
+                 capsules: CapsuleEngine | None = None) -> None:
         self.config = config
         self.db = db
         self.runtime = runtime
@@ -87,7 +81,7 @@ class ComputeAgent:
                               last_inspected=LastInspected(
                                   engine_clock_shared=_engine_is_local(runtime)),
                               workers=self.workers, quota=quota, networks=networks,
-                              volumes=volumes, pods=pods)
+                              volumes=volumes, capsules=capsules or DockerCapsules())
         self.manager = ComputeManager(self.deps, self.workers,
                                       live_state=lambda: self.pleg.live())
         self.periodic = PeriodicScheduler()
@@ -190,24 +184,14 @@ class ComputeAgent:
         self.periodic.add("expire_tasks", TaskExpirer(self.deps, self.workers.busy,
                                                       lost_casts=lost_casts).run,
                           self.expire_tasks_spacing)
-        if self.deps.pods is not None:
-            # No event stream from the CRI runtime: its capsules are relisted instead.
-            self.periodic.add("relist_cri_capsules", self.relist_cri_capsules,
-                              CRI_RELIST_SPACING)
-            self.periodic.add("sweep_cri_pods", self.sweep_cri_pods, interval,
-                              run_immediately=False)
+        for task in self.deps.capsules.periodic_tasks(self.deps, interval):
+            self.periodic.add(task.name, task.run, task.spacing,
+                              run_immediately=task.run_immediately)
         if self.deps.placement is not None:
             self.periodic.add("audit_allocations", self.audit_allocations, interval,
                               run_immediately=False)
         self.periodic.start()
         LOG.info("compute agent %s is up", self.host)
-
-    def relist_cri_capsules(self) -> None:
-        relist_cri_capsules(self.deps)
-
-    def sweep_cri_pods(self) -> None:
-        if self.deps.pods is not None:
-            sweep_orphans(self.deps, self.deps.pods)
 
     def stop(self) -> None:
         self.periodic.stop()

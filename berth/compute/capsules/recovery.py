@@ -77,4 +77,4 @@ def _undo_create(deps: AgentDeps, row: Container) -> None:
                                               "task_state": None})
     deps.tracker.publish_usage()          # a capsule in Error holds nothing
     LOG.warning("the capsule's create was interrupted: %d %s removed, capsule in Error",
-                removed, "Docker containers" if deps.pods is None else "pods")
+                removed, deps.capsules.units)

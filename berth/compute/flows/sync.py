@@ -68,13 +68,14 @@ class Outcome(enum.StrEnum):
     ERROR = "error"            # vanished: marked Error
 
 
-def skip_reason(row: Container, host: str, pods: bool = False) -> str | None:
-    """Why a sync must not touch ``row``; None when it may. ``pods``: this agent runs
-    capsules on a CRI runtime, whose members Docker never sees (``capsules.cri.status``
-    syncs them)."""
+def skip_reason(row: Container, host: str, capsule_engine_runs_it: bool = False
+                ) -> str | None:
+    """Why a sync must not touch ``row``; None when it may. ``capsule_engine_runs_it``:
+    ``row`` is a member the capsule engine runs outside Docker, which syncs it
+    (``CapsuleEngine.runs_member``; the cri driver's ``capsules.cri.status``)."""
     if row.host != host:
         return f"it belongs to host {row.host}"
-    if pods and row.capsule_id is not None:
+    if capsule_engine_runs_it:
         return "it is a member of a capsule on the CRI runtime"
     if row.task_state:
         return f"task {row.task_state} is in progress"
@@ -105,7 +106,7 @@ def sync_container(deps: AgentDeps, uuid: str) -> Outcome:
 
 
 def _sync_row(deps: AgentDeps, row: Container) -> Outcome:
-    why = skip_reason(row, deps.host, deps.pods is not None)
+    why = skip_reason(row, deps.host, deps.capsules.runs_member(row))
     if why is not None:
         LOG.debug("not syncing: %s", why)
         return Outcome.SKIPPED

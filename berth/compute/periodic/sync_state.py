@@ -152,7 +152,7 @@ def sync_container_state(deps: AgentDeps, service_down_time: int = 180) -> SyncR
 
 def _sync_row(deps: AgentDeps, row: Container, by_id: dict[str, rt.RuntimeContainer],
               report: SyncReport) -> Outcome:
-    if sync.skip_reason(row, deps.host, deps.pods is not None) is not None:
+    if sync.skip_reason(row, deps.host, deps.capsules.runs_member(row)) is not None:
         return Outcome.SKIPPED
     assert row.container_id is not None
     seen = by_id.get(row.container_id)
