@@ -24,6 +24,7 @@ from berth.compute.deps import AgentSettings, CapsuleEngine
 from berth.compute.networking import ContainerNetworks
 from berth.compute.periodic.inventory import InventorySettings
 from berth.compute.volumes import ContainerVolumes
+from berth.conf.cri import STANDARD_CNI_BIN_DIRS
 from berth.db import registries
 from berth.db.engine import Database, default_url
 from berth.db.networks import SubnetPool
@@ -179,8 +180,8 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport,
         init_container_timeout=conf.init_container_timeout,
         remount_container_volume=conf.compute.remount_container_volume,
         cri_restart_backoff=(conf.cri.restart_backoff_initial, conf.cri.restart_backoff_max),
-        cni_bin_dirs=tuple(dict.fromkeys(d for d in (conf.cri.cni_bin_dir, "/usr/lib/cni",
-                                                     "/opt/cni/bin") if d)))
+        cni_bin_dirs=tuple(dict.fromkeys(d for d in (conf.cri.cni_bin_dir,
+                                                     *STANDARD_CNI_BIN_DIRS) if d)))
     inventory = InventorySettings(
         host=conf.host, reservations=node_reservations(conf),
         reserve_disk_for_image=conf.compute.reserve_disk_for_image,

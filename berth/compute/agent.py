@@ -32,6 +32,7 @@ from berth.compute.sync_workers import SyncWorkers
 from berth.compute.volumes import ContainerVolumes
 from berth.compute.volumes.reconcile import reconcile_volumes
 from berth.compute.workers import ContainerWorkers
+from berth.conf import default as conf_default
 from berth.db.base import utcnow
 from berth.db.engine import Database
 from berth.metrics import catalog
@@ -53,12 +54,12 @@ def _engine_is_local(runtime: Runtime) -> bool:
 class AgentConfig:
     settings: AgentSettings
     inventory: InventorySettings
-    availability_zone: str | None = "nova"
+    availability_zone: str | None = conf_default.AVAILABILITY_ZONE
     action_workers: int = 16
     periodic_interval_max: int = 60
     #: seconds; 0 = periodic_interval_max, < 0 = disabled (PLEG still runs)
     sync_container_state_interval: int = 60
-    service_down_time: int = 180
+    service_down_time: int = conf_default.SERVICE_DOWN_TIME
     pleg: PlegSettings = field(default_factory=PlegSettings)
     sync_workers: int = 4
 

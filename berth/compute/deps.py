@@ -15,6 +15,8 @@ from berth.compute.networking import ContainerNetworks
 from berth.compute.recent_images import RecentImages
 from berth.compute.volumes import ContainerVolumes
 from berth.compute.workers import ContainerWorkers
+from berth.conf import default as conf_default
+from berth.conf.cri import STANDARD_CNI_BIN_DIRS
 from berth.db.engine import Database
 from berth.db.models import Container
 from berth.placement.base import Placement
@@ -49,8 +51,8 @@ class AgentSettings:
     #: decrypts a container's registry credentials at pull time.
     registry_key: bytes | None = None
     #: [DEFAULT]sandbox_image and sandbox_image_pull_policy: a capsule's sandbox.
-    sandbox_image: str = "berth/sandbox:1"
-    sandbox_pull_policy: str = "ifnotpresent"
+    sandbox_image: str = conf_default.SANDBOX_IMAGE
+    sandbox_pull_policy: str = conf_default.SANDBOX_IMAGE_PULL_POLICY
     #: [DEFAULT]init_container_timeout: how long a capsule's init container may run.
     init_container_timeout: int = 3600
     #: [compute]remount_container_volume: start-up mounts volumes again.
@@ -60,7 +62,7 @@ class AgentSettings:
     #: Where the standard CNI plugins are looked for ([cri]cni_bin_dir, then Debian's
     #: and the upstream default): ``portmap`` publishes a docker capsule's host ports
     #: on local networks.
-    cni_bin_dirs: tuple[str, ...] = ("/usr/lib/cni", "/opt/cni/bin")
+    cni_bin_dirs: tuple[str, ...] = STANDARD_CNI_BIN_DIRS
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from typing import Any
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.compute import status_writes
 from berth.compute.capsules import sandbox_options
 from berth.compute.capsules.failure import CapsuleFailed
 from berth.compute.deps import AgentDeps
@@ -135,11 +136,10 @@ def abandon(deps: AgentDeps, uuid: str, what: str) -> None:
     if row is None:
         return
     remove_left_by_create(deps, row)
-    capsules.update_members(deps.db, row.id, {
-        "status": Status.ERROR.value, "container_id": None, "addresses": {},
-        "task_state": None,
-        "status_reason": f"Capsule failed: its {what} was abandoned; the capsule's "
-                         f"status_reason says why."})
+    status_writes.members_in_error(
+        deps.db, row, f"Capsule failed: its {what} was abandoned; the capsule's "
+                      f"status_reason says why.",
+        {"container_id": None, "addresses": {}, "task_state": None})
     deps.tracker.publish_usage()
 
 
@@ -194,9 +194,8 @@ def fail(deps: AgentDeps, row: Container, reason: str, placed: bool = True) -> N
     published without it (a row in Error holds nothing)."""
     # Its sandbox is gone: a row still naming it would read as removed behind berth's back.
     # The members first: whoever sees the capsule in Error sees its members in Error too.
-    capsules.update_members(deps.db, row.id, {"status": Status.ERROR.value,
-                                              "status_reason": f"Capsule failed: {reason}"[:2000],
-                                              "container_id": None, "addresses": {}})
+    status_writes.members_in_error(deps.db, row, f"Capsule failed: {reason}"[:2000],
+                                   {"container_id": None, "addresses": {}})
     common.fail(deps, row.uuid, reason, container_id=None, addresses={},
                 **({} if placed else {"host": None}))
     deps.tracker.publish_usage()

@@ -27,9 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.common import exceptions as exc
+from berth.compute import status_writes
 from berth.compute.deps import AgentDeps
 from berth.compute.states import Status
-from berth.db import capsules, containers
+from berth.db import capsules
 from berth.db.models import Container
 
 LOG = logging.getLogger(__name__)
@@ -83,10 +84,10 @@ def refresh(deps: AgentDeps, capsule: Container, listing: Any = None) -> bool:
     if derived.status == capsule.status and derived.reason == capsule.status_reason:
         return False
     try:
-        containers.update_(deps.db, capsule.uuid,
-                           {"status": derived.status.value, "status_reason": derived.reason},
-                           expected_task_state=None, expected_status=capsule.status,
-                           expected_container_id=capsule.container_id)
+        status_writes.mark_derived(deps.db, capsule.uuid, derived.status, derived.reason,
+                                   was=capsule.status, expected_task_state=None,
+                                   expected_status=capsule.status,
+                                   expected_container_id=capsule.container_id)
     except (exc.TaskInProgress, exc.ContainerNotFound):
         return False
     LOG.info("capsule %s: %s -> %s%s", capsule.uuid, capsule.status, derived.status.value,

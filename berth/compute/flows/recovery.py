@@ -51,7 +51,7 @@ from typing import Any
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.log import container_context
-from berth.compute import networking
+from berth.compute import networking, status_writes
 from berth.compute.capsules.recovery import recover_capsules
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import actions, delete, lifecycle, network_step, sync
@@ -218,10 +218,10 @@ def fail_interrupted_create(deps: AgentDeps, row: Container, reason: str,
         LOG.info("removing Docker container %s left by the interrupted create", container_id)
         deps.runtime.delete(container_id, force=True)
     try:
-        containers.update_(deps.db, row.uuid, {
-            "status": Status.ERROR.value, "status_reason": reason[:2000],
-            "status_detail": None, "task_state": None, "task_deadline": None,
-            "container_id": None},
+        status_writes.mark_error(
+            deps.db, row.uuid, reason[:2000], was=row.status,
+            columns={"status_detail": None, "task_state": None, "task_deadline": None,
+                     "container_id": None},
             expected_task_state=row.task_state, expected_task_deadline=expected_deadline)
     except exc.TaskInProgress as err:
         LOG.info("not failing the create: the row moved on (%s)", err.msg)
@@ -296,9 +296,9 @@ def _fail_task(deps: AgentDeps, row: Container, what: str) -> str:
     so waiting for its deadline would only keep the container busy for nothing."""
     reason = (f"{what} was interrupted: the compute agent of host {deps.host} stopped "
               f"during it; the container is in an unknown state — check it and retry")
-    containers.update_(deps.db, row.uuid, {
-        "task_state": None, "task_deadline": None, "status": Status.ERROR.value,
-        "status_reason": reason}, expected_task_state=row.task_state)
+    status_writes.mark_error(deps.db, row.uuid, reason, was=row.status,
+                             columns={"task_state": None, "task_deadline": None},
+                             expected_task_state=row.task_state)
     LOG.warning("%s was interrupted; marked Error, reading its state from Docker", what)
     sync.refresh(deps, row.uuid)
     return "failed_tasks"

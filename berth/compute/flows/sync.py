@@ -36,7 +36,7 @@ from typing import Any
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
-from berth.compute import networking
+from berth.compute import networking, status_writes
 from berth.compute.capsules import status as capsule_status
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common, rebuild
@@ -176,8 +176,7 @@ def handle_vanished(deps: AgentDeps, row: Container) -> Outcome:
         if row.auto_remove:
             LOG.info("Docker container %s is gone and auto_remove is set; marking Deleted",
                      cid[:12])
-            containers.update_(deps.db, row.uuid, {"status": Status.DELETED.value,
-                                                   "status_detail": None}, **judged)
+            status_writes.mark_deleted(deps.db, row.uuid, was=row.status, **judged)
             return Outcome.DELETED
         if row.auto_heal and row.status in VALID_STATES["rebuild"]:
             return queue_heal(deps, row)
@@ -186,9 +185,8 @@ def handle_vanished(deps: AgentDeps, row: Container) -> Outcome:
             return Outcome.UNCHANGED
         reason = (f"{NO_SUCH_CONTAINER}: {cid} in docker. It was removed outside berth; "
                   f"rebuild the container or delete it.")
-        containers.update_(deps.db, row.uuid, {"status": Status.ERROR.value,
-                                               "status_reason": reason,
-                                               "status_detail": None}, **judged)
+        status_writes.mark_error(deps.db, row.uuid, reason, was=row.status,
+                                 columns={"status_detail": None}, **judged)
         LOG.warning("Docker container %s vanished; marked Error", cid[:12])
         return Outcome.ERROR
     except (exc.TaskInProgress, exc.ContainerNotFound) as err:

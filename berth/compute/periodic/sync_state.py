@@ -46,6 +46,7 @@ from berth.compute.deps import AgentDeps
 from berth.compute.flows import recovery, sync
 from berth.compute.flows.sync import Outcome
 from berth.compute.states import Status
+from berth.conf.default import SERVICE_DOWN_TIME
 from berth.db import containers, nodes
 from berth.db.models import Container
 from berth.runtime import base as rt
@@ -111,7 +112,8 @@ def orphans(host: str, listed: Iterable[rt.RuntimeContainer], candidates: set[st
             and c.labels.get(rt.LABEL_HOST) == host]
 
 
-def sync_container_state(deps: AgentDeps, service_down_time: int = 180) -> SyncReport:
+def sync_container_state(deps: AgentDeps,
+                         service_down_time: int = SERVICE_DOWN_TIME) -> SyncReport:
     """One run (see the module docstring). One row's failure is logged and counted,
     and the run goes on; a failed ``docker ps`` fails the run (nothing is written)."""
     report = SyncReport()

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from berth.common import exceptions as exc
 from berth.common.log import container_context
+from berth.compute import status_writes
 from berth.compute.capsules import status as capsule_status
 from berth.compute.capsules.cri import restarts
 from berth.compute.deps import AgentDeps
@@ -110,10 +111,10 @@ def _vanished(deps: AgentDeps, member: Container) -> Container:
     LOG.warning("member %s: its CRI container %s is gone", member.name,
                 (member.container_id or "")[:12])
     try:
-        return containers.update_(deps.db, member.uuid,
-                                  {"status": Status.ERROR.value, "status_reason": reason},
-                                  expected_task_state=None, expected_status=member.status,
-                                  expected_container_id=member.container_id)
+        return status_writes.mark_error(deps.db, member.uuid, reason, was=member.status,
+                                        expected_task_state=None,
+                                        expected_status=member.status,
+                                        expected_container_id=member.container_id)
     except (exc.TaskInProgress, exc.ContainerNotFound):
         return member
 
