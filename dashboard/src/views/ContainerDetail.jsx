@@ -124,7 +124,12 @@ export function ContainerDetail({ uuid }) {
             <Field label="Project">{c.project_id}</Field>
             <Field label="User">{c.user_id}</Field>
             {c.host !== undefined && <Field label="Host">{c.host}</Field>}
-            <Field label="Addresses">{Object.values(c.addresses || {}).flat().map((a) => a.addr).join(', ')}</Field>
+            <Field label="Addresses">{Object.entries(c.addresses || {}).map(([net, list]) => `${net}: ${list.map((a) => a.addr).join(', ')}`).join('; ')}</Field>
+            <Field label="Exposed ports">{(c.ports || []).join(', ')}</Field>
+            <Field label="Security groups">{(c.security_groups || []).join(', ')}</Field>
+            <Field label="Labels">{Object.entries(c.labels || {}).map(([k, v]) => `${k}=${v}`).join(' ')}</Field>
+            <Field label="Healthcheck">{c.healthcheck && c.healthcheck.test ? `${c.healthcheck.test} (every ${c.healthcheck.interval || 0} s, ${c.healthcheck.retries || 0} retries)` : ''}</Field>
+            <Field label="Auto-remove">{String(!!c.auto_remove)}</Field>
             <Field label="Interactive / TTY">{String(c.interactive)} / {String(c.tty)}</Field>
             <Field label="Restart policy">{c.restart_policy ? c.restart_policy.Name : ''}</Field>
             <Field label="Environment">{Object.entries(c.environment || {}).map(([k, v]) => `${k}=${v}`).join(' ')}</Field>
