@@ -21,8 +21,11 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from berth.api.auth import request_context
+from berth.api.openapi import query_params
 from berth.api.responses import JSONResponse
-from berth.api.schemas.types import invalid, lenient_bool
+from berth.api.schemas import fields as F
+from berth.api.schemas.queries import QueryParams, lenient_bool
+from berth.api.schemas.types import lenient_bool as truth
 from berth.api.state import ApiState
 from berth.common.context import RequestContext
 from berth.db import actions, networks, volumes
@@ -39,20 +42,32 @@ CONTROLS = {"host": "container:create:requested_destination",
             "services": "zun-service:get_all", "all_projects": "container:get_all_all_projects"}
 
 
+#: The lists' query: whose rows (the container list's rule for every project).
+LIST = QueryParams("console list", {"all_projects": lenient_bool()}, closed=True,
+                   unknown_hint="The console's lists take all_projects.")
+ACTIONS = QueryParams("console actions", {
+    "all_projects": lenient_bool(),
+    "limit": F.integer_like(1, MAX_ACTIONS, what="a number of actions")}, closed=True,
+    unknown_hint="The actions list takes all_projects and limit.")
+
+
 def _state(request: Request) -> ApiState:
     state: ApiState = request.app.state.berth
     return state
 
 
-def _scope(request: Request) -> tuple[RequestContext, str | None]:
-    """The caller's context and the project whose rows they read (None: every one)."""
+def _scope(request: Request, query: QueryParams = LIST
+           ) -> tuple[RequestContext, str | None, dict[str, Any]]:
+    """The caller's context, the project whose rows they read (None: every one) and
+    the checked query."""
     ctx = request_context(request)
+    params = query.check(dict(request.query_params))
     policy.authorize(ctx, "container:get_all")
-    value = request.query_params.get("all_projects")
-    if value is not None and lenient_bool("all_projects", value):
+    value = params.get("all_projects")
+    if value is not None and truth("all_projects", value):
         policy.authorize(ctx, "container:get_all_all_projects")
-        return ctx, None
-    return ctx, ctx.project_id
+        return ctx, None, params
+    return ctx, ctx.project_id, params
 
 
 def _time(value: Any) -> str | None:
@@ -71,8 +86,9 @@ def me(request: Request) -> JSONResponse:
 
 
 @router.get("/networks")
+@query_params(lambda settings: LIST)
 def list_networks(request: Request) -> JSONResponse:
-    _ctx, project = _scope(request)
+    _ctx, project, _params = _scope(request)
     rows = networks.visible(_state(request).db, project)
     return JSONResponse({"networks": [{
         "uuid": n.uuid, "name": n.name, "project_id": n.project_id,
@@ -83,8 +99,9 @@ def list_networks(request: Request) -> JSONResponse:
 
 
 @router.get("/volumes")
+@query_params(lambda settings: LIST)
 def list_volumes(request: Request) -> JSONResponse:
-    _ctx, project = _scope(request)
+    _ctx, project, _params = _scope(request)
     rows = volumes.listed(_state(request).db, project)
     return JSONResponse({"volumes": [{
         "uuid": v.uuid, "name": v.name, "project_id": v.project_id,
@@ -96,12 +113,10 @@ def list_volumes(request: Request) -> JSONResponse:
 
 
 @router.get("/actions")
+@query_params(lambda settings: ACTIONS)
 def list_actions(request: Request) -> JSONResponse:
-    _ctx, project = _scope(request)
-    raw = request.query_params.get("limit", "200")
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_ACTIONS:
-        raise invalid("limit", raw, f"It must be a whole number from 1 to {MAX_ACTIONS}.")
-    rows = actions.recent(_state(request).db, project, int(raw))
+    _ctx, project, params = _scope(request, ACTIONS)
+    rows = actions.recent(_state(request).db, project, int(params.get("limit", 200)))
     return JSONResponse({"actions": [{
         "container_uuid": a.container_uuid, "container_name": name, "action": a.action,
         "request_id": a.request_id, "user_id": a.user_id, "project_id": a.project_id,

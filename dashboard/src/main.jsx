@@ -11,6 +11,7 @@ import { ContainerList } from './views/ContainerList.jsx';
 import { ContainerDetail } from './views/ContainerDetail.jsx';
 import { CreateForm } from './views/CreateForm.jsx';
 import { CapsuleList } from './views/CapsuleList.jsx';
+import { CapsuleCreate } from './views/CapsuleCreate.jsx';
 import { Hosts } from './views/Hosts.jsx';
 
 const PAGES = [
@@ -44,7 +45,8 @@ function Shell({ onLogout }) {
   if (route.page === 'containers' && route.id) page = <ContainerDetail uuid={route.id} />;
   else if (route.page === 'containers') page = <ContainerList />;
   else if (route.page === 'create') page = <CreateForm />;
-  else if (route.page === 'capsules') page = <CapsuleList />;
+  else if (route.page === 'capsules') page = <CapsuleList search={route.query.made} />;
+  else if (route.page === 'capsule-create') page = <CapsuleCreate />;
   else if (route.page === 'hosts') page = <Hosts />;
   else page = <p>No such page.</p>;
 
