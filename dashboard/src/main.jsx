@@ -13,6 +13,7 @@ import { CreateForm } from './views/CreateForm.jsx';
 import { CapsuleList } from './views/CapsuleList.jsx';
 import { CapsuleCreate } from './views/CapsuleCreate.jsx';
 import { Hosts } from './views/Hosts.jsx';
+import { Events } from './views/Events.jsx';
 import { Images, Networks, Quotas, Registries, Services, Volumes } from './views/Resources.jsx';
 import { allowed, forget, useMe } from './me.js';
 
@@ -28,6 +29,7 @@ const PAGES = [
   ['quotas', 'Quotas', null],
   ['services', 'Services', 'services'],
   ['hosts', 'Hosts', 'hosts'],
+  ['events', 'Events', null],
 ];
 
 function Status() {
@@ -64,6 +66,7 @@ function Shell({ onLogout }) {
   else if (route.page === 'registries') page = <Registries allProjects={allProjects} />;
   else if (route.page === 'quotas') page = <Quotas me={me} />;
   else if (route.page === 'services') page = <Services />;
+  else if (route.page === 'events') page = <Events allProjects={allProjects} />;
   else page = <p>No such page.</p>;
 
   return (

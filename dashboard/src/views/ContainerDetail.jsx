@@ -6,6 +6,7 @@ import { StatusBadge } from '../components/Filters.jsx';
 import { Logs } from '../components/Logs.jsx';
 import { Terminal } from '../components/Terminal.jsx';
 import { History } from '../components/History.jsx';
+import { Usage } from '../components/Usage.jsx';
 
 // Which statuses each action is offered in (api-v1.md §7.6, §7.7).
 const ACTIONS = [
@@ -16,7 +17,7 @@ const ACTIONS = [
   { id: 'unpause', label: 'Unpause', when: ['Paused'] },
 ];
 const DELETABLE = ['Created', 'Error', 'Stopped', 'Deleted', 'Dead', 'Running'];
-const TABS = [['overview', 'Overview'], ['logs', 'Logs'], ['terminal', 'Terminal'], ['history', 'History']];
+const TABS = [['overview', 'Overview'], ['usage', 'Usage'], ['logs', 'Logs'], ['terminal', 'Terminal'], ['history', 'History']];
 
 function Field({ label, children }) {
   return <><dt>{label}</dt><dd>{children}</dd></>;
@@ -137,6 +138,7 @@ export function ContainerDetail({ uuid }) {
             <Field label="Updated (UTC)">{c.updated_at || ''}</Field>
           </dl>
         )}
+        {tab === 'usage' && <Usage uuid={uuid} running={c.status === 'Running'} />}
         {tab === 'logs' && <Logs uuid={uuid} running={c.status === 'Running'} />}
         {tab === 'terminal' && (c.status === 'Running'
           ? <Terminal uuid={uuid} />
