@@ -46,7 +46,8 @@ def busy(berth: Any) -> Iterator[dict[str, str]]:
 
 
 def samples_at_least(n: int) -> re.Pattern[str]:
-    return re.compile(r"^([%d-9]|\d\d+)$" % n)
+    """A ``data-samples`` count of at least ``n`` (a single digit)."""
+    return re.compile(rf"^([{n}-9]|\d\d+)$")
 
 
 def test_usage_graphs_and_events_view(page: Any, berth: Any, busy: dict[str, str]) -> None:
