@@ -107,3 +107,13 @@ def test_resource_views_show_the_project_networks_volumes_images_quota_services(
     expect(nav.get_by_role("link", name="Networks")).to_be_visible()
     for admin_only in ("Images", "Services", "Hosts"):
         expect(nav.get_by_role("link", name=admin_only)).to_have_count(0)
+    # ... and the console's own reads show them their project's rows only.
+    with berth.http(token=f"viewer:{resources['project']}") as http:
+        for what in ("networks", "volumes", "actions"):
+            mine = http.get(f"/dashboard/api/{what}")
+            assert mine.status_code == 200, mine.text
+            # (a shared network of another test may be listed: every project uses it)
+            assert [r for r in mine.json()[what] if not r.get("shared")] == [], mine.text
+            every = http.get(f"/dashboard/api/{what}", params={"all_projects": "true"})
+            assert every.status_code == 403, every.text
+        assert http.get("/dashboard/api/actions", params={"limit": "501"}).status_code == 400
