@@ -2,7 +2,7 @@
 ``berth serve`` and Docker: networks, volumes (with the container that mounts one),
 images, registries, a quota with its usage, and the services; each table captioned
 and its pages reached from the main navigation, which a non-admin sees without the
-admin-only views."""
+admin-only views (nor the create form's admin-only fields)."""
 
 from __future__ import annotations
 
@@ -107,6 +107,10 @@ def test_resource_views_show_the_project_networks_volumes_images_quota_services(
     expect(nav.get_by_role("link", name="Networks")).to_be_visible()
     for admin_only in ("Images", "Services", "Hosts"):
         expect(nav.get_by_role("link", name=admin_only)).to_have_count(0)
+    nav.get_by_role("link", name="Create", exact=True).click()     # nor the admins' fields
+    expect(page.get_by_label("Labels")).to_be_visible()
+    expect(page.get_by_label("Host (admins)")).to_have_count(0)
+    expect(page.get_by_label("Image pull policy")).to_have_count(0)
     # ... and the console's own reads show them their project's rows only.
     with berth.http(token=f"viewer:{resources['project']}") as http:
         for what in ("networks", "volumes", "actions"):
