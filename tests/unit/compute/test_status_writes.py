@@ -128,12 +128,19 @@ def _status_keys(tree: ast.AST) -> list[int]:
     return [node.lineno for node in ast.walk(tree) if _sets_status(node)]
 
 
+def _callee(call: ast.Call) -> str | None:
+    """The name a call calls: ``f`` of ``f(...)`` and of ``a.b.f(...)``."""
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else \
+        func.id if isinstance(func, ast.Name) else None
+
+
 def _sets_status(node: ast.AST) -> bool:
     if isinstance(node, ast.Dict):
         return any(isinstance(k, ast.Constant) and k.value == "status" for k in node.keys)
     if isinstance(node, ast.Call):
         return any(k.arg == "status" for k in node.keywords) \
-            and ast.unparse(node.func).split(".")[-1] in ("dict", "update")
+            and _callee(node) in ("dict", "update")
     return isinstance(node, ast.Assign) and any(
         isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant)
         and t.slice.value == "status" for t in node.targets)
@@ -143,7 +150,7 @@ def _raw_db_writes(tree: ast.AST) -> list[int]:
     """Lines anywhere that hand a database write a literal status."""
     return [node.lineno for node in ast.walk(tree)
             if isinstance(node, ast.Call)
-            and ast.unparse(node.func).split(".")[-1] in _DB_WRITES
+            and _callee(node) in _DB_WRITES
             and any(_status_keys(arg) for arg in node.args)]
 
 
