@@ -2,8 +2,9 @@
 names and defaults; berth's additions say so.
 
 Who calls Glance: the caller's own token (``X-Auth-Token`` of the API request, carried
-to the agent in the request context) whenever there is one; otherwise (``berth
-serve``, noauth deployments, an agent's own work) berth's own identity, from
+to the agent in the request context) when berth's API authenticates with Keystone
+(``[api]auth_strategy = keystone``); otherwise (noauth, ``berth serve``'s default, and
+an agent's own work) berth's own identity, from
 keystoneauth's options in this group (``auth_type`` and its plugin's options, e.g.
 ``auth_type = password`` with ``auth_url``, ``username``, ``password``,
 ``project_name``, ``user_domain_name``, ``project_domain_name``), registered when the

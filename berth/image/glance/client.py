@@ -2,7 +2,8 @@
 the glance image driver makes, plain values out, the SDK's and keystoneauth's errors
 translated here (and only here) into berth's.
 
-Who calls: the caller's token when the request context has one, else berth's own
+Who calls: the caller's token when the request context has one and berth's API
+authenticates with Keystone (``[api]auth_strategy = keystone``), else berth's own
 identity from ``[glance_client]`` (see ``berth.conf.glance_client``).
 """
 
@@ -67,7 +68,9 @@ class GlanceAPI:
     """One caller's Glance."""
 
     def __init__(self, conn: Any) -> None:
-        self._image = conn.image
+        # The proxy is made (Keystone asked for a token and the catalog) on first use.
+        with translated("reaching Glance"):
+            self._image = conn.image
 
     def get(self, image_id: str) -> dict[str, Any] | None:
         """The record of ``image_id`` (as Glance's JSON), None when absent."""
@@ -149,11 +152,14 @@ class GlanceSessions:
         self._cert: Any = (g.cert_file, g.key_file) if g.cert_file and g.key_file \
             else g.cert_file
         self._timeout: int = g.timeout
+        # Under noauth a caller's X-Auth-Token is no Keystone token: berth's own
+        # identity then calls Glance for everyone.
+        self._callers_tokens = conf.api.auth_strategy == "keystone"
         self._lock = threading.Lock()
         self._own: Any = None
 
     def api(self, ctx: RequestContext | None) -> GlanceAPI:
-        token = ctx.auth_token if ctx is not None else None
+        token = ctx.auth_token if ctx is not None and self._callers_tokens else None
         if token:
             auth = self._user_token(token, ctx.project_id if ctx else None)
             return GlanceAPI(self._connect(auth))
