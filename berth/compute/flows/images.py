@@ -83,7 +83,7 @@ def _store_search(deps: AgentDeps, driver: str, image: str, exact_match: bool,
     contains it without ``exact_match``), as Zun answers them."""
     store = deps.image_stores.get(driver)
     if store is None:
-        raise exc.Invalid(f"Image driver {driver} is not enabled on host {deps.host} (its "
+        raise exc.Invalid(f"The image driver {driver} is not enabled on host {deps.host} (its "
                           f"[DEFAULT]image_driver_list is "
                           f"{', '.join(deps.image_driver_list)}).")
     name, tag = split_name(image)
