@@ -36,6 +36,9 @@ now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1f", b-a}'; }
 pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
 pid_is() { pid_alive "$1" && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q -- "$2"; }
+# gunicorn retitles itself ("gunicorn: master [glance.wsgi.api:application]") when
+# setproctitle is installed, as it is in Glance's venv: match the application's name.
+APP=glance.wsgi.api
 
 db_url() {
     if [ "$DB" = pgsql ]; then echo "postgresql+psycopg2://$DBNAME:$DBNAME@127.0.0.1:5432/$DBNAME"
@@ -140,11 +143,11 @@ start() {
     setup
     local t0 pid; t0=$(now)
     pid=$(cat "$BASE/api.pid" 2>/dev/null || true)
-    if ! pid_is "$pid" venv-glance/bin/gunicorn; then
+    if ! pid_is "$pid" "$APP"; then
         rm -f "$BASE/api.pid"
         OS_GLANCE_CONFIG_DIR="$BASE/etc" setsid nohup "$V/gunicorn" --no-control-socket \
             -b "127.0.0.1:$PORT" -w 1 --threads 8 --timeout 600 --pid "$BASE/api.pid" \
-            glance.wsgi.api:application >"$BASE/logs/api.stdout" 2>&1 </dev/null &
+            "$APP:application" >"$BASE/logs/api.stdout" 2>&1 </dev/null &
     fi
     local i
     for i in $(seq 1 240); do api_up && break; sleep 0.25; done
@@ -155,13 +158,15 @@ start() {
 stop() {
     local pid stopped=0
     pid=$(cat "$BASE/api.pid" 2>/dev/null || true)
-    if pid_is "$pid" venv-glance/bin/gunicorn; then
+    if pid_is "$pid" "$APP"; then
         kill -TERM "$pid" 2>/dev/null || true; stopped=1
         for _ in $(seq 1 50); do pid_alive "$pid" || break; sleep 0.2; done
         pid_alive "$pid" && kill -KILL "$pid" 2>/dev/null || true
     fi
     rm -f "$BASE/api.pid"
     [ "$stopped" = 1 ] && log "glance: stopped" || log "glance: not started by this script"
+    # A Glance this script did not start still answers: its database and files stay.
+    if api_up; then log "glance: another glance-api answers at $URL; its state is left"; return 0; fi
     [ -f "$BASE/etc/glance-api.conf" ] && drop_database
     rm -rf "$BASE/etc" "$BASE/images" "$BASE/staging" "$BASE/tasks" "$BASE/lock"
 }
