@@ -43,7 +43,7 @@ def make_berth(validation: bool) -> BerthProcess:
 
 @pytest.fixture(scope="module")
 def berth_glance(glance: str) -> Iterator[BerthProcess]:
-    proc = make_berth(validation=True).start()
+    proc = make_berth(validation=True).start(timeout=120)   # a loaded machine starts slowly
     yield proc
     proc.stop()
     _remove_containers(proc.host)
@@ -148,7 +148,7 @@ def test_an_unknown_glance_image_is_refused_at_the_api_leaving_nothing(
 
 def test_without_validation_an_unknown_image_ends_the_create_in_error(
         glance: str) -> None:
-    proc = make_berth(validation=False).start()
+    proc = make_berth(validation=False).start(timeout=120)
     try:
         with proc.http() as http:
             missing = f"no-such-image-{uuidlib.uuid4().hex[:6]}"
@@ -190,3 +190,26 @@ def test_commit_of_a_glance_container_uploads_the_image_to_glance(
             docker.from_env().images.remove(f"{repo}:snap")
         except docker.errors.ImageNotFound:
             pass
+
+
+def test_a_registry_container_rebuilt_from_glance_runs_the_glance_image(
+        http: httpx.Client, glance_image: tuple[str, str, str]) -> None:
+    from support.berth_proc import TEST_IMAGE
+
+    name, _, ref = glance_image
+    made = http.post("/v1/containers", params={"run": "true"}, json={
+        "image": TEST_IMAGE, "image_pull_policy": "ifnotpresent", "command": ["sleep", "300"]})
+    assert made.status_code == 202, made.text
+    uuid = made.json()["uuid"]
+    assert settled(http, uuid)["status"] == "Running"
+    resp = http.post(f"/v1/containers/{uuid}/rebuild",
+                     params={"image": name, "image_driver": "glance"})
+    assert resp.status_code == 202, resp.text
+    wait_for(lambda: http.get(f"/v1/containers/{uuid}").json()["status"]
+             in ("Running", "Error") and http.get(f"/v1/containers/{uuid}").json()
+             ["task_state"] is None, 180, 0.2, what="the rebuild")
+    body = http.get(f"/v1/containers/{uuid}").json()
+    assert body["status"] == "Running" and body["image_driver"] == "glance", body
+    seen = docker.from_env().containers.get(f"zun-{uuid}")
+    assert seen.attrs["Config"]["Image"] == ref
+    delete(http, uuid)
