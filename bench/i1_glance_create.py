@@ -8,7 +8,8 @@ emptied before each run, so berth finds the image in Glance, downloads it (check
 checked), loads it and runs it. **I2** (cached): the tarball stays in berth's cache;
 berth finds the image in Glance, sees the same checksum, downloads nothing, loads it
 and runs it. The baseline loads the tarball from a local file (``docker load``) and
-runs it (``common.run_detached``). berth's time runs from the POST until the API shows
+runs it (``common.run_detached``); berth's containers are on Docker's default bridge
+too (``[network]driver = docker``). berth's time runs from the POST until the API shows
 Running (GET polled every 10 ms); the sides alternate. Needs Glance and Keystone up
 (``.ci/ci-services.sh start keystone glance``). Goals: I1 ratio ≤ 1.5, I2 ≤ 1.25.
 """
@@ -44,7 +45,10 @@ from bench.common import (
 
 GLANCE = os.environ.get("BERTH_GLANCE_URL", "http://127.0.0.1:9292")
 KEYSTONE = os.environ.get("BERTH_KEYSTONE_URL", "http://127.0.0.1:5001/v3")
-GLANCE_CONF = (f"[glance_client]\nauth_type = password\nauth_url = {KEYSTONE}\n"
+# Docker's default bridge on both sides: the baseline's container is on it too, and
+# berth's local networks are P1's subject, not this one's.
+GLANCE_CONF = ("[network]\ndriver = docker\n"
+               f"[glance_client]\nauth_type = password\nauth_url = {KEYSTONE}\n"
                "username = admin\npassword = admin\nproject_name = admin\n"
                "user_domain_id = default\nproject_domain_id = default\n"
                "[quota]\ncontainers = -1\nmemory = -1\ncpu = -1\ndisk = -1\n")
@@ -77,6 +81,7 @@ def _measure(bid: str, measure: str, cached: bool, goal: float, runs: int,
     client.images.get(IMAGE).tag(ref)
     tarball = os.path.join(scratch, "image.tar")
     subprocess.run(["docker", "save", "-o", tarball, ref], check=True, timeout=120)
+    size = os.path.getsize(tarball)
     glance = httpx.Client(base_url=f"{GLANCE}/v2", timeout=120,
                           headers={"X-Auth-Token": _token()})
     made = glance.post("/images", json={"name": f"bench-{ref.rsplit(':', 1)[1]}",
@@ -132,8 +137,7 @@ def _measure(bid: str, measure: str, cached: bool, goal: float, runs: int,
     return Result(bid, f"{measure}, median of {runs}", b, d, "s", f"ratio ≤ {goal}",
                   r is not None and r <= goal, r,
                   {"berth_all": times["berth"], "docker_all": times["docker"],
-                   "tarball_bytes": os.path.getsize(tarball) if os.path.exists(tarball)
-                   else None})
+                   "tarball_bytes": size})
 
 
 def _docker_side(client: docker.DockerClient, tarball: str, ref: str) -> float:
