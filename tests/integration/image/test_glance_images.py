@@ -107,8 +107,9 @@ def test_a_glance_image_is_downloaded_once_loaded_and_run(
     assert cached.is_file()
     seen = docker.from_env().containers.get(f"zun-{uuid}")
     assert seen.attrs["Config"]["Image"] == ref
-    log = berth_glance.log.read_text()
-    assert f"downloading image {name}" in log and uuid in log
+    progress = [line for line in berth_glance.log.read_text().splitlines()
+                if f"downloading image {name} from Glance: 100%" in line]
+    assert progress and f"container={uuid}" in progress[0], progress
     # the second create, by id and tag: from the cache, no download
     mtime = cached.stat().st_mtime_ns
     second = create(http, f"{image_id}")
