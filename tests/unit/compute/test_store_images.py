@@ -105,3 +105,18 @@ def test_failures_are_image_not_found_naming_the_image(db: Database) -> None:
         pull_from_store(deps_with(db, Engine(loads=False)), store, "app", "always", None,
                         None)
     assert store.forgotten == ["img-1"]          # a tarball Docker refuses is not kept
+
+
+def test_the_driver_of_a_container_is_one_of_the_nodes_image_driver_list(db: Database) -> None:
+    from types import SimpleNamespace
+
+    from berth.compute.image_puller import served_by
+
+    glance_node = AgentDeps(db=db, runtime=Engine(), tracker=ResourceTracker(db, "n1"),  # type: ignore[arg-type]
+                            settings=AgentSettings(host="n1"), image_stores={"glance": Store()})
+    docker_only = deps_with(db, Engine())
+    row = SimpleNamespace(image="app", image_driver="glance")
+    assert served_by(glance_node, row) == "glance"  # type: ignore[arg-type]
+    assert served_by(docker_only, SimpleNamespace(image="app", image_driver=None)) == "docker"  # type: ignore[arg-type]
+    with pytest.raises(exc.ImageNotFound, match="image driver glance is not enabled on host n1"):
+        served_by(docker_only, row)  # type: ignore[arg-type]
