@@ -222,7 +222,7 @@ def test_a_node_that_stops_reporting_is_withdrawn_and_restored_when_back(
         fabric.lay(node, red)
     ctrs = [fabric.container(node, red, f"r{i}") for i, node in enumerate(fabric.nodes)]
     fabric.reconcile_all([red])
-    (ns_a, ip_a), (ns_b, ip_b), (ns_c, ip_c) = ctrs
+    (ns_a, _), (ns_b, _), (ns_c, ip_c) = ctrs
     with tcp_server(ns_c, ip_c, 7003):
         assert tcp_probe(ns_a, ip_c, 7003) == "pong:ping"
         assert tcp_probe(ns_b, ip_c, 7003) == "pong:ping"
