@@ -3,7 +3,7 @@
 - ``allocate`` / ``release``: the network-wide IPAM (``ipam``), keyed by attachment;
 - ``ensure``: the network's VXLAN device on its bridge and its tables, when the
   network is laid on this node (its first attachment, or the daemon's recovery);
-- ``reconcile``: every network laid here made to match the store, on a short timer:
+- ``reconcile``: a network laid here made to match the store, on a short timer:
   members that came, went or moved, nodes that stopped reporting (their members
   withdrawn once ``service_down_time`` passes) or came back; and this node's own
   claims made to match its attachments (a claim whose attachment is gone, after a
@@ -80,53 +80,48 @@ class NodeOverlay:
     def remove(self, spec: NetworkSpec) -> None:
         self.links.remove(spec)
 
-    def reconcile(self, specs: Collection[NetworkSpec],
-                  attachments: Mapping[str, Mapping[str, tuple[ipaddress.IPv4Address, str]]]
-                  ) -> int:
-        """Make this node's claims match ``attachments`` (network -> owner -> (address,
-        MAC), what its registry holds) and its devices' tables match the store.
-        Returns how many entries and claims it changed. A network whose device
-        cannot be made is logged and skipped: the others still converge."""
-        changed = self._reconcile_claims(specs, attachments)
-        live = self.store.live_hosts()
-        members = self.store.members([s.name for s in specs])
-        for spec in specs:
-            try:
-                if not self.links.exists(spec):
-                    vni = self.store.vni(spec.name)
-                    if vni is None:
-                        continue
-                    LOG.warning("VXLAN device of network %s was missing; making it again",
-                                spec.name)
-                    self.links.ensure(spec, vni, self.tunnel_ip)
-                changed += self._write(spec, members[spec.name], live)
-            except NetworkDriverError as exc:
-                LOG.error("network %s: could not reconcile its overlay: %s", spec.name, exc)
-        return changed
+    def reconcile(self, spec: NetworkSpec,
+                  attachments: Mapping[str, tuple[ipaddress.IPv4Address, str]],
+                  live: Collection[str] | None = None) -> int:
+        """Make this node's claims on ``spec`` match ``attachments`` (owner -> (address,
+        MAC): what its registry holds) and the device's tables match the store; the
+        caller holds the network's lock. ``live``: the live nodes, when the caller
+        read them once for several networks. Returns how many claims and entries it
+        changed; nothing when the network's row is gone."""
+        vni = self.store.vni(spec.name)
+        if vni is None:
+            return 0
+        changed = self._reconcile_claims(spec, attachments)
+        self.links.ensure(spec, vni, self.tunnel_ip)   # missing, or off its bridge
+        live = self.store.live_hosts() if live is None else live
+        return changed + self._write(spec, self.store.members([spec.name])[spec.name], live)
 
-    def _reconcile_claims(self, specs: Collection[NetworkSpec],
-                          attachments: Mapping[str, Mapping[str, tuple[ipaddress.IPv4Address,
-                                                                       str]]]) -> int:
+    def claims_here(self) -> dict[str, set[str]]:
+        """Network -> the owners holding addresses on this node."""
+        return self.store.owners_on(self.host)
+
+    def release_owner(self, network: str, owner: str) -> bool:
+        return self.store.release(network, owner)
+
+    def _reconcile_claims(self, spec: NetworkSpec,
+                          attachments: Mapping[str, tuple[ipaddress.IPv4Address, str]]) -> int:
         changed = 0
-        by_name = {s.name: s for s in specs}
-        for network, owners in self.store.owners_on(self.host).items():
-            mine = attachments.get(network, {})
-            for owner in sorted(owners - set(mine)):
-                LOG.warning("network %s: %s holds an address here but no attachment; "
-                            "releasing it", network, owner)
-                self.store.release(network, owner)
-                changed += 1
-        held = self.store.owners_on(self.host)
-        for network, mine in attachments.items():
-            for owner, (address, mac) in mine.items():
-                if network in by_name and owner not in held.get(network, set()):
-                    LOG.warning("network %s: %s has %s here but no claim; claiming it "
-                                "again", network, owner, address)
-                    if not self.store.claim(Claim(network, address, owner, mac.lower(),
-                                                  self.host, self.tunnel_ip)):
-                        LOG.error("network %s: %s is held by another node now; %s keeps "
-                                  "it until deleted", network, address, owner)
-                    changed += 1
+        held = self.store.owners_on(self.host).get(spec.name, set())
+        for owner in sorted(held - set(attachments)):
+            LOG.warning("network %s: %s holds an address here but no attachment; "
+                        "releasing it", spec.name, owner)
+            self.store.release(spec.name, owner)
+            changed += 1
+        for owner, (address, mac) in sorted(attachments.items()):
+            if owner in held:
+                continue
+            LOG.warning("network %s: %s has %s here but no claim; claiming it again",
+                        spec.name, owner, address)
+            if not self.store.claim(Claim(spec.name, address, owner, mac.lower(), self.host,
+                                          self.tunnel_ip)):
+                LOG.error("network %s: %s is held by another attachment now; %s keeps it "
+                          "until it is deleted", spec.name, address, owner)
+            changed += 1
         return changed
 
     def _write(self, spec: NetworkSpec, members: list[Member], live: set[str]) -> int:

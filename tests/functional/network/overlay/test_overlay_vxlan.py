@@ -60,7 +60,8 @@ class Node:
         default_factory=dict)
 
     def reconcile(self, specs: list[NetworkSpec]) -> int:
-        return self.overlay.reconcile(specs, self.attachments)
+        return sum(self.overlay.reconcile(spec, self.attachments.get(spec.name, {}))
+                   for spec in specs)
 
 
 @dataclass
