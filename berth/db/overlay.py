@@ -66,10 +66,13 @@ class OverlayStore:
             return False
         return True
 
-    def release(self, network: str, owner: str) -> bool:
+    def release(self, network: str, owner: str, host: str | None = None) -> bool:
+        stmt = delete(OverlayAddress).where(OverlayAddress.network_uuid == network,
+                                            OverlayAddress.owner == owner)
+        if host is not None:
+            stmt = stmt.where(OverlayAddress.host == host)
         with self.db.writer() as s:
-            result = s.execute(delete(OverlayAddress).where(
-                OverlayAddress.network_uuid == network, OverlayAddress.owner == owner))
+            result = s.execute(stmt)
         return bool(result.rowcount)  # type: ignore[attr-defined]
 
     # -- membership --

@@ -54,8 +54,10 @@ class AddressStore(Protocol):
         (nothing written then). Replaces what the owner held before."""
         ...
 
-    def release(self, network: str, owner: str) -> bool:
-        """Drop what ``owner`` holds on ``network``; False when it held nothing."""
+    def release(self, network: str, owner: str, host: str | None = None) -> bool:
+        """Drop what ``owner`` holds on ``network`` (only if on ``host``, when given: a
+        node never releases a claim that moved to another); False when it held
+        nothing there."""
         ...
 
 
@@ -96,4 +98,6 @@ class NetworkWideAllocator:
                                         f"address {MAX_ATTEMPTS} times; try again")
 
     def release(self, spec: NetworkSpec, owner: str) -> bool:
-        return self.store.release(spec.name, owner)
+        """Drop ``owner``'s claim if this node holds it (after an evacuation the
+        attachment's claim is the new node's; the old node's clean-up leaves it)."""
+        return self.store.release(spec.name, owner, self.host)

@@ -101,7 +101,7 @@ class NodeOverlay:
         return self.store.owners_on(self.host)
 
     def release_owner(self, network: str, owner: str) -> bool:
-        return self.store.release(network, owner)
+        return self.store.release(network, owner, self.host)
 
     def _reconcile_claims(self, spec: NetworkSpec,
                           attachments: Mapping[str, tuple[ipaddress.IPv4Address, str]]) -> int:
@@ -110,10 +110,17 @@ class NodeOverlay:
         for owner in sorted(held - set(attachments)):
             LOG.warning("network %s: %s holds an address here but no attachment; "
                         "releasing it", spec.name, owner)
-            self.store.release(spec.name, owner)
+            self.store.release(spec.name, owner, self.host)
             changed += 1
         for owner, (address, mac) in sorted(attachments.items()):
             if owner in held:
+                continue
+            elsewhere = self.store.held(spec.name, owner)
+            if elsewhere is not None:
+                # Moved (evacuated) while this node was away: the new node's claim wins,
+                # and this node's copy goes when its agent deletes the stale container.
+                LOG.warning("network %s: %s holds %s on %s now; not claiming it back",
+                            spec.name, owner, elsewhere.address, elsewhere.host)
                 continue
             LOG.warning("network %s: %s has %s here but no claim; claiming it again",
                         spec.name, owner, address)

@@ -116,11 +116,13 @@ class Fabric:
         node.netns.run("ip", "link", "set", spec.bridge, "up")
         node.overlay.ensure(spec)
 
-    def container(self, node: Node, spec: NetworkSpec, label: str) -> tuple[Netns, str]:
+    def container(self, node: Node, spec: NetworkSpec, label: str,
+                  owner: str | None = None) -> tuple[Netns, str]:
         """A namespace plugged into ``spec``'s bridge on ``node``, with an address the
-        node's overlay allocated; (namespace, address)."""
+        node's overlay allocated; (namespace, address). ``owner``: the container's
+        label when it is another namespace of the same container (moved)."""
         ctr = self.netns(label)
-        key = AttachmentKey(spec.name, f"{self.tag}{label}", "eth0")
+        key = AttachmentKey(spec.name, f"{self.tag}{owner or label}", "eth0")
         mac = stable_mac(key)
         address = node.overlay.allocate(spec, str(key), mac, None)
         node.attachments.setdefault(spec.name, {})[str(key)] = (address.ip, mac)
@@ -286,6 +288,39 @@ def test_a_restarted_node_reclaims_and_releases_from_its_attachments(fabric: Fab
     fabric.reconcile_all([red])
     with tcp_server(ns_b, ip_b, 7005):
         assert tcp_probe(ns_a, ip_b, 7005) == "pong:ping"
+
+
+def test_an_evacuated_container_keeps_its_address_and_is_reached_on_its_new_node(
+        fabric: Fabric) -> None:
+    fabric.add_nodes(3)
+    a, b, c = fabric.nodes
+    red = fabric.network("red", "10.251.6.0/24")
+    for node in fabric.nodes:
+        fabric.lay(node, red)
+    ns_a, _ = fabric.container(a, red, "ra")
+    _old, ip_old = fabric.container(c, red, "rc")
+    fabric.reconcile_all([red])
+    # c stops reporting; its container is made again on b (evacuation): same owner.
+    long_ago = dt.datetime.now(dt.UTC).replace(tzinfo=None) - dt.timedelta(seconds=61)
+    with fabric.db.writer() as s:
+        s.execute(update(ZunService).where(ZunService.host == c.name)
+                  .values(last_seen_up=long_ago))
+    ns_new, ip_new = fabric.container(b, red, "rc-moved", owner="rc")
+    assert ip_new == ip_old
+    for node in (a, b):
+        node.reconcile([red])
+    with tcp_server(ns_new, ip_new, 7006):
+        assert tcp_probe(ns_a, ip_new, 7006) == "pong:ping"
+    # c comes back with the stale attachment still in its registry: it neither claims
+    # the address back nor releases b's claim, and a still reaches the container on b.
+    nodes.report_service_up(fabric.db, c.name, nodes.COMPUTE_BINARY, None)
+    fabric.reconcile_all([red])
+    owner = str(AttachmentKey(red.name, f"{fabric.tag}rc", "eth0"))
+    held = fabric.store.held(red.name, owner)
+    assert held is not None and held.host == b.name
+    assert not c.overlay.allocator.release(red, owner)
+    with tcp_server(ns_new, ip_new, 7007):
+        assert tcp_probe(ns_a, ip_new, 7007) == "pong:ping"
 
 
 _UDP_RECEIVER = """

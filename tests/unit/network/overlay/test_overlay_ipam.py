@@ -85,3 +85,13 @@ def test_a_claim_lost_to_another_node_picks_the_next_address(db: Database, spec)
     got = racing.allocate(spec, "k1", "02:00:00:00:00:01")
     assert str(got.ip) == "10.244.0.4"
     assert OverlayStore(db).held(spec.name, "other1").address == IP("10.244.0.2")  # type: ignore[union-attr]
+
+
+def test_the_old_node_releasing_a_moved_attachment_leaves_the_new_node_s_claim(
+        db: Database, spec) -> None:  # type: ignore[no-untyped-def]
+    a, b = node(db, "a", "192.0.2.1"), node(db, "b", "192.0.2.2")
+    first = a.allocate(spec, "k1", "02:00:00:00:00:01")
+    assert b.allocate(spec, "k1", "02:00:00:00:00:01") == first     # evacuated to b
+    assert not a.release(spec, "k1")                                 # a cleans up, late
+    held = OverlayStore(db).held(spec.name, "k1")
+    assert held is not None and held.host == "b" and held.address == first.ip
