@@ -146,14 +146,14 @@ class CniService:
                 if same and self._intact(existing.vif):
                     LOG.info("%s is already attached as asked; answering again", key)
                     if existing.policy != request.policy:
-                        self.registry.set_policy(key, request.policy)
+                        self._set_policy(spec, key, request.policy)
                         self._lay_policy(spec)
                     return existing.vif
                 LOG.info("%s: replacing the earlier attachment (%s)", key, existing.state)
                 self._undo(existing)
             mac = (request.mac or stable_mac(key)).lower()
             address = (reserved.vif.address if reserved is not None
-                       else self._allocate(spec, key, mac, request.fixed_ip))
+                       else self._allocate(spec, key, mac, request.fixed_ip, request.policy))
             planned = VIF.planned(spec, key, netns, mac, address)
             try:
                 self.registry.put(Entry(planned, State.PLUGGING, str(identity),
@@ -198,12 +198,12 @@ class CniService:
             if existing is not None:
                 if existing.state is not State.RESERVED or _claims(existing, request):
                     if existing.state is State.RESERVED and existing.policy != request.policy:
-                        self.registry.set_policy(key, request.policy)
+                        self._set_policy(spec, key, request.policy)
                         self._lay_policy(spec)
                     return         # attached already, or reserved as asked: the ADD decides
                 self._undo(existing)
             mac = (request.mac or stable_mac(key)).lower()
-            address = self._allocate(spec, key, mac, request.fixed_ip)
+            address = self._allocate(spec, key, mac, request.fixed_ip, request.policy)
             planned = VIF.planned(spec, key, "", mac, address)
             try:
                 self.registry.put(Entry(planned, State.RESERVED, "", request.policy,
@@ -249,7 +249,7 @@ class CniService:
                 spec = self.registry.network(entry.key.network)
                 if current is None or spec is None or current.policy == policy:
                     continue
-                self.registry.set_policy(entry.key, policy)
+                self._set_policy(spec, entry.key, policy)
                 self._lay_policy(spec)
                 changed += 1
         if changed:
@@ -367,9 +367,13 @@ class CniService:
                 entries = self.registry.entries(spec.name)
                 if not entries or self._ready.get(spec.name) is None:
                     continue       # idle, or not laid by this process yet (recovery does)
-                attachments = {str(e.key): (e.vif.address.ip, e.vif.mac) for e in entries}
+                attachments = {str(e.key): (e.vif.address.ip, e.vif.mac, e.policy)
+                               for e in entries}
+                before = self.overlay.remote_members(spec.name)
                 try:
                     changed += self.overlay.reconcile(spec, attachments, live)
+                    if self.overlay.remote_members(spec.name) != before:
+                        self._lay_policy(spec)     # the groups' members on other nodes
                 except NetworkDriverError as exc:   # the other networks still converge
                     LOG.error("network %s: could not reconcile its overlay: %s", spec.name,
                               exc)
@@ -441,10 +445,17 @@ class CniService:
         return spec if self.overlay is None else self.overlay.fit(spec)
 
     def _allocate(self, spec: NetworkSpec, key: AttachmentKey, mac: str,
-                  fixed_ip: ipaddress.IPv4Address | None) -> ipaddress.IPv4Interface:
+                  fixed_ip: ipaddress.IPv4Address | None,
+                  policy: Policy | None) -> ipaddress.IPv4Interface:
         if self.overlay is not None:
-            return self.overlay.allocate(spec, str(key), mac, fixed_ip)
+            return self.overlay.allocate(spec, str(key), mac, fixed_ip, policy)
         return self._allocator(spec).allocate(fixed_ip)
+
+    def _set_policy(self, spec: NetworkSpec, key: AttachmentKey, policy: Policy | None) -> None:
+        """The entry's policy, and its claim's with an overlay (network lock held)."""
+        self.registry.set_policy(key, policy)
+        if self.overlay is not None:
+            self.overlay.set_policy(spec, str(key), policy)
 
     def _release(self, network: str, key: AttachmentKey,
                  address: ipaddress.IPv4Interface) -> None:
@@ -477,8 +488,14 @@ class CniService:
         self._ready[spec.name] = spec
 
     def _members(self, spec: NetworkSpec) -> list[Member]:
-        return [Member(e.key, e.vif.address.ip, e.policy, spec.mirror6(e.vif.address.ip))
-                for e in self.registry.entries(spec.name) if e.policy is not None]
+        """The attachments with a policy: this node's, and with an overlay the other
+        live nodes' (their groups hold across nodes)."""
+        members = [Member(e.key, e.vif.address.ip, e.policy, spec.mirror6(e.vif.address.ip))
+                   for e in self.registry.entries(spec.name) if e.policy is not None]
+        if self.overlay is not None and members:    # none here: no chains to fill
+            mine = {m.key for m in members}
+            members += [m for m in self.overlay.remote_members(spec.name) if m.key not in mine]
+        return members
 
     def _lay_policy(self, spec: NetworkSpec, whole: bool = False) -> None:
         """The network's policy chains match its attachments' policies (network lock

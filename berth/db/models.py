@@ -319,8 +319,9 @@ class OverlayAddress(TimestampMixin, Base):
     held by one attachment on one node: the network-wide IPAM (``(network_uuid,
     address)`` is unique, so two nodes cannot hand out one address) and what every
     other node's CNI daemon writes into its VXLAN forwarding and neighbour tables
-    (``berth.network.overlay``). ``owner`` is the attachment's key
-    (network/container/ifname); ``tunnel_ip`` the holding node's underlay address."""
+    (``berth.network.overlay``) and its security-group rules. ``owner`` is the
+    attachment's key (network/container/ifname); ``tunnel_ip`` the holding node's
+    underlay address."""
 
     __tablename__ = "overlay_address"
     __table_args__ = (
@@ -336,6 +337,9 @@ class OverlayAddress(TimestampMixin, Base):
     mac: Mapped[str] = mapped_column(String(17), nullable=False)
     host: Mapped[str] = mapped_column(String(255), nullable=False)
     tunnel_ip: Mapped[str] = mapped_column(String(39), nullable=False)
+    #: The attachment's policy (``berth.network.policy.Policy.to_dict``): every node's
+    #: security-group rules count it among its groups' members. None: no policy.
+    policy: Mapped[Any] = mapped_column(JSON, nullable=True)
 
 
 class Volume(TimestampMixin, Base):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 from collections.abc import Collection
+from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
@@ -23,6 +24,7 @@ from berth.db.engine import Database
 from berth.db.models import Network, OverlayAddress
 from berth.network.overlay.ipam import Claim
 from berth.network.overlay.plan import Member
+from berth.network.policy import InvalidPolicy, Policy
 
 
 class OverlayStore:
@@ -62,6 +64,7 @@ class OverlayStore:
                                          owner=claim.owner)
                     s.add(row)
                 row.mac, row.host, row.tunnel_ip = claim.mac, claim.host, str(claim.tunnel_ip)
+                row.policy = claim.policy.to_dict() if claim.policy is not None else None
         except IntegrityError:     # another node inserted the address first
             return False
         return True
@@ -90,11 +93,13 @@ class OverlayStore:
         with self.db.reader() as s:
             rows = s.execute(select(OverlayAddress.network_uuid, OverlayAddress.address,
                                     OverlayAddress.mac, OverlayAddress.host,
-                                    OverlayAddress.tunnel_ip)
+                                    OverlayAddress.tunnel_ip, OverlayAddress.owner,
+                                    OverlayAddress.policy)
                              .where(OverlayAddress.network_uuid.in_(list(networks)))).all()
-        for network, address, mac, host, tunnel_ip in rows:
+        for network, address, mac, host, tunnel_ip, owner, policy in rows:
             out[network].append(Member(ipaddress.IPv4Address(address), mac, host,
-                                       ipaddress.IPv4Address(tunnel_ip)))
+                                       ipaddress.IPv4Address(tunnel_ip), owner,
+                                       _policy(policy)))
         return out
 
     def owners_on(self, host: str) -> dict[str, set[str]]:
@@ -115,4 +120,14 @@ class OverlayStore:
 
 def _claim(row: OverlayAddress) -> Claim:
     return Claim(row.network_uuid, ipaddress.IPv4Address(row.address), row.owner, row.mac,
-                 row.host, ipaddress.IPv4Address(row.tunnel_ip))
+                 row.host, ipaddress.IPv4Address(row.tunnel_ip), _policy(row.policy))
+
+
+def _policy(data: Any) -> Policy | None:
+    """The row's policy; a row no node could have written reads as none."""
+    if data is None:
+        return None
+    try:
+        return Policy.from_dict(data)
+    except InvalidPolicy:
+        return None

@@ -22,6 +22,7 @@ from typing import Protocol
 
 from berth.network.base import AddressInUse, NetworkDriverError, NetworkSpec
 from berth.network.ipam import SubnetAllocator
+from berth.network.policy import Policy
 
 LOG = logging.getLogger(__name__)
 
@@ -38,6 +39,7 @@ class Claim:
     mac: str
     host: str
     tunnel_ip: ipaddress.IPv4Address
+    policy: Policy | None = None
 
 
 class AddressStore(Protocol):
@@ -69,13 +71,15 @@ class NetworkWideAllocator:
         self.store, self.host, self.tunnel_ip = store, host, tunnel_ip
 
     def allocate(self, spec: NetworkSpec, owner: str, mac: str,
-                 requested: ipaddress.IPv4Address | None = None) -> ipaddress.IPv4Interface:
+                 requested: ipaddress.IPv4Address | None = None,
+                 policy: Policy | None = None) -> ipaddress.IPv4Interface:
         """The address ``requested`` (``AddressInUse`` when another attachment holds
         it, ``AddressOutOfRange`` when it is no host of the subnet), or the one ``owner``
         holds already, or the next free one (``AddressExhausted`` when none is)."""
         held = self.store.held(spec.name, owner)
         if held is not None and requested in (None, held.address) and \
-                (held.host, held.tunnel_ip, held.mac) == (self.host, self.tunnel_ip, mac):
+                (held.host, held.tunnel_ip, held.mac, held.policy) == \
+                (self.host, self.tunnel_ip, mac, policy):
             return ipaddress.IPv4Interface((held.address, spec.cidr.prefixlen))
         if held is not None and requested is None:
             requested = held.address     # moved to this node, or its MAC changed: keep it
@@ -86,7 +90,7 @@ class NetworkWideAllocator:
             allocator = SubnetAllocator(spec, taken)
             address = allocator.allocate(requested).ip
             if self.store.claim(Claim(spec.name, address, owner, mac.lower(), self.host,
-                                      self.tunnel_ip)):
+                                      self.tunnel_ip, policy)):
                 LOG.info("network %s: %s claimed %s on %s", spec.name, owner, address,
                          self.host)
                 return ipaddress.IPv4Interface((address, spec.cidr.prefixlen))

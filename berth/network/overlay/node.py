@@ -9,6 +9,8 @@
   claims made to match its attachments (a claim whose attachment is gone, after a
   crash between the two, is released; an attachment without a claim, after the
   store lost it, claims its address again);
+- ``remote_members``: the members with a policy on other live nodes, which this
+  node's security-group rules count as it counts its own (``berth.network.policy``);
 - ``remove``: the device goes with the network's bridge.
 
 The store is a ``Membership``: ``berth.db.overlay.OverlayStore`` in the daemon.
@@ -16,17 +18,23 @@ The store is a ``Membership``: ``berth.db.overlay.OverlayStore`` in the daemon.
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import logging
 from collections.abc import Collection, Mapping
 from typing import Protocol
 
+from berth.network import policy as pol
 from berth.network.base import NetworkDriverError, NetworkSpec
 from berth.network.overlay.ipam import AddressStore, Claim, NetworkWideAllocator
-from berth.network.overlay.plan import Member, changes, overlay_mtu, wanted
+from berth.network.overlay.plan import Member, changes, overlay_mtu, policy_members, wanted
 from berth.network.overlay.vxlan import VxlanLinks, underlay_mtu
+from berth.network.policy import Policy
 
 LOG = logging.getLogger(__name__)
+
+#: One attachment of this node as its registry holds it: address, MAC, policy.
+Attachment = tuple[ipaddress.IPv4Address, str, Policy | None]
 
 
 class Membership(AddressStore, Protocol):
@@ -44,6 +52,9 @@ class NodeOverlay:
         self.links = links or VxlanLinks()
         self.allocator = NetworkWideAllocator(store, host, self.tunnel_ip)
         self._mtu = mtu
+        #: Network -> the members with a policy on other live nodes, as of the last
+        #: read: the security-group rules of this node count them (``remote_members``).
+        self._remote: dict[str, list[pol.Member]] = {}
 
     @property
     def mtu(self) -> int:
@@ -61,8 +72,19 @@ class NodeOverlay:
                                  str(spec.cidr6) if spec.cidr6 else None)
 
     def allocate(self, spec: NetworkSpec, owner: str, mac: str,
-                 requested: ipaddress.IPv4Address | None) -> ipaddress.IPv4Interface:
-        return self.allocator.allocate(spec, owner, mac, requested)
+                 requested: ipaddress.IPv4Address | None,
+                 policy: Policy | None = None) -> ipaddress.IPv4Interface:
+        return self.allocator.allocate(spec, owner, mac, requested, policy)
+
+    def set_policy(self, spec: NetworkSpec, owner: str, policy: Policy | None) -> None:
+        """The attachment's claim records its new policy (the other nodes' rules follow
+        at their next pass)."""
+        held = self.store.held(spec.name, owner)
+        if held is not None and held.host == self.host and held.policy != policy:
+            self.store.claim(dataclasses.replace(held, policy=policy))
+
+    def remote_members(self, network: str) -> list[pol.Member]:
+        return list(self._remote.get(network, ()))
 
     def release(self, spec: NetworkSpec, owner: str) -> None:
         self.allocator.release(spec, owner)
@@ -79,12 +101,13 @@ class NodeOverlay:
 
     def remove(self, spec: NetworkSpec) -> None:
         self.links.remove(spec)
+        self._remote.pop(spec.name, None)
 
     def reconcile(self, spec: NetworkSpec,
-                  attachments: Mapping[str, tuple[ipaddress.IPv4Address, str]],
+                  attachments: Mapping[str, Attachment],
                   live: Collection[str] | None = None) -> int:
         """Make this node's claims on ``spec`` match ``attachments`` (owner -> (address,
-        MAC): what its registry holds) and the device's tables match the store; the
+        MAC, policy): what its registry holds) and the device's tables match the store; the
         caller holds the network's lock. ``live``: the live nodes, when the caller
         read them once for several networks. Returns how many claims and entries it
         changed; nothing when the network's row is gone."""
@@ -104,7 +127,7 @@ class NodeOverlay:
         return self.store.release(network, owner, self.host)
 
     def _reconcile_claims(self, spec: NetworkSpec,
-                          attachments: Mapping[str, tuple[ipaddress.IPv4Address, str]]) -> int:
+                          attachments: Mapping[str, Attachment]) -> int:
         changed = 0
         held = self.store.owners_on(self.host).get(spec.name, set())
         for owner in sorted(held - set(attachments)):
@@ -112,8 +135,9 @@ class NodeOverlay:
                         "releasing it", spec.name, owner)
             self.store.release(spec.name, owner, self.host)
             changed += 1
-        for owner, (address, mac) in sorted(attachments.items()):
+        for owner, (address, mac, policy) in sorted(attachments.items()):
             if owner in held:
+                self.set_policy(spec, owner, policy)    # repaired if it differs
                 continue
             elsewhere = self.store.held(spec.name, owner)
             if elsewhere is not None:
@@ -125,13 +149,14 @@ class NodeOverlay:
             LOG.warning("network %s: %s has %s here but no claim; claiming it again",
                         spec.name, owner, address)
             if not self.store.claim(Claim(spec.name, address, owner, mac.lower(), self.host,
-                                          self.tunnel_ip)):
+                                          self.tunnel_ip, policy)):
                 LOG.error("network %s: %s is held by another attachment now; %s keeps it "
                           "until it is deleted", spec.name, address, owner)
             changed += 1
         return changed
 
-    def _write(self, spec: NetworkSpec, members: list[Member], live: set[str]) -> int:
+    def _write(self, spec: NetworkSpec, members: list[Member], live: Collection[str]) -> int:
+        self._remote[spec.name] = policy_members(spec, members, self.host, live)
         change = changes(self.links.read(spec), wanted(spec, members, self.host, live))
         if change:
             self.links.apply(spec, change)

@@ -14,7 +14,9 @@ import ipaddress
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
-from berth.network.base import BRIDGE_PREFIX, InvalidNetworkSpec, NetworkSpec
+from berth.network import policy as pol
+from berth.network.base import BRIDGE_PREFIX, AttachmentKey, InvalidNetworkSpec, NetworkSpec
+from berth.network.policy import Policy
 
 #: Every VXLAN device berth makes starts with this; the rest is its bridge's suffix.
 VXLAN_PREFIX = "bvx"
@@ -61,6 +63,9 @@ class Member:
     mac: str
     host: str
     tunnel_ip: ipaddress.IPv4Address
+    #: The attachment's key (``network/container/ifname``) and policy.
+    owner: str = ""
+    policy: Policy | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +108,25 @@ def wanted(spec: NetworkSpec, members: Iterable[Member], me: str,
         if twin is not None:
             neigh[twin] = mac
     return Tables(fdb, neigh)
+
+
+def policy_members(spec: NetworkSpec, members: Iterable[Member], me: str,
+                   live: Collection[str]) -> list[pol.Member]:
+    """The members of other live nodes that have a policy, as the security-group rules
+    of this node count them (its groups' members; exposed ports and groups checked
+    here too on the way out, as on their own node on the way in)."""
+    out = []
+    for m in members:
+        if m.host == me or m.host not in live or m.policy is None or \
+                m.address not in spec.cidr:
+            continue
+        network, _, rest = m.owner.partition("/")
+        container_id, _, ifname = rest.rpartition("/")
+        if network != spec.name or not container_id or not ifname:
+            continue
+        out.append(pol.Member(AttachmentKey(network, container_id, ifname), m.address,
+                              m.policy, spec.mirror6(m.address)))
+    return sorted(out, key=lambda m: int(m.address))
 
 
 def changes(have: Tables, want: Tables) -> Changes:

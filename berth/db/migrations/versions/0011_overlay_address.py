@@ -1,6 +1,7 @@
 """overlay_address: the addresses of local networks that span nodes, one row per
 attachment, unique per network (the network-wide IPAM), with the node and underlay
-address that hold it (what the other nodes' VXLAN tables are written from).
+address that hold it (what the other nodes' VXLAN tables are written from) and the
+attachment's policy (what their security-group rules count).
 
 Revision ID: 0011
 Revises: 0010
@@ -27,6 +28,7 @@ def upgrade() -> None:
         sa.Column("mac", sa.String(17), nullable=False),
         sa.Column("host", sa.String(255), nullable=False),
         sa.Column("tunnel_ip", sa.String(39), nullable=False),
+        sa.Column("policy", sa.JSON(), nullable=True),
         sa.Column("created_at", _TS, nullable=False),
         sa.Column("updated_at", _TS, nullable=True),
         sa.UniqueConstraint("network_uuid", "address",

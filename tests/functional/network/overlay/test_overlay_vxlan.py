@@ -33,7 +33,7 @@ from berth.db.models import ZunService
 from berth.db.overlay import OverlayStore
 from berth.network import netns as ns
 from berth.network.base import AttachmentKey, NetworkSpec, stable_mac
-from berth.network.overlay.node import NodeOverlay
+from berth.network.overlay.node import Attachment, NodeOverlay
 from berth.network.overlay.plan import device_name
 from berth.network.overlay.vxlan import VxlanLinks
 
@@ -56,7 +56,7 @@ class Node:
     tunnel_ip: str
     overlay: NodeOverlay
     #: What its registry would hold: network -> owner -> (address, MAC).
-    attachments: dict[str, dict[str, tuple[ipaddress.IPv4Address, str]]] = field(
+    attachments: dict[str, dict[str, Attachment]] = field(
         default_factory=dict)
 
     def reconcile(self, specs: list[NetworkSpec]) -> int:
@@ -125,7 +125,7 @@ class Fabric:
         key = AttachmentKey(spec.name, f"{self.tag}{owner or label}", "eth0")
         mac = stable_mac(key)
         address = node.overlay.allocate(spec, str(key), mac, None)
-        node.attachments.setdefault(spec.name, {})[str(key)] = (address.ip, mac)
+        node.attachments.setdefault(spec.name, {})[str(key)] = (address.ip, mac, None)
         host_end = key.host_ifname
         sh("ip", "link", "add", host_end, "netns", node.netns.name, "mtu", str(spec.mtu),
            "type", "veth", "peer", "name", "eth0", "netns", ctr.name, "address", mac,
