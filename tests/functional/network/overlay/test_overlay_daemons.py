@@ -29,11 +29,13 @@ from support.migrated_sqlite import migrated_url
 from support.netns_tools import Netns, tcp_probe, tcp_server
 from support.ports import free_port
 
+from berth.cni.contract import POLICY_CAPABILITY
 from berth.db import networks as db_networks
 from berth.db import nodes
 from berth.db.engine import Database
 from berth.db.overlay import OverlayStore
 from berth.network.overlay.plan import device_name
+from berth.network.policy import Policy
 
 UNDERLAY = "198.18.38"
 
@@ -167,10 +169,13 @@ class Fleet:
                 "bridge": spec.bridge, "ipam": {"subnet": str(spec.cidr),
                                                 "gateway": str(spec.gateway)}}
 
-    def plug(self, node: NodeDaemon, config: dict[str, object], label: str
-             ) -> tuple[Netns, str]:
+    def plug(self, node: NodeDaemon, config: dict[str, object], label: str,
+             policy: Policy | None = None) -> tuple[Netns, str]:
         ctr = self.netns(label)
-        status, result = run_cni("ADD", {**config, "daemonUrl": node.url},
+        extra: dict[str, object] = {"daemonUrl": node.url}
+        if policy is not None:
+            extra["runtimeConfig"] = {POLICY_CAPABILITY: policy.to_dict()}
+        status, result = run_cni("ADD", {**config, **extra},
                                  container_id=f"{self.tag}{label}", netns=ctr.path)
         assert status == 0, (result, node.log())
         return ctr, result["ips"][0]["address"].split("/")[0]
@@ -264,3 +269,21 @@ def test_spanning_networks_across_daemons_and_a_restarted_daemon(fleet: Fleet) -
             assert bridge not in links
             assert device_name(db_networks.spec_of(_row(fleet, config))) not in links
             assert bridge not in rules
+
+
+def test_security_groups_and_exposed_ports_hold_across_nodes(fleet: Fleet) -> None:
+    fleet.start(2)
+    a, b = fleet.nodes
+    red = fleet.network("red", "10.252.2.0/24")
+    g1_a, _ = fleet.plug(a, red, "g1a", Policy.build(["g1"], []))
+    g1_b, ip_g1_b = fleet.plug(b, red, "g1b", Policy.build(["g1"], []))
+    g2_b, ip_g2_b = fleet.plug(b, red, "g2b", Policy.build(["g2"], []))
+    web_b, ip_web_b = fleet.plug(b, red, "web", Policy.build([], ["8080/tcp"]))
+    # One group on two nodes: open on every port, both ways.
+    assert reach(g1_a, g1_b, ip_g1_b, 7201) == "pong:ping"
+    # Another group: closed; an exposed port: open to anyone of the network.
+    assert reach(g1_a, web_b, ip_web_b, 8080) == "pong:ping"
+    with tcp_server(g2_b, ip_g2_b, 7202):
+        assert tcp_probe(g1_a, ip_g2_b, 7202, timeout=1.0).startswith("ERR")
+    with tcp_server(web_b, ip_web_b, 7203):
+        assert tcp_probe(g1_a, ip_web_b, 7203, timeout=1.0).startswith("ERR")
