@@ -365,6 +365,15 @@ class CniService:
             known.add(spec.name)
             with self._network_lock(spec.name):
                 entries = self.registry.entries(spec.name)
+                if not entries and spec.name in self._idle and \
+                        self.overlay.store.vni(spec.name) is None:
+                    # Kept for network_linger, but deleted from the database: no
+                    # container can come to it any more, so its device and rules go now.
+                    LOG.info("network %s was deleted; removing it before its linger ends",
+                             spec.name)
+                    self._drop_network(spec)
+                    changed += 1
+                    continue
                 if not entries or self._ready.get(spec.name) is None:
                     continue       # idle, or not laid by this process yet (recovery does)
                 attachments = {str(e.key): (e.vif.address.ip, e.vif.mac, e.policy)
