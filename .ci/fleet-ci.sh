@@ -6,15 +6,16 @@
 #   fleet-ci.sh stop         (ci-services.sh fleet-stop)
 #   fleet-ci.sh restart-cni NODE   (SIGKILL the node's berth-cni-daemon, then start it again)
 #
-# Each node fleetI is a network namespace "berth-fleetI" with its own dockerd (ci-services.sh
-# node-start: own data root, exec root and socket unix:///run/berth-node-fleetI.sock; images
+# Each node ovlfI is a network namespace "berth-ovlfI" with its own dockerd (ci-services.sh
+# node-start: own data root, exec root and socket unix:///run/berth-node-ovlfI.sock; images
 # loaded from the host's engine, which has them from the 127.0.0.1:5000 registry: never an
 # outside pull), and berth-compute and berth-cni-daemon running inside it. The nodes share an
-# underlay bridge in a namespace of its own ("berth-fleetwire", 198.18.39.0/24: node I is .I,
-# the host .254 through the veth "bfleet0"). berth-api, PostgreSQL (database berth_fleet_ovl)
+# underlay bridge in a namespace of its own ("berth-ovlfwire", 198.18.39.0/24: node I is .I,
+# the host .254 through the veth "bovlf0"). berth-api, PostgreSQL (database berth_fleet_ovl)
 # and RabbitMQ (vhost berth_fleet_ovl) stay on the host; the nodes reach the host's loopback
 # through fleet_relay.py. Prints BERTH_FLEET_URL=... (the API root, noauth, token "admin") and
-# BERTH_FLEET_HOSTS=... (the nodes' host names). State and logs: $BERTH_CI_STATE/fleet.
+# BERTH_FLEET_HOSTS=... (the nodes' host names). State and logs: $BERTH_CI_STATE/ovl-fleet.
+# The API's port: $BERTH_FLEET_API_PORT, or a free one.
 set -euo pipefail
 
 STATE=${BERTH_CI_STATE:-/var/tmp/berth-ci}
@@ -22,12 +23,11 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 PY=${BERTH_FLEET_PYTHON:-$ROOT/.venv/bin/python}
 [ -x "$PY" ] || PY=/work/main/.venv/bin/python
-FLEET=$STATE/fleet
+FLEET=$STATE/ovl-fleet
 NAME=berth_fleet_ovl
 UNDERLAY=198.18.39
-API_PORT=${BERTH_FLEET_API_PORT:-9617}
 IMAGE=${BERTH_FLEET_IMAGE:-127.0.0.1:5000/berth-test/busybox:latest}
-WIRE=berth-fleetwire
+WIRE=berth-ovlfwire
 
 log() { printf '[fleet-ci] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -37,23 +37,23 @@ wait_for() { local t=$1; shift; local end=$(( $(date +%s) + t )); until "$@"; do
 berth() { PYTHONPATH=$ROOT "$PY" -m "$@"; }
 psql_admin() { su postgres -c "psql -v ON_ERROR_STOP=1 -q" >/dev/null; }
 
-nodes() { local i; for ((i = 1; i <= $1; i++)); do echo "fleet$i"; done; }
+nodes() { local i; for ((i = 1; i <= $1; i++)); do echo "ovlf$i"; done; }
 count() { cat "$FLEET/count" 2>/dev/null || echo 0; }
 
 underlay() {   # underlay N: the wire namespace, its bridge, the host's veth, one veth per node
     ip netns add "$WIRE"
     ip netns exec "$WIRE" ip link add ul0 type bridge
     ip netns exec "$WIRE" ip link set ul0 up
-    ip link add bfleet0 type veth peer name host netns "$WIRE"
+    ip link add bovlf0 type veth peer name host netns "$WIRE"
     ip netns exec "$WIRE" ip link set host master ul0 up
-    ip addr add "$UNDERLAY.254/24" dev bfleet0
-    ip link set bfleet0 up
+    ip addr add "$UNDERLAY.254/24" dev bovlf0
+    ip link set bovlf0 up
     local i
     for ((i = 1; i <= $1; i++)); do
-        ip link add "n$i" netns "$WIRE" type veth peer name ul0 netns "berth-fleet$i"
+        ip link add "n$i" netns "$WIRE" type veth peer name ul0 netns "berth-ovlf$i"
         ip netns exec "$WIRE" ip link set "n$i" master ul0 up
-        ip netns exec "berth-fleet$i" ip addr add "$UNDERLAY.$i/24" dev ul0
-        ip netns exec "berth-fleet$i" ip link set ul0 up
+        ip netns exec "berth-ovlf$i" ip addr add "$UNDERLAY.$i/24" dev ul0
+        ip netns exec "berth-ovlf$i" ip link set ul0 up
     done
 }
 
@@ -81,15 +81,15 @@ local_overlay_interval = 1
 CONF
     local i
     for ((i = 1; i <= $1; i++)); do
-        mkdir -p "$FLEET/fleet$i"
-        cat >"$FLEET/fleet$i/node.conf" <<CONF
+        mkdir -p "$FLEET/ovlf$i"
+        cat >"$FLEET/ovlf$i/node.conf" <<CONF
 [DEFAULT]
-host = fleet$i
+host = ovlf$i
 my_ip = $UNDERLAY.$i
-state_path = $FLEET/fleet$i
+state_path = $FLEET/ovlf$i
 
 [docker]
-api_url = unix:///run/berth-node-fleet$i.sock
+api_url = unix:///run/berth-node-ovlf$i.sock
 CONF
     done
 }
@@ -109,6 +109,7 @@ start() {
     [[ "$n" =~ ^[1-9]$ ]] || die "fleet-start N: N is a small number (2 or 3)"
     [ -e "/run/netns/$WIRE" ] && die "a fleet runs already (fleet-stop first)"
     mkdir -p "$FLEET" && echo "$n" >"$FLEET/count"
+    API_PORT=${BERTH_FLEET_API_PORT:-$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
     local node
     for node in $(nodes "$n"); do bash "$HERE/ci-services.sh" node-start "$node"; done
     docker image inspect "$IMAGE" >/dev/null 2>&1 || docker pull "$IMAGE" >/dev/null
@@ -171,7 +172,7 @@ stop() {
         docker -H "unix:///run/berth-node-$node.sock" rm -f $(docker -H "unix:///run/berth-node-$node.sock" ps -aq 2>/dev/null) >/dev/null 2>&1 || true
         bash "$HERE/ci-services.sh" node-stop "$node" || true
     done
-    ip link del bfleet0 2>/dev/null || true
+    ip link del bovlf0 2>/dev/null || true
     [ -e "/run/netns/$WIRE" ] && ip netns del "$WIRE"
     psql_admin <<SQL || true
 DROP DATABASE IF EXISTS $NAME WITH (FORCE);

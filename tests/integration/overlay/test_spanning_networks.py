@@ -9,6 +9,9 @@ import subprocess
 import time
 from typing import Any
 
+import pytest
+from support.netns_tools import Netns, tcp_probe
+
 from .conftest import FLEET_SCRIPT, Fleet, address, node_run
 
 SERVER = "while true; do nc -l -p 7000 -e echo pong; done"
@@ -69,3 +72,37 @@ def fleet_bridge(fleet: Fleet, net: dict[str, Any]) -> str:
     from berth.network.base import NetworkSpec
 
     return NetworkSpec.build(net["uuid"], net["subnet"]).bridge
+
+
+def test_three_nodes_security_groups_and_exposed_ports(fleet: Fleet) -> None:
+    if len(fleet.hosts) < 3:
+        pytest.skip("needs a fleet of three nodes (BERTH_FLEET_NODES=3)")
+    first, second, third = fleet.hosts[:3]
+    net = fleet.network("sg")
+    made = []
+    try:
+        # One group on all three nodes; another group and an exposed port on the third.
+        srv = fleet.container("g-srv", first, net["uuid"], SERVER, security_groups=["g1"])
+        made.append(srv)
+        mates = [fleet.container(f"g-{h}", h, net["uuid"], IDLE, security_groups=["g1"])
+                 for h in (second, third)]
+        made += mates
+        stranger = fleet.container("g2", third, net["uuid"], IDLE, security_groups=["g2"])
+        made.append(stranger)
+        web = fleet.container("web", third, net["uuid"], SERVER, exposed_ports={"7000/tcp": {}})
+        made.append(web)
+        for mate in mates:
+            assert connect(fleet, mate, address(srv)) == "pong"
+        assert connect(fleet, stranger, address(srv)) != "pong"
+        # An exposed port: open to the network's other containers, on any node, and to
+        # the host of the container's node; nothing else of the container is.
+        assert connect(fleet, stranger, address(web)) == "pong"
+        assert connect(fleet, mates[0], address(web)) == "pong"
+        node = Netns(f"berth-{third}")
+        assert tcp_probe(node, address(web), 7000) == "pong"
+        # Dropped by the container's chain (a timeout), not refused by its kernel.
+        assert "timed out" in tcp_probe(node, address(web), 7001, timeout=1.0)
+    finally:
+        for row in made:
+            fleet.delete(row["uuid"])
+        fleet.http.delete(f"/networks/{net['uuid']}")
