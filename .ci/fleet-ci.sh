@@ -65,6 +65,11 @@ transport_url = rabbit://berth:berth@127.0.0.1:5672/$NAME
 image_pull_policy = ifnotpresent
 service_down_time = ${BERTH_FLEET_DOWN_TIME:-30}
 report_interval = 5
+periodic_interval_max = 5
+
+[compute]
+# a node forced down (os-services force-down) has its containers recreated elsewhere
+evacuate_on_host_down = true
 
 [database]
 connection = postgresql+psycopg://berth:berth@127.0.0.1:5432/$NAME

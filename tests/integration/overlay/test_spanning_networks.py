@@ -106,3 +106,51 @@ def test_three_nodes_security_groups_and_exposed_ports(fleet: Fleet) -> None:
         for row in made:
             fleet.delete(row["uuid"])
         fleet.http.delete(f"/networks/{net['uuid']}")
+
+
+def test_an_evacuated_container_keeps_its_address_across_nodes(fleet: Fleet) -> None:
+    if len(fleet.hosts) < 3:
+        pytest.skip("needs a fleet of three nodes (BERTH_FLEET_NODES=3)")
+    first, _second, third = fleet.hosts[:3]
+    net = fleet.network("evac")
+    made = []
+    try:
+        moving = fleet.container("moving", third, net["uuid"], SERVER)
+        made.append(moving)
+        client = fleet.container("client", first, net["uuid"], IDLE)
+        made.append(client)
+        assert connect(fleet, client, address(moving)) == "pong"
+        # The third node forced down: the fleet's API (evacuate_on_host_down) recreates
+        # the container on another node, where it keeps its address.
+        force_down(fleet, third, True)
+        deadline = time.monotonic() + 120
+        while True:
+            row = fleet.http.get(f"/containers/{moving['uuid']}").json()
+            if row["host"] != third and row["status"] == "Running":
+                break
+            assert time.monotonic() < deadline, row
+            time.sleep(1)
+        assert address(row) == address(moving)
+        assert _until_pong(fleet, client, address(row))
+    finally:
+        force_down(fleet, third, False)
+        for made_row in made:
+            fleet.delete(made_row["uuid"])
+        fleet.http.delete(f"/networks/{net['uuid']}")
+
+
+def force_down(fleet: Fleet, host: str, down: bool) -> None:
+    got = fleet.http.put("/services/force_down", json={
+        "host": host, "binary": "zun-compute", "forced_down": down})
+    assert got.status_code == 200, got.text
+
+
+def _until_pong(fleet: Fleet, client: dict[str, Any], server: str, within: float = 15) -> bool:
+    """Whether the client gets its answer within ``within`` s (the nodes' overlay
+    passes, every second in the fleet, follow a moved container)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if connect(fleet, client, server) == "pong":
+            return True
+        time.sleep(1)
+    return False
