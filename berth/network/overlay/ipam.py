@@ -69,6 +69,9 @@ class NetworkWideAllocator:
     def __init__(self, store: AddressStore, host: str,
                  tunnel_ip: ipaddress.IPv4Address) -> None:
         self.store, self.host, self.tunnel_ip = store, host, tunnel_ip
+        #: Network -> the last address this node handed out (where the next search
+        #: starts, so that an address just freed is not reused at once).
+        self._last: dict[str, ipaddress.IPv4Address] = {}
 
     def allocate(self, spec: NetworkSpec, owner: str, mac: str,
                  requested: ipaddress.IPv4Address | None = None,
@@ -88,11 +91,15 @@ class NetworkWideAllocator:
             if held is not None:
                 taken.discard(held.address)
             allocator = SubnetAllocator(spec, taken)
+            if spec.name in self._last:
+                allocator.resume_after(self._last[spec.name])
             address = allocator.allocate(requested).ip
             if self.store.claim(Claim(spec.name, address, owner, mac.lower(), self.host,
                                       self.tunnel_ip, policy)):
                 LOG.info("network %s: %s claimed %s on %s", spec.name, owner, address,
                          self.host)
+                if requested is None:
+                    self._last[spec.name] = address
                 return ipaddress.IPv4Interface((address, spec.cidr.prefixlen))
             if requested is not None:
                 raise AddressInUse(address=str(address), network=spec.name)

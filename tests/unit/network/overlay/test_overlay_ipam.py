@@ -95,3 +95,11 @@ def test_the_old_node_releasing_a_moved_attachment_leaves_the_new_node_s_claim(
     assert not a.release(spec, "k1")                                 # a cleans up, late
     held = OverlayStore(db).held(spec.name, "k1")
     assert held is not None and held.host == "b" and held.address == first.ip
+
+
+def test_an_address_just_freed_is_not_handed_out_again_at_once(db: Database, spec) -> None:  # type: ignore[no-untyped-def]
+    a = node(db, "a", "192.0.2.1")
+    first = a.allocate(spec, "k1", "02:00:00:00:00:01")
+    a.release(spec, "k1")
+    second = a.allocate(spec, "k2", "02:00:00:00:00:02")
+    assert second.ip == first.ip + 1
