@@ -32,6 +32,7 @@ from bench import (
     p12_cri_capsule,
     p13_dashboard_list,
     p14_neutron_create,
+    p16_overlay_datapath,
     z_zun,
 )
 from bench.common import Berth, MissingImage, Result, docker_client, require_images
@@ -57,6 +58,7 @@ BENCHMARKS = {
     "I2": i1_glance_create.i2,
     "Z1": z_zun.z1,
     "Z3": z_zun.z3,
+    "P16": p16_overlay_datapath.p16,
 }
 
 
