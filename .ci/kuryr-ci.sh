@@ -65,7 +65,7 @@ bindir = $BASE/venv/libexec/kuryr
 capability_scope = local
 process_external_connectivity = false
 log_file = $BASE/log/kuryr-server.log
-debug = true
+debug = false
 [neutron]
 auth_type = none
 endpoint = $NEUTRON_URL

@@ -109,6 +109,14 @@ def test_exposed_ports_a_fixed_ip_and_attach_detach_of_a_second_network(
     listed = http.get(f"/v1/containers/{uuid}/network_list")
     assert listed.status_code == 200, listed.text
     assert {n["net_id"] for n in listed.json()["networks"]} == {first["id"], second["id"]}
+    # a stop and a start: Docker plugs both networks again through kuryr
+    assert http.post(f"/v1/containers/{uuid}/stop").status_code == 202
+    settled(http, uuid, ("Stopped",))
+    assert http.post(f"/v1/containers/{uuid}/start").status_code == 202
+    again = settled(http, uuid)
+    assert again["status"] == "Running", again["status_reason"]
+    inside = addresses_in(uuid)
+    assert "10.232.2.40" in inside and "10.232.3.9" in inside
 
     resp = http.post(f"/v1/containers/{uuid}/network_detach",
                      params={"network": second["id"]})
