@@ -9,6 +9,11 @@ machine (docs/testing.md). ``kuryr`` (session): kuryr-server answers; when it do
 fails FAILS the test. ``berth_kuryr``: a ``berth serve`` with ``[network]driver =
 kuryr`` whose host is Neutron's (kuryr binds ports to that host name too).
 Everything made in Neutron is named ``kuryr-...`` and deleted after each test.
+
+Not at the same time as the Neutron suite above: both run berths of the host
+``berth-neutron-ci`` (kuryr's and Neutron's agent's host name), and a berth starting up
+takes the other's ports on that host for orphans (and its leftovers cleanup removes
+every container of that host).
 """
 
 from __future__ import annotations
@@ -68,14 +73,14 @@ def berth_conf(neutron_url: str, timeout: int = 60) -> str:
 
 
 def remove_leftovers(neutron_ids: list[str]) -> None:
-    """What a failed test leaves once its berth is stopped: its Docker containers,
-    then the Docker networks of its Neutron networks."""
+    """What a failed test leaves: the Docker containers on its networks (only those:
+    the Neutron suite's berths share the host name), then the Docker networks."""
     client = docker.from_env()
     try:
-        for c in client.containers.list(all=True, ignore_removed=True,
-                                         filters={"label": f"berth.host={NEUTRON_HOST}"}):
-            c.remove(force=True)
         for net_id in neutron_ids:
+            for c in client.containers.list(all=True, ignore_removed=True,
+                                             filters={"network": net_id}):
+                c.remove(force=True)
             for net in client.networks.list(names=[net_id]):
                 net.remove()
     finally:
