@@ -227,3 +227,13 @@ def set_docker_id(db: Database, uuid: str, network_id: str) -> None:
         row = s.scalars(select(Network).where(Network.uuid == uuid)).first()
         if row is not None:
             row.network_id = network_id
+
+
+def visible(db: Database, project_id: str | None) -> list[Network]:
+    """The networks a project can use (its own and the shared ones), by name; every
+    network when ``project_id`` is None. Read by the console's network view."""
+    query = select(Network).order_by(Network.name, Network.id)
+    if project_id is not None:
+        query = query.where(or_(Network.project_id == project_id, Network.shared.is_(True)))
+    with db.reader() as s:
+        return list(s.scalars(query))
