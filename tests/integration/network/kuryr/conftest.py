@@ -125,15 +125,15 @@ class KuryrNetworks:
 
     def cleanup(self) -> None:
         remove_leftovers(self.ids)
-        for group in self.raw.get("/security-groups").json()["security_groups"]:
-            if group["name"].startswith(("berth-", "kuryr-")) and \
-                    group["project_id"] == PROJECT:
-                self.raw.delete(f"/security-groups/{group['id']}")
-        for net_id in self.ids:
+        for net_id in self.ids:      # the ports first: a group in use is not deleted
             for port in self.raw.get("/ports", params={"network_id": net_id}).json()["ports"]:
                 if not port["device_owner"].startswith("network:"):
                     self.raw.delete(f"/ports/{port['id']}")
             self.raw.delete(f"/networks/{net_id}")
+        for group in self.raw.get("/security-groups").json()["security_groups"]:
+            if group["name"].startswith(("berth-", "kuryr-")) and \
+                    group["project_id"] == PROJECT:
+                self.raw.delete(f"/security-groups/{group['id']}")
 
 
 @pytest.fixture
