@@ -148,11 +148,13 @@ def delete(state: ApiState, ctx: RequestContext, ident: str) -> None:
 
 
 def list_views(state: ApiState, rows: list[Container], *, ctx: RequestContext,
-               version: APIVersion) -> list[dict[str, Any]]:
-    """``view`` of each row of a list (their members read in one query)."""
+               version: APIVersion, request: Request | None = None) -> list[dict[str, Any]]:
+    """``view`` of each row of a list (their members read in one query), each with its
+    ``links`` (given the request) as Zun's capsule list gives them (seen against Zun 18,
+    tests/compat)."""
     members = capsules.members_of_many(state.db, [row.id for row in rows])
-    return [view(state, row, ctx=ctx, version=version, members=members[row.id])
-            for row in rows]
+    return [view(state, row, ctx=ctx, version=version, members=members[row.id],
+                 request=request) for row in rows]
 
 
 def view(state: ApiState, row: Container, *, ctx: RequestContext, version: APIVersion,
