@@ -25,6 +25,8 @@ from berth.compute.volumes import ContainerVolumes
 from berth.db import registries
 from berth.db.engine import Database, default_url
 from berth.db.networks import SubnetPool
+from berth.image.base import ImageStoreDriver
+from berth.image.glance.driver import GlanceImageDriver
 from berth.metrics.health import Readiness
 from berth.placement.base import Placement
 from berth.placement.requests import NodeReservations, unset_ratios
@@ -200,7 +202,16 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport,
                         placement=build_placement(conf, db),
                         quota=QuotaEnforcer(quota_defaults(conf)),
                         networks=build_networks(conf, db, networks_url, networks_client),
-                        volumes=build_volumes(conf, db), pods=build_pods(conf))
+                        volumes=build_volumes(conf, db), pods=build_pods(conf),
+                        image_stores=build_image_stores(conf),
+                        image_driver_list=tuple(d.lower() for d in conf.image_driver_list))
+
+
+def build_image_stores(conf: cfg.ConfigOpts) -> dict[str, ImageStoreDriver]:
+    """The image stores ``[DEFAULT]image_driver_list`` names (glance); docker is the
+    engine's own pull. Nothing is asked of Glance before a container needs it."""
+    names = {d.lower() for d in conf.image_driver_list}
+    return {"glance": GlanceImageDriver.from_conf(conf)} if "glance" in names else {}
 
 
 def build_pods(conf: cfg.ConfigOpts) -> PodRuntime | None:

@@ -8,6 +8,7 @@ tasks start (``sync_container_state`` at once: the safety net under PLEG)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from berth.common.exceptions import RPCError
@@ -35,6 +36,7 @@ from berth.compute.volumes.reconcile import reconcile_volumes
 from berth.compute.workers import ContainerWorkers
 from berth.db.base import utcnow
 from berth.db.engine import Database
+from berth.image.base import ImageStoreDriver
 from berth.metrics import catalog
 from berth.metrics.health import Check
 from berth.placement.base import Placement
@@ -75,7 +77,9 @@ class ComputeAgent:
                  quota: QuotaEnforcer | None = None,
                  networks: ContainerNetworks | None = None,
                  volumes: ContainerVolumes | None = None,
-                 pods: PodRuntime | None = None) -> None:
+                 pods: PodRuntime | None = None,
+                 image_stores: Mapping[str, ImageStoreDriver] | None = None,
+                 image_driver_list: tuple[str, ...] = ("glance", "docker")) -> None:
         self.config = config
         self.db = db
         self.runtime = runtime
@@ -87,7 +91,9 @@ class ComputeAgent:
                               last_inspected=LastInspected(
                                   engine_clock_shared=_engine_is_local(runtime)),
                               workers=self.workers, quota=quota, networks=networks,
-                              volumes=volumes, pods=pods)
+                              volumes=volumes, pods=pods,
+                              image_stores=dict(image_stores or {}),
+                              image_driver_list=image_driver_list)
         self.manager = ComputeManager(self.deps, self.workers,
                                       live_state=lambda: self.pleg.live())
         self.periodic = PeriodicScheduler()

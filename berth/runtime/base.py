@@ -464,6 +464,16 @@ class Runtime(Protocol):
         image stay. A missing image is a no-op; :class:`RuntimeConflict` when a
         container still uses it."""
 
+    def load_image(self, tar_path: str) -> tuple[str, ...]:
+        """``docker load`` the image tarball at ``tar_path`` (a ``docker save``);
+        return the references it loaded (``repo:tag``, or the image id when the
+        tarball names none). :class:`RuntimeInvalid` when the file is not an image
+        tarball. Idempotent: loading it again changes nothing."""
+
+    def save_image(self, ref: str) -> Iterator[bytes]:
+        """``docker save ref``: the image tarball, as chunks read from the engine while
+        the caller consumes them. :class:`RuntimeImageNotFound` when absent."""
+
     def search_images(self, term: str, limit: int = 25) -> tuple[ImageSearchResult, ...]:
         """Search the engine's index (Docker Hub) for ``term``. The engine answers at
         once when the index cannot be reached: :class:`RuntimeDriverError` with its

@@ -69,8 +69,11 @@ def create(state: ApiState, ctx: RequestContext, body: Any) -> Container:
                              for p in (m.get("exposed_ports") or {})}
     if ports:
         values["exposed_ports"] = ports
+    # The members' images come from [DEFAULT]default_image_driver, as in Zun (a
+    # member names no driver); the sandbox's from the sandbox image driver.
     members = [dict(m, uuid=str(uuidlib.uuid4()), project_id=ctx.project_id,
-                    user_id=ctx.user_id, status=Status.CREATING.value)
+                    user_id=ctx.user_id, status=Status.CREATING.value,
+                    image_driver=state.settings.create_limits.default_image_driver)
                for m in parsed.members]
     return volumes_api.created_with(
         state, ctx, lambda: volumes_api.plan_capsule(state, ctx, str(capsule["name"]),

@@ -311,7 +311,8 @@ def _run_member(deps: AgentDeps, member: Container, sandbox_id: str,
         seen = deps.runtime.inspect(container_id)
         common.apply_runtime_state(deps, member, seen, force=True,
                                    extra={"container_id": container_id, "host": deps.host,
-                                          "image_driver": "docker", **(extra or {})})
+                                          "image_driver": image_puller.served_by(deps, member),
+                                          **(extra or {})})
         LOG.info("%s %s started (Docker container %s)", what, member.name, container_id[:12])
         return container_id
 
