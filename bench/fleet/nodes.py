@@ -25,6 +25,7 @@ from typing import Any
 
 from sqlalchemy import event, func, select
 
+from bench.fleet.statements import StatementTally
 from berth.cmd import wiring
 from berth.common import log
 from berth.common.memory import limit_malloc_arenas
@@ -32,7 +33,6 @@ from berth.compute.agent import ComputeAgent
 from berth.conf import CONF
 from berth.db.engine import Database
 from berth.db.models import Container
-from bench.fleet.statements import StatementTally
 
 LOG = logging.getLogger("bench.fleet.nodes")
 

@@ -25,7 +25,7 @@ def caller_of(frame: Any) -> str:
     database layer, walking out from ``frame``; ``?`` when there is none."""
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
-        if (module.startswith("berth.") or module.startswith("bench.")) \
+        if module.startswith(("berth.", "bench.")) \
                 and not module.startswith(_SKIPPED):
             return f"{module}:{frame.f_code.co_name}"
         frame = frame.f_back
