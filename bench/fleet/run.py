@@ -63,6 +63,9 @@ class FleetSpec:
     #: seconds the fleet is left idle (every agent up, no create) and measured, before
     #: the fill (0: not measured). The agents' periodic tasks run every 30 to 66 s.
     idle_seconds: float = 60.0
+    #: seconds from the agents' start to the idle window: each periodic task has had
+    #: its first run (they come one periodic_interval_max, 60 s, after the start)
+    idle_settle: float = 70.0
 
 
 def _free_port() -> int:
@@ -153,8 +156,11 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
         api.wait_ready(300)
         _wait_services_up(pg_url, spec.nodes, 600)
         meter = CpuMeter(api.proc.pid, [h.proc.pid for h in hosts], services.name)
+        idle = None
+        if spec.idle_seconds > 0:
+            time.sleep(max(spec.idle_settle - (time.monotonic() - began - started), 0))
+            idle = measure_idle(spec, meter, hosts, api)
         load_idle = _load_average()
-        idle = measure_idle(spec, meter, hosts, api) if spec.idle_seconds > 0 else None
         load_before = _load_average()
         node_stmts, api_stmts = _node_statements(hosts), api.statements()
         meter.start()
@@ -255,12 +261,15 @@ def main(argv: list[str] | None = None) -> int:
                    help="[database]max_pool_size of each process (overflow: twice that)")
     p.add_argument("--idle-seconds", type=float, default=d.idle_seconds,
                    help="the idle fleet's measurement before the fill (0: none)")
+    p.add_argument("--idle-settle", type=float, default=d.idle_settle,
+                   help="seconds from the agents' start to the idle measurement")
     p.add_argument("--out", type=Path, default=RESULTS)
     a = p.parse_args(argv)
     spec = FleetSpec(nodes=a.nodes, containers=a.containers, step=a.step,
                      node_processes=a.node_processes, api_workers=a.api_workers,
                      start_latency=a.start_latency, concurrency=a.concurrency,
-                     window=a.window, pool_size=a.pool_size, idle_seconds=a.idle_seconds)
+                     window=a.window, pool_size=a.pool_size, idle_seconds=a.idle_seconds,
+                     idle_settle=a.idle_settle)
     check_broker_room(spec.nodes)
     # A SIGTERM (timeout, CI) still stops the processes and drops the database.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
