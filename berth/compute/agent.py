@@ -47,8 +47,8 @@ from berth.runtime.cri.base import PodRuntime
 LOG = logging.getLogger(__name__)
 
 #: The tasks that run only on change (``periodic/idle.py``) run whatever changed
-#: every this many periodic_interval_max (10 minutes with the default 60 s).
-FULL_RUN_INTERVALS = 10
+#: every this many periodic_interval_max (20 minutes with the default 60 s).
+FULL_RUN_INTERVALS = 20
 
 #: Seconds between two relists of the capsules on a CRI runtime (members' states
 #: within about a second, as Docker's event stream gives them).

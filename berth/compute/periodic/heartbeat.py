@@ -5,11 +5,11 @@ from __future__ import annotations
 from berth.db import nodes
 from berth.db.engine import Database
 
-#: A node is down after ``service_down_time`` seconds without a beat: it beats six
+#: A node is down after ``service_down_time`` seconds without a beat: it beats three
 #: times in that window, never less often than every ``periodic_interval_max`` nor
-#: more often than every 10 s (Zun beats once per periodic_interval_max, 60 s). With
-#: the defaults (180 s, 60 s), every 30 s: two statements a minute per idle node.
-BEATS_PER_DOWN_TIME = 6
+#: more often than every 10 s. With the defaults (180 s, 60 s), every 60 s as Zun
+#: beats: one statement a minute per idle node.
+BEATS_PER_DOWN_TIME = 3
 MIN_SPACING = 10.0
 
 

@@ -3,8 +3,8 @@
 inventory and traits to Placement (when the agent has one).
 
 With an :class:`InventoryMemo` (the agent's timer), a run touches the database only
-on change: the row is written when what it reports changed (free memory by more than
-1/20 of the total), the usage published when the capacity changed (the claims
+on change: the row is written when what it reports changed (free memory, which moves
+all the time, only at the full runs), the usage published when the capacity changed (the claims
 publish it as containers come and go), Placement told when the inventory or the
 service's disabled flag changed (the flag as the heartbeat last read it); and all of
 it every ``full_every`` seconds whatever changed (something else may have changed the
@@ -48,9 +48,8 @@ class InventorySettings:
     ratios_unset: frozenset[str] = frozenset()
 
 
-#: Free memory moving by less than this fraction of the total is not a change worth a
-#: write (it moves all the time; host-show reads it, the scheduler does not).
-MEMORY_NOISE = 1 / 20
+#: Free memory moves all the time: alone, it is written at the full runs only
+#: (host-show reads it; the scheduler does not).
 _MEMORY_KEYS = ("mem_free", "mem_available")
 
 
@@ -72,13 +71,11 @@ class InventoryMemo:
         return self.full_at is None or self.clock() - self.full_at >= self.full_every
 
     def same_row(self, values: dict[str, Any]) -> bool:
-        """Whether ``values`` say what the row already says (free memory within noise)."""
+        """Whether ``values`` say what the row already says (free memory aside)."""
         old = self.values
         if old is None or old.keys() != values.keys():
             return False
-        noise = max(int(values.get("mem_total") or 0), 0) * MEMORY_NOISE
-        return all(abs(int(old[k] or 0) - int(values[k] or 0)) <= noise
-                   if k in _MEMORY_KEYS else old[k] == values[k] for k in values)
+        return all(old[k] == values[k] for k in values if k not in _MEMORY_KEYS)
 
 
 def read_meminfo(path: str = "/proc/meminfo") -> dict[str, int]:

@@ -28,8 +28,9 @@ def test_the_heartbeat_creates_then_counts_and_stamps_the_service(db: Database) 
     assert nodes.service_is_up(later, 60)
 
 
-def test_an_agent_beats_six_times_per_down_time_between_10_s_and_the_interval() -> None:
-    assert heartbeat_spacing(60, 180) == 30          # the defaults: two beats a minute
+def test_an_agent_beats_three_times_per_down_time_between_10_s_and_the_interval() -> None:
+    assert heartbeat_spacing(60, 180) == 60          # the defaults: Zun's, once a minute
+    assert heartbeat_spacing(60, 90) == 30
     assert heartbeat_spacing(60, 600) == 60          # never rarer than the interval
     assert heartbeat_spacing(60, 15) == 10           # never more often than every 10 s
     assert heartbeat_spacing(2, 5) == 2              # a short interval still rules
