@@ -172,7 +172,7 @@ class Api:
              "--config-file", str(conf)],
             stdout=self._log, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True)
 
-    def statements(self, settle: float = 1.0) -> dict[str, int]:
+    def statements(self, settle: float = 0.5) -> dict[str, int]:
         """Every worker's statements by caller so far (summed): each is asked to write
         its tally (SIGUSR1), then the files are read ``settle`` seconds later."""
         files = list(self._tallies.glob("api-*.json"))
