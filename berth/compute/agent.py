@@ -8,6 +8,7 @@ tasks start (``sync_container_state`` at once: the safety net under PLEG)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from berth.common.exceptions import RPCError
@@ -15,14 +16,15 @@ from berth.compute.capsules.docker.engine import DockerCapsules
 from berth.compute.claims import ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings, CapsuleEngine
 from berth.compute.flows.recovery import RecoveryReport, init_containers
-from berth.compute.flows.sync import sync_container
+from berth.compute.flows.sync import Outcome, sync_container
 from berth.compute.last_inspected import LastInspected
 from berth.compute.manager import ComputeManager
 from berth.compute.networking import ContainerNetworks
 from berth.compute.periodic.allocations import AuditReport, audit_allocations
 from berth.compute.periodic.cleanup import CleanupReport, delete_unused_containers
-from berth.compute.periodic.heartbeat import update_zun_service
-from berth.compute.periodic.inventory import InventorySettings, inventory_host
+from berth.compute.periodic.heartbeat import heartbeat_spacing, update_zun_service
+from berth.compute.periodic.idle import AuditGate, CleanupGate, expiry_due, read_max_age
+from berth.compute.periodic.inventory import InventoryMemo, InventorySettings, inventory_host
 from berth.compute.periodic.lost_casts import LostCastRepairer
 from berth.compute.periodic.scheduler import PeriodicScheduler
 from berth.compute.periodic.sync_state import SyncReport, sync_container_state
@@ -35,6 +37,7 @@ from berth.compute.workers import ContainerWorkers
 from berth.conf import default as conf_default
 from berth.db.base import utcnow
 from berth.db.engine import Database
+from berth.image.base import ImageStoreDriver
 from berth.metrics import catalog
 from berth.metrics.health import Check
 from berth.placement.base import Placement
@@ -43,6 +46,10 @@ from berth.rpc.base import Server, Transport
 from berth.runtime.base import Runtime
 
 LOG = logging.getLogger(__name__)
+
+#: The tasks that run only on change (``periodic/idle.py``) run whatever changed
+#: every this many periodic_interval_max (20 minutes with the default 60 s).
+FULL_RUN_INTERVALS = 20
 
 
 def _engine_is_local(runtime: Runtime) -> bool:
@@ -70,19 +77,29 @@ class ComputeAgent:
                  quota: QuotaEnforcer | None = None,
                  networks: ContainerNetworks | None = None,
                  volumes: ContainerVolumes | None = None,
-                 capsules: CapsuleEngine | None = None) -> None:
+                 capsules: CapsuleEngine | None = None,
+                 image_stores: Mapping[str, ImageStoreDriver] | None = None,
+                 image_driver_list: tuple[str, ...] = ("glance", "docker")) -> None:
         self.config = config
         self.db = db
         self.runtime = runtime
         self.transport = transport
         self.tracker = ResourceTracker(db, config.settings.host, publish_delay=0.25)
+        full_every = FULL_RUN_INTERVALS * max(config.periodic_interval_max, 1)
+        self.inventory_memo = InventoryMemo(full_every=full_every)
+        self.audit_gate = AuditGate(full_every)
+        self.cleanup_gate = CleanupGate()
+        if placement is not None:
+            placement = self.audit_gate.watch(placement)
         self.workers = ContainerWorkers(config.action_workers)
         self.deps = AgentDeps(db=db, runtime=runtime, tracker=self.tracker,
                               settings=config.settings, placement=placement,
                               last_inspected=LastInspected(
                                   engine_clock_shared=_engine_is_local(runtime)),
                               workers=self.workers, quota=quota, networks=networks,
-                              volumes=volumes, capsules=capsules or DockerCapsules())
+                              volumes=volumes, capsules=capsules or DockerCapsules(),
+                              image_stores=dict(image_stores or {}),
+                              image_driver_list=image_driver_list)
         self.manager = ComputeManager(self.deps, self.workers,
                                       live_state=lambda: self.pleg.live())
         self.periodic = PeriodicScheduler()
@@ -100,31 +117,45 @@ class ComputeAgent:
         self.recovery: RecoveryReport | None = None
         #: Spacing of expire_tasks: deadlines are minutes long, a 30 s lag is fine.
         self.expire_tasks_spacing = 30.0
+        self.task_expirer: TaskExpirer | None = None
 
     @property
     def host(self) -> str:
         return self.config.settings.host
 
     def heartbeat(self) -> None:
-        update_zun_service(self.db, self.host, self.config.availability_zone)
+        self.inventory_memo.disabled = update_zun_service(self.db, self.host,
+                                                          self.config.availability_zone)
 
     def inventory(self) -> None:
+        """The inventory task: writes only what changed (``InventoryMemo``)."""
         inventory_host(self.db, self.runtime, self.tracker, self.config.inventory,
-                       placement=self.deps.placement)
+                       placement=self.deps.placement, memo=self.inventory_memo)
 
     def sync_state(self) -> SyncReport:
-        self.last_state_sync = sync_container_state(self.deps, self.config.service_down_time)
-        for outcome, count in self.last_state_sync.outcomes.items():
+        report = sync_container_state(self.deps, self.config.service_down_time)
+        self.last_state_sync = report
+        self.cleanup_gate.synced(report)
+        for outcome, count in report.outcomes.items():
             catalog.count_sync("periodic", outcome, count)
-        return self.last_state_sync
+        return report
 
     def delete_unused(self) -> CleanupReport:
         self.last_cleanup = delete_unused_containers(self.deps)
         return self.last_cleanup
 
+    def delete_unused_when_due(self) -> CleanupReport | None:
+        """The cleanup task: only when an unused row may exist (``periodic/idle.py``)."""
+        return self.delete_unused() if self.cleanup_gate.take() else None
+
     def audit_allocations(self) -> AuditReport:
         return audit_allocations(self.deps, self.workers.submit,
                                  shared=bool(self.config.inventory.shared_provider_names))
+
+    def audit_allocations_when_due(self) -> AuditReport | None:
+        """The audit task: at start, after a Placement failure, and every
+        ``FULL_RUN_INTERVALS`` intervals (``periodic/idle.py``)."""
+        return self.audit_allocations() if self.audit_gate.take() else None
 
     def readiness_checks(self) -> dict[str, Check]:
         """What /readyz checks for this agent: the database, the RPC server (serving,
@@ -153,6 +184,8 @@ class ComputeAgent:
                       event.source)
             return
         outcome = sync_container(self.deps, event.uuid)
+        if outcome not in (Outcome.SKIPPED, Outcome.UNCHANGED):
+            self.cleanup_gate.changed()
         catalog.count_sync(event.source, outcome)
 
     def _sync_failed(self, event: ContainerEvent) -> None:
@@ -176,23 +209,35 @@ class ComputeAgent:
         sync_interval = self.config.sync_container_state_interval
         self.periodic.add("sync_container_state", self.sync_state,
                           interval if sync_interval == 0 else sync_interval)
-        self.periodic.add("delete_unused_containers", self.delete_unused, interval,
+        self.periodic.add("delete_unused_containers", self.delete_unused_when_due, interval,
                           run_immediately=False)
-        self.periodic.add("update_zun_service", self.heartbeat, min(interval, 10),
+        self.periodic.add("update_zun_service", self.heartbeat,
+                          heartbeat_spacing(interval, self.config.service_down_time),
                           run_immediately=False)
         self.periodic.add("inventory_host", self.inventory, interval, run_immediately=False)
         lost_casts = LostCastRepairer(self.deps, self.workers.submit_flow, self.workers.busy)
-        self.periodic.add("expire_tasks", TaskExpirer(self.deps, self.workers.busy,
-                                                      lost_casts=lost_casts).run,
-                          self.expire_tasks_spacing)
+        self.task_expirer = TaskExpirer(self.deps, self.workers.busy, lost_casts=lost_casts)
+        self.periodic.add("expire_tasks", self.expire_tasks, self.expire_tasks_spacing)
         for task in self.deps.capsules.periodic_tasks(self.deps, interval):
             self.periodic.add(task.name, task.run, task.spacing,
                               run_immediately=task.run_immediately)
         if self.deps.placement is not None:
-            self.periodic.add("audit_allocations", self.audit_allocations, interval,
-                              run_immediately=False)
+            self.periodic.add("audit_allocations", self.audit_allocations_when_due,
+                              interval, run_immediately=False)
         self.periodic.start()
         LOG.info("compute agent %s is up", self.host)
+
+    def expire_tasks(self) -> int:
+        """The expire_tasks task: reads only when a deadline may have passed
+        (``periodic/idle.py``)."""
+        if self.task_expirer is None:
+            return 0
+        interval = self.config.periodic_interval_max
+        sync_spacing = self.config.sync_container_state_interval or interval
+        if not expiry_due(self.last_state_sync, utcnow(),
+                          read_max_age(sync_spacing, interval, FULL_RUN_INTERVALS)):
+            return 0
+        return self.task_expirer.run()
 
     def stop(self) -> None:
         self.periodic.stop()

@@ -19,6 +19,7 @@ from berth.conf import default as conf_default
 from berth.conf.cri import STANDARD_CNI_BIN_DIRS
 from berth.db.engine import Database
 from berth.db.models import Container
+from berth.image.base import ImageStoreDriver
 from berth.placement.base import Placement
 from berth.quota import QuotaEnforcer
 from berth.runtime.base import Runtime, RuntimeContainer
@@ -194,6 +195,11 @@ class AgentDeps:
     #: Attaches and releases containers' volumes (berth.compute.volumes); None: the
     #: agent has no volume drivers (unit tests of flows), and mounts are refused.
     volumes: ContainerVolumes | None = None
+    #: The image stores of ``[DEFAULT]image_driver_list`` by name (glance:
+    #: berth.image.glance); docker is the engine's own pull and is not here.
+    image_stores: Mapping[str, ImageStoreDriver] = field(default_factory=dict)
+    #: ``[DEFAULT]image_driver_list`` as the agent read it (for its messages).
+    image_driver_list: tuple[str, ...] = ("glance", "docker")
 
     @property
     def host(self) -> str:

@@ -203,7 +203,9 @@ def _rebuilt_values(row: Container, image: tuple[rt.ImageRef, rt.ImageInfo],
     _, info = image
     values: dict[str, Any] = status_writes.status_values(
         Status.CREATED, was=Status.REBUILDING, uuid=row.uuid, by="rebuild",
-        container_id=container_id, image_driver="docker", status_reason=None,
+        container_id=container_id,
+        image_driver=row.image_driver if row.image_driver == "glance" else "docker",
+        status_reason=None,
         status_detail="Created")
     # As create: the image's defaults are saved when the record has none.
     if row.command is None and info.cmd is not None:

@@ -123,8 +123,9 @@ _DB_WRITES = {"update_", "update_with", "update_members", "create"}
 
 
 def _status_keys(tree: ast.AST) -> list[int]:
-    """Lines that set a ``status`` column: a ``{"status": ...}`` literal, ``dict(...,
-    status=...)``, ``.update(status=...)`` or ``values["status"] = ...``."""
+    """Lines that set a ``status`` column to one of Zun's statuses: a ``{"status":
+    Status.X...}`` literal, ``dict(..., status=...)``, ``.update(status=...)`` or
+    ``values["status"] = ...``."""
     return [node.lineno for node in ast.walk(tree) if _sets_status(node)]
 
 
@@ -135,13 +136,21 @@ def _callee(call: ast.Call) -> str | None:
         func.id if isinstance(func, ast.Name) else None
 
 
+def _names_status(value: ast.AST | None) -> bool:
+    """The value names Zun's status vocabulary (``Status.X``): a row's status, not an
+    image's or a service's."""
+    return value is not None and any(isinstance(n, ast.Name) and n.id == "Status"
+                                     for n in ast.walk(value))
+
+
 def _sets_status(node: ast.AST) -> bool:
     if isinstance(node, ast.Dict):
-        return any(isinstance(k, ast.Constant) and k.value == "status" for k in node.keys)
+        return any(isinstance(k, ast.Constant) and k.value == "status" and _names_status(v)
+                   for k, v in zip(node.keys, node.values, strict=True))
     if isinstance(node, ast.Call):
-        return any(k.arg == "status" for k in node.keywords) \
-            and _callee(node) in ("dict", "update")
-    return isinstance(node, ast.Assign) and any(
+        return _callee(node) in ("dict", "update") and any(
+            k.arg == "status" and _names_status(k.value) for k in node.keywords)
+    return isinstance(node, ast.Assign) and _names_status(node.value) and any(
         isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant)
         and t.slice.value == "status" for t in node.targets)
 
@@ -149,9 +158,10 @@ def _sets_status(node: ast.AST) -> bool:
 def _raw_db_writes(tree: ast.AST) -> list[int]:
     """Lines anywhere that hand a database write a literal status."""
     return [node.lineno for node in ast.walk(tree)
-            if isinstance(node, ast.Call)
-            and _callee(node) in _DB_WRITES
-            and any(_status_keys(arg) for arg in node.args)]
+            if isinstance(node, ast.Call) and _callee(node) in _DB_WRITES
+            and any(isinstance(arg, ast.Dict) and any(
+                isinstance(k, ast.Constant) and k.value == "status" for k in arg.keys)
+                for arg in node.args)]
 
 
 def test_no_status_is_written_outside_status_writes() -> None:
@@ -172,10 +182,12 @@ def test_no_status_is_written_outside_status_writes() -> None:
 
 def test_the_guard_sees_each_form_of_a_raw_status_write() -> None:
     source = '''
+containers.update_(db, u, {"status": Status.ERROR.value})
+values = dict(fields, status=Status.CREATING.value)
+values.update(status=Status.ERROR.value)
+values["status"] = Status.DELETED.value
+found = [{"id": i.id, "status": i.status} for i in images]
 containers.update_(db, u, {"status": "Error"})
-values = dict(fields, status="Creating")
-values.update(status="Error")
-values["status"] = "Deleted"
 '''
     assert sorted(_status_keys(ast.parse(source))) == [2, 3, 4, 5]
-    assert _raw_db_writes(ast.parse(source)) == [2]
+    assert sorted(_raw_db_writes(ast.parse(source))) == [2, 7]
