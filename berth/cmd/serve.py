@@ -50,7 +50,8 @@ def _start_cni_daemon(conf: cfg.ConfigOpts) -> CniDaemon | None | Literal[False]
     if conf.network.driver not in ("local", "cni"):
         neutron_wiring.check_driver(conf)
         return None
-    daemon = CniDaemon(cni_daemon.settings(conf), neutron=neutron_wiring.vif_service(conf))
+    daemon = CniDaemon(cni_daemon.settings(conf), neutron=neutron_wiring.vif_service(conf),
+                       overlay=cni_daemon.overlay(conf))
     try:
         daemon.start()
     except OSError as err:

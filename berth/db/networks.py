@@ -189,3 +189,13 @@ def create_neutron(db: Database, values: Mapping[str, Any]) -> Network:
         s.add(row)
     LOG.info("recorded Neutron network %s as %s (%s)", neutron_id, row.uuid, row.name)
     return row
+
+
+def visible(db: Database, project_id: str | None) -> list[Network]:
+    """The networks a project can use (its own and the shared ones), by name; every
+    network when ``project_id`` is None. Read by the console's network view."""
+    query = select(Network).order_by(Network.name, Network.id)
+    if project_id is not None:
+        query = query.where(or_(Network.project_id == project_id, Network.shared.is_(True)))
+    with db.reader() as s:
+        return list(s.scalars(query))

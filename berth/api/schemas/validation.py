@@ -34,8 +34,11 @@ from jsonschema import Draft202012Validator, ValidationError, validators
 from berth.api.microversions import APIVersion
 from berth.api.schemas.fields import Schema
 from berth.api.schemas.types import invalid
-from berth.common.exceptions import (InvalidParameterValue, InvalidParamInVersion,
-                                     SchemaValidationError)
+from berth.common.exceptions import (
+    InvalidParameterValue,
+    InvalidParamInVersion,
+    SchemaValidationError,
+)
 
 
 @lru_cache(maxsize=256)
