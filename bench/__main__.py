@@ -16,6 +16,7 @@ import traceback
 import docker
 
 from bench import (
+    i1_glance_create,
     p1_p2_create,
     p1n_network_create,
     p3_state_latency,
@@ -53,6 +54,8 @@ BENCHMARKS = {
     "P12": p12_cri_capsule.p12,
     "P13": p13_dashboard_list.p13,
     "P14": p14_neutron_create.p14,
+    "I1": i1_glance_create.i1,
+    "I2": i1_glance_create.i2,
     "Z1": z_zun.z1,
     "Z3": z_zun.z3,
     "P16": p16_overlay_datapath.p16,

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # README command 2: install everything the tests need on this Debian machine (Docker
 # engine, a local registry, test images, chromium, RabbitMQ/PostgreSQL/MariaDB clients, and the
-# OpenStack Placement, Keystone, Cinder and Neutron services for integration tests, berth with
-# its test extras) and run the whole suite. Extra arguments go to pytest.
+# OpenStack Placement, Keystone, Cinder, Neutron and Glance services for integration tests,
+# berth with its test extras) and run the whole suite. Extra arguments go to pytest.
 source "$(dirname "$0")/lib.sh"
 need_root
 # iproute2 and iptables: tests/functional/network; containernetworking-plugins: bench P8's
@@ -25,9 +25,11 @@ STOP+=(cinder)   # stop runs the list backwards: Cinder first, while its databas
 # Only a Neutron this run started: stopping drops its database, vhost and br-int, which
 # another run on the machine may be using.
 NEUTRON_STARTED=0
+GLANCE_STARTED=0
 VENV_PID=""
 trap '[ -n "$VENV_PID" ] && kill "$VENV_PID" 2>/dev/null
       [ "$NEUTRON_STARTED" = 1 ] && { bash "$ROOT/.ci/neutron-ci.sh" stop >/dev/null 2>&1 || true; }
+      [ "$GLANCE_STARTED" = 1 ] && { bash "$ROOT/.ci/ci-services.sh" stop glance >/dev/null 2>&1 || true; }
       bash "$ROOT/.ci/ci-services.sh" stop "${STOP[@]}" >/dev/null 2>&1 || true' EXIT
 # berth's venv installs while the services start: neither needs the other, and each
 # waits on the network and the disk as much as on the CPU. The installer's output is
@@ -39,6 +41,19 @@ VENV_PID=$!
 # containerd (capsule_driver = cri) after docker: its images are imported from there.
 bash "$ROOT/.ci/ci-services.sh" start docker registry rabbitmq postgres placement keystone cinder \
     containerd
+# Glance (tests/integration/image): behind the Keystone above, started in the background
+# (20-60 s here, most of it its db sync and Keystone calls) while Neutron, the images and
+# the venv are made; joined before the tests. BERTH_GLANCE_TESTS=0: not started, and
+# those tests skip. Otherwise they fail (never skip) when Glance is not up.
+export BERTH_GLANCE_TESTS=${BERTH_GLANCE_TESTS:-1}
+GLANCE_PID=
+if [ "$BERTH_GLANCE_TESTS" != 0 ]; then
+    if [[ $(bash "$ROOT/.ci/ci-services.sh" status glance 2>/dev/null || true) != *": up"* ]]; then
+        GLANCE_STARTED=1
+    fi
+    bash "$ROOT/.ci/ci-services.sh" start glance &
+    GLANCE_PID=$!
+fi
 # Neutron (tests/integration/network): its own script, like Cinder's; needs RabbitMQ
 # (started above) and MariaDB. BERTH_NEUTRON_TESTS: 1 (the default) runs them all,
 # short only those marked neutron_short (docs/testing.md), 0 none (Neutron not started).
@@ -57,6 +72,7 @@ if ! wait "$VENV_PID"; then
 fi
 VENV_PID=""
 cat "$VENV_LOG" >&2; rm -f "$VENV_LOG"
+if [ -n "$GLANCE_PID" ]; then wait "$GLANCE_PID" || say "Glance did not start: tests/integration/image will fail"; fi
 cd "$ROOT"
 set +e
 # Two steps (tests/conftest.py says which test is in which part): first the parallel

@@ -44,13 +44,19 @@ def _pids() -> list[int]:
 
 
 class CpuMeter:
-    """``start()`` before the fill, ``per_container(n)`` after it."""
+    """``start()`` before the fill, ``per_container(n)`` after it; ``mark(n)`` on the
+    way, when ``n`` containers are Running, for the cost of each block
+    (``block_costs``)."""
 
     def __init__(self, api_pid: int, node_pids: Iterable[int], database: str) -> None:
         self._api = api_pid
         self._nodes = list(node_pids)
         self._database = database
         self._before: dict[str, dict[int, float]] = {}
+        self._marks: list[tuple[int, dict[str, dict[int, float]]]] = []
+
+    def sample(self) -> dict[str, dict[int, float]]:
+        return self._sample()
 
     def _sample(self) -> dict[str, dict[int, float]]:
         everyone = _pids()
@@ -65,15 +71,32 @@ class CpuMeter:
 
     def start(self) -> None:
         self._before = self._sample()
+        self._marks = [(0, self._before)]
+
+    def mark(self, containers: int) -> None:
+        self._marks.append((containers, self._sample()))
 
     def per_container(self, containers: int) -> dict[str, float]:
         """Milliseconds of CPU per container for each part (a process that began
         during the fill counts from zero; one that ended is missing)."""
-        after = self._sample()
-        out: dict[str, float] = {}
-        for role, now in after.items():
-            before = self._before.get(role, {})
-            spent = sum(cpu - before.get(pid, 0.0) for pid, cpu in now.items())
-            out[role] = round(1000 * spent / max(containers, 1), 2)
-        out["total"] = round(sum(out.values()), 2)
-        return out
+        return per_unit(self._before, self._sample(), containers)
+
+    def block_costs(self) -> list[dict[str, float]]:
+        """For each pair of consecutive marks: the containers it spans and the CPU
+        milliseconds per container of each part in it."""
+        return [{"from": a, "to": b, **per_unit(before, after, b - a)}
+                for (a, before), (b, after) in zip(self._marks, self._marks[1:], strict=False)
+                if b > a]
+
+
+def per_unit(before: dict[str, dict[int, float]], after: dict[str, dict[int, float]],
+             units: float) -> dict[str, float]:
+    """Milliseconds of CPU each part spent between two samples, per one of ``units``
+    (containers made; seconds times nodes, when idle); ``total`` besides."""
+    out: dict[str, float] = {}
+    for role, now in after.items():
+        was = before.get(role, {})
+        spent = sum(cpu - was.get(pid, 0.0) for pid, cpu in now.items())
+        out[role] = round(1000 * spent / max(units, 1e-9), 3)
+    out["total"] = round(sum(out.values()), 3)
+    return out

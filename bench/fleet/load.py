@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,10 +87,10 @@ class _Counter:
 
 def fill(api_url: str, pg_url: str, total: int, *, concurrency: int = 16,
          window: int = 400, poll: float = 0.2, timeout: float = 3600,
-         stall: float = 60) -> LoadResult:
+         stall: float = 60, on_count: Callable[[int], None] | None = None) -> LoadResult:
     """Fill until ``total`` containers are Running or in Error, or until ``timeout``,
     or until nothing changed for ``stall`` seconds (what is left is then reported by
-    the checks)."""
+    the checks). ``on_count(running)`` is called with every count read."""
     lock = threading.Lock()
     state = {"sent": 0, "accepted": 0, "running": 0, "errors": 0}
     refused: list[str] = []
@@ -145,6 +146,8 @@ def fill(api_url: str, pg_url: str, total: int, *, concurrency: int = 16,
                 elif now - changed > stall:
                     break
                 result.samples.append((round(now, 3), running, errors))
+                if on_count is not None:
+                    on_count(running)
                 if running + errors >= total or (refused and len(refused) + running
                                                  + errors >= total):
                     break

@@ -7,6 +7,7 @@ commands on stdin, one a line, each answered with one JSON line on stdout:
     containers   {host: [[uuid, engine id, running], ...]} of every agent's engine
     rows K       the rows K agents' state syncs read (one sync each, counted with
                  SQLAlchemy's cursor events): {host: {"rows": r, "own": n, ...}}
+    statements   the statements this process ran so far, by caller (``statements.py``)
     quit         stop every agent and exit
 """
 
@@ -24,6 +25,7 @@ from typing import Any
 
 from sqlalchemy import event, func, select
 
+from bench.fleet.statements import StatementTally
 from berth.cmd import wiring
 from berth.common import log
 from berth.common.memory import limit_malloc_arenas
@@ -115,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     wiring.parse_config(["--config-file", args.config_file], CONF, prog="bench-fleet-nodes")
     log.setup()
     logging.getLogger().setLevel(logging.WARNING)
+    tally = StatementTally.install()
     db = wiring.build_database(CONF, upgrade=False)
     counter = RowCounter(db)
     agents = build_agents(db, args.prefix, args.first, args.count)
@@ -135,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
             break
         if words[0] == "containers":
             answer: Any = engine_containers(agents)
+        elif words[0] == "statements":
+            answer = tally.snapshot()
         elif words[0] == "rows":
             answer = sync_rows(db, counter, agents, int(words[1]))
         else:

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -20,8 +21,8 @@ from typing import Any
 
 import psycopg
 
-from bench.fleet import checks, load, report
-from bench.fleet.cpu import CpuMeter
+from bench.fleet import checks, load, report, statements
+from bench.fleet.cpu import CpuMeter, per_unit
 from bench.fleet.services import (
     Api,
     NodeHost,
@@ -35,6 +36,13 @@ RESULTS = Path(__file__).resolve().parents[1] / "results"
 GOAL_PER_SECOND = 300
 #: The slowdown from the first block to the last that the goal allows.
 GOAL_FLATNESS = 0.20
+#: CPU milliseconds per container of every process (the client apart); the cost at
+#: the end of the fill may be at most GOAL_FILL_RATIO times that at its start.
+GOAL_CPU_MS_PER_CONTAINER = 10.0
+GOAL_FILL_RATIO = 1.20
+#: What one idle node may cost: agent CPU (ms a second) and database statements a minute.
+GOAL_IDLE_CPU_MS_PER_S = 0.2
+GOAL_IDLE_STATEMENTS_PER_MIN = 3.0
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,12 @@ class FleetSpec:
     #: [database]max_pool_size of each API worker
     api_pool_size: int = 5
     rows_sample: int = 20
+    #: seconds the fleet is left idle (every agent up, no create) and measured, before
+    #: the fill (0: not measured). The agents' periodic tasks run every 30 to 66 s.
+    idle_seconds: float = 60.0
+    #: seconds from the agents' start to the idle window: each periodic task has had
+    #: its first run (they come one periodic_interval_max, 60 s, after the start)
+    idle_settle: float = 70.0
 
 
 def _free_port() -> int:
@@ -73,6 +87,41 @@ def _wait_services_up(pg_url: str, nodes: int, timeout: float) -> None:
 
 def _load_average() -> str:
     return " ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def _node_statements(hosts: list[NodeHost]) -> dict[str, int]:
+    return statements.merged([h.ask("statements") for h in hosts])
+
+
+def measure_idle(spec: FleetSpec, meter: CpuMeter, hosts: list[NodeHost], api: Api
+                 ) -> dict[str, Any]:
+    """CPU (ms a second, per node) of each part, and the agents' statements (a minute,
+    per node, by caller), over ``spec.idle_seconds`` with every agent up and no
+    create."""
+    cpu_before, stmts_before = meter.sample(), _node_statements(hosts)
+    api_before = api.statements()
+    began = time.monotonic()
+    time.sleep(spec.idle_seconds)
+    seconds = time.monotonic() - began
+    cpu = per_unit(cpu_before, meter.sample(), seconds * spec.nodes)
+    agents = statements.difference(_node_statements(hosts), stmts_before)
+    api_idle = statements.difference(api.statements(), api_before)
+    node_minutes = seconds / 60 * spec.nodes
+    return {"seconds": round(seconds, 1),
+            "cpu_ms_per_s_per_node": cpu,
+            "agent_statements_per_min_per_node": statements.per_unit(agents, node_minutes),
+            "api_statements_per_min": statements.per_unit(api_idle, seconds / 60)}
+
+
+def components_table(cpu: dict[str, float], idle: dict[str, Any] | None) -> str:
+    """The CPU per container of each part, and each part's idle CPU per node, as a
+    Markdown table."""
+    idle_cpu = idle["cpu_ms_per_s_per_node"] if idle else {}
+    lines = ["| part | CPU ms per container | idle CPU ms/s per node |", "|---|---|---|"]
+    for role in ("api", "nodes", "postgres", "rabbitmq", "client", "total"):
+        if role in cpu:
+            lines.append(f"| {role} | {cpu[role]} | {idle_cpu.get(role, '-')} |")
+    return "\n".join(lines)
 
 
 def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str, Any]:
@@ -103,16 +152,37 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
                                   min(per, spec.nodes - first), workdir / f"nodes{i}.log"))
         ready = [h.wait_ready(1800) for h in hosts]
         started = time.monotonic() - began
-        api = Api(api_conf, port, workdir / "api.log")
+        api = Api(api_conf, port, workdir / "api.log", workdir / "tallies")
         api.wait_ready(300)
         _wait_services_up(pg_url, spec.nodes, 600)
-        load_before = _load_average()
         meter = CpuMeter(api.proc.pid, [h.proc.pid for h in hosts], services.name)
+        idle = None
+        if spec.idle_seconds > 0:
+            time.sleep(max(spec.idle_settle - (time.monotonic() - began - started), 0))
+            idle = measure_idle(spec, meter, hosts, api)
+        load_idle = _load_average()
+        load_before = _load_average()
+        node_stmts, api_stmts = _node_statements(hosts), api.statements()
         meter.start()
+        marks = iter(range(spec.step, spec.containers + 1, spec.step))
+        due = [next(marks, None)]
+
+        def on_count(running: int) -> None:
+            while due[0] is not None and running >= due[0]:
+                meter.mark(running)
+                due[0] = next(marks, None)
+
         result = load.fill(api.url, pg_url, spec.containers, concurrency=spec.concurrency,
-                           window=spec.window)
+                           window=spec.window, on_count=on_count)
         load_after = _load_average()
-        cpu = meter.per_container(result.samples[-1][1] if result.samples else 0)
+        made = result.samples[-1][1] if result.samples else 0
+        cpu = meter.per_container(made)
+        blocks = meter.block_costs()
+        per_create = {
+            "api": statements.per_unit(statements.difference(api.statements(), api_stmts),
+                                       made),
+            "agents": statements.per_unit(
+                statements.difference(_node_statements(hosts), node_stmts), made)}
         engines: dict[str, list[list[Any]]] = {}
         rows: dict[str, dict[str, int]] = {}
         for h in hosts:
@@ -123,6 +193,12 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
         problems += checks.sync_row_problems(rows)
         problems += result.refused[:20]
         curve = result.curve(spec.step)
+        for block, cost in zip(curve, blocks, strict=False):
+            block["cpu_ms_per_container"] = {k: v for k, v in cost.items()
+                                             if k not in ("from", "to")}
+        costs = [b["cpu_ms_per_container"]["total"] - b["cpu_ms_per_container"]["client"]
+                 for b in curve if "cpu_ms_per_container" in b]
+        fill_ratio = round(costs[-1] / costs[0], 3) if len(costs) > 1 and costs[0] else None
         first = curve[0]["per_second"] if curve else 0.0
         last = curve[-1]["per_second"] if curve else 0.0
         figures: dict[str, Any] = {
@@ -137,7 +213,20 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
             "curve": curve, "sync_rows": rows, "problems": problems,
             "agents_started": ready, "agents_start_seconds": round(started, 1),
             "cpu_ms_per_container": cpu,
+            "cpu_ms_per_container_without_client": round(cpu["total"] - cpu["client"], 2),
+            "goal_cpu_ms_per_container": GOAL_CPU_MS_PER_CONTAINER,
+            "fill_ratio": fill_ratio, "goal_fill_ratio": GOAL_FILL_RATIO,
+            "statements_per_create": per_create,
+            "idle": idle,
+            "idle_cpu_ms_per_s_per_node": idle["cpu_ms_per_s_per_node"]["nodes"]
+            if idle else None,
+            "idle_statements_per_min_per_node":
+                idle["agent_statements_per_min_per_node"].get("total", 0.0) if idle else None,
+            "goal_idle_cpu_ms_per_s_per_node": GOAL_IDLE_CPU_MS_PER_S,
+            "goal_idle_statements_per_min_per_node": GOAL_IDLE_STATEMENTS_PER_MIN,
+            "components": components_table(cpu, idle),
             "load_average": load_after, "load_average_before": load_before,
+            "load_average_idle": load_idle,
             "cpus": os.cpu_count(), "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         if out is not None:
@@ -145,6 +234,7 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
             stem = out / time.strftime(f"fleet-{spec.nodes}n-{spec.containers}c-%Y%m%d-%H%M%S")
             report.write_json(stem.with_suffix(".json"), figures)
             report.write_png(stem.with_suffix(".png"), figures)
+            report.write_curve(stem.with_name(stem.name + "-curve.json"), figures)
             figures["written"] = str(stem)
         return figures
     finally:
@@ -169,12 +259,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--window", type=int, default=d.window)
     p.add_argument("--pool-size", type=int, default=d.pool_size,
                    help="[database]max_pool_size of each process (overflow: twice that)")
+    p.add_argument("--idle-seconds", type=float, default=d.idle_seconds,
+                   help="the idle fleet's measurement before the fill (0: none)")
+    p.add_argument("--idle-settle", type=float, default=d.idle_settle,
+                   help="seconds from the agents' start to the idle measurement")
     p.add_argument("--out", type=Path, default=RESULTS)
     a = p.parse_args(argv)
     spec = FleetSpec(nodes=a.nodes, containers=a.containers, step=a.step,
                      node_processes=a.node_processes, api_workers=a.api_workers,
                      start_latency=a.start_latency, concurrency=a.concurrency,
-                     window=a.window, pool_size=a.pool_size)
+                     window=a.window, pool_size=a.pool_size, idle_seconds=a.idle_seconds,
+                     idle_settle=a.idle_settle)
     check_broker_room(spec.nodes)
     # A SIGTERM (timeout, CI) still stops the processes and drops the database.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -192,6 +287,15 @@ def main(argv: list[str] | None = None) -> int:
               f"{figures['per_second_last_block']}/s at the end "
               f"(load average {figures['load_average']}); CPU ms per container "
               f"{figures['cpu_ms_per_container']}; written to {figures.get('written')}")
+        print(f"cost at the end over cost at the start (fill_ratio): {figures['fill_ratio']}; "
+              f"idle node: {figures['idle_cpu_ms_per_s_per_node']} ms/s of agent CPU, "
+              f"{figures['idle_statements_per_min_per_node']} statements a minute")
+        print(figures["components"])
+        print("statements per create by caller:", json.dumps(
+            figures["statements_per_create"], indent=1))
+        if figures["idle"]:
+            print("idle statements a minute per node by caller:", json.dumps(
+                figures["idle"]["agent_statements_per_min_per_node"], indent=1))
         for problem in figures["problems"][:20]:
             print(f"PROBLEM: {problem}", file=sys.stderr)
         if figures["problems"]:

@@ -159,14 +159,34 @@ class NodeHost:
 
 
 class Api:
-    """``berth-api`` on the run's config (its ``[api]workers``)."""
+    """``berth-api`` on the run's config (its ``[api]workers``), each worker counting
+    its statements by caller into ``tallies`` (``api_host.py``)."""
 
-    def __init__(self, conf: Path, port: int, log: Path) -> None:
+    def __init__(self, conf: Path, port: int, log: Path, tallies: Path) -> None:
         self.url = f"http://127.0.0.1:{port}"
+        self._tallies = tallies
+        tallies.mkdir(parents=True, exist_ok=True)
         self._log: IO[bytes] = open(log, "ab")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen([_bin("berth-api"), "--config-file", str(conf)],
-                                     stdout=self._log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bench.fleet.api_host", str(tallies),
+             "--config-file", str(conf)],
+            stdout=self._log, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True)
+
+    def statements(self, settle: float = 0.5) -> dict[str, int]:
+        """Every worker's statements by caller so far (summed): each is asked to write
+        its tally (SIGUSR1), then the files are read ``settle`` seconds later."""
+        files = list(self._tallies.glob("api-*.json"))
+        for f in files:
+            try:
+                os.kill(int(f.stem.split("-")[1]), signal.SIGUSR1)
+            except (ProcessLookupError, ValueError):
+                pass
+        time.sleep(settle)
+        total: dict[str, int] = {}
+        for f in self._tallies.glob("api-*.json"):
+            for caller, n in json.loads(f.read_text()).items():
+                total[caller] = total.get(caller, 0) + n
+        return total
 
     def wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout

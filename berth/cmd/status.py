@@ -88,6 +88,9 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
             options.console_cert_unused(_unused_console_cert(c)),
             options.nova_sharing_without_placement(c.compute.host_shared_with_nova,
                                                    c.placement.driver),
+            options.glance_without_identity(c.default_image_driver, c.image_driver_list,
+                                            c.api.auth_strategy, _glance_auth_type(c),
+                                            c.glance_client.endpoint_override),
         ])
 
     _upgrade_checks = (
@@ -100,6 +103,15 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
         ("Option values", _values),
         ("Unsafe or refused settings", _reported(_unsafe)),
     )
+
+
+def _glance_auth_type(conf: cfg.ConfigOpts) -> str | None:
+    """``[glance_client]auth_type`` (keystoneauth's, registered as the glance driver
+    registers it)."""
+    from berth.conf import glance_client
+
+    glance_client.register_auth_opts(conf)
+    return conf.glance_client.auth_type  # type: ignore[no-any-return]
 
 
 def _authtoken_auth_type(conf: cfg.ConfigOpts) -> str | None:

@@ -25,6 +25,8 @@ from berth.compute.volumes import ContainerVolumes
 from berth.db import registries
 from berth.db.engine import Database, default_url
 from berth.db.networks import SubnetPool
+from berth.image.base import ImageStoreDriver
+from berth.image.glance.driver import GlanceImageDriver
 from berth.metrics.health import Readiness
 from berth.placement.base import Placement
 from berth.placement.requests import NodeReservations, unset_ratios
@@ -146,12 +148,14 @@ def build_networks(conf: cfg.ConfigOpts, db: Database, daemon_url: str | None = 
                    daemon_client: DaemonClient | None = None) -> ContainerNetworks | None:
     """``[network]driver``: local (plugged by the CNI daemon at ``daemon_url``, by
     default ``[cni_daemon]cni_daemon_host:cni_daemon_port``, or through
-    ``daemon_client``: the one of a daemon in this process) or docker (None)."""
-    neutron_wiring.check_driver(conf)
+    ``daemon_client``: the one of a daemon in this process), cni, kuryr (Docker's
+    kuryr-libnetwork plugin) or docker (None)."""
     c = conf.cni_daemon
     url = daemon_url or f"http://{c.cni_daemon_host}:{c.cni_daemon_port}"
     if conf.network.driver == "cni":
         return neutron_wiring.networks(conf, db, url)
+    if conf.network.driver == "kuryr":
+        return neutron_wiring.kuryr_networks(conf, db, build_runtime(conf).api_client)
     if conf.network.driver != "local":
         return None
     client = daemon_client or DaemonClient(url, timeout=float(c.vif_active_timeout) + 30)
@@ -198,7 +202,16 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport,
                         placement=build_placement(conf, db),
                         quota=QuotaEnforcer(quota_defaults(conf)),
                         networks=build_networks(conf, db, networks_url, networks_client),
-                        volumes=build_volumes(conf, db), pods=build_pods(conf))
+                        volumes=build_volumes(conf, db), pods=build_pods(conf),
+                        image_stores=build_image_stores(conf),
+                        image_driver_list=tuple(d.lower() for d in conf.image_driver_list))
+
+
+def build_image_stores(conf: cfg.ConfigOpts) -> dict[str, ImageStoreDriver]:
+    """The image stores ``[DEFAULT]image_driver_list`` names (glance); docker is the
+    engine's own pull. Nothing is asked of Glance before a container needs it."""
+    names = {d.lower() for d in conf.image_driver_list}
+    return {"glance": GlanceImageDriver.from_conf(conf)} if "glance" in names else {}
 
 
 def build_pods(conf: cfg.ConfigOpts) -> PodRuntime | None:

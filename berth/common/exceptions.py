@@ -89,6 +89,10 @@ class InvalidParameterValue(Invalid):
     message = "%(err)s"
 
 
+class InvalidValue(InvalidParameterValue):
+    """Zun's code (``invalid-value``) for a container list's unknown parameters."""
+
+
 class SchemaValidationError(InvalidParameterValue):
     """A body or query parameters refused by their declared schema
     (:class:`berth.api.schemas.validation.RequestSchema`): Zun answers these from its

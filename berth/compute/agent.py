@@ -8,6 +8,7 @@ tasks start (``sync_container_state`` at once: the safety net under PLEG)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from berth.common.exceptions import RPCError
@@ -16,14 +17,15 @@ from berth.compute.capsules.status import relist as relist_cri_capsules
 from berth.compute.claims import ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.flows.recovery import RecoveryReport, init_containers
-from berth.compute.flows.sync import sync_container
+from berth.compute.flows.sync import Outcome, sync_container
 from berth.compute.last_inspected import LastInspected
 from berth.compute.manager import ComputeManager
 from berth.compute.networking import ContainerNetworks
 from berth.compute.periodic.allocations import AuditReport, audit_allocations
 from berth.compute.periodic.cleanup import CleanupReport, delete_unused_containers
-from berth.compute.periodic.heartbeat import update_zun_service
-from berth.compute.periodic.inventory import InventorySettings, inventory_host
+from berth.compute.periodic.heartbeat import heartbeat_spacing, update_zun_service
+from berth.compute.periodic.idle import AuditGate, CleanupGate, expiry_due, read_max_age
+from berth.compute.periodic.inventory import InventoryMemo, InventorySettings, inventory_host
 from berth.compute.periodic.lost_casts import LostCastRepairer
 from berth.compute.periodic.scheduler import PeriodicScheduler
 from berth.compute.periodic.sync_state import SyncReport, sync_container_state
@@ -35,6 +37,7 @@ from berth.compute.volumes.reconcile import reconcile_volumes
 from berth.compute.workers import ContainerWorkers
 from berth.db.base import utcnow
 from berth.db.engine import Database
+from berth.image.base import ImageStoreDriver
 from berth.metrics import catalog
 from berth.metrics.health import Check
 from berth.placement.base import Placement
@@ -44,6 +47,10 @@ from berth.runtime.base import Runtime
 from berth.runtime.cri.base import PodRuntime
 
 LOG = logging.getLogger(__name__)
+
+#: The tasks that run only on change (``periodic/idle.py``) run whatever changed
+#: every this many periodic_interval_max (20 minutes with the default 60 s).
+FULL_RUN_INTERVALS = 20
 
 #: Seconds between two relists of the capsules on a CRI runtime (members' states
 #: within about a second, as Docker's event stream gives them).
@@ -75,19 +82,29 @@ class ComputeAgent:
                  quota: QuotaEnforcer | None = None,
                  networks: ContainerNetworks | None = None,
                  volumes: ContainerVolumes | None = None,
-                 pods: PodRuntime | None = None) -> None:
+                 pods: PodRuntime | None = None,
+                 image_stores: Mapping[str, ImageStoreDriver] | None = None,
+                 image_driver_list: tuple[str, ...] = ("glance", "docker")) -> None:
         self.config = config
         self.db = db
         self.runtime = runtime
         self.transport = transport
         self.tracker = ResourceTracker(db, config.settings.host, publish_delay=0.25)
+        full_every = FULL_RUN_INTERVALS * max(config.periodic_interval_max, 1)
+        self.inventory_memo = InventoryMemo(full_every=full_every)
+        self.audit_gate = AuditGate(full_every)
+        self.cleanup_gate = CleanupGate()
+        if placement is not None:
+            placement = self.audit_gate.watch(placement)
         self.workers = ContainerWorkers(config.action_workers)
         self.deps = AgentDeps(db=db, runtime=runtime, tracker=self.tracker,
                               settings=config.settings, placement=placement,
                               last_inspected=LastInspected(
                                   engine_clock_shared=_engine_is_local(runtime)),
                               workers=self.workers, quota=quota, networks=networks,
-                              volumes=volumes, pods=pods)
+                              volumes=volumes, pods=pods,
+                              image_stores=dict(image_stores or {}),
+                              image_driver_list=image_driver_list)
         self.manager = ComputeManager(self.deps, self.workers,
                                       live_state=lambda: self.pleg.live())
         self.periodic = PeriodicScheduler()
@@ -105,31 +122,45 @@ class ComputeAgent:
         self.recovery: RecoveryReport | None = None
         #: Spacing of expire_tasks: deadlines are minutes long, a 30 s lag is fine.
         self.expire_tasks_spacing = 30.0
+        self.task_expirer: TaskExpirer | None = None
 
     @property
     def host(self) -> str:
         return self.config.settings.host
 
     def heartbeat(self) -> None:
-        update_zun_service(self.db, self.host, self.config.availability_zone)
+        self.inventory_memo.disabled = update_zun_service(self.db, self.host,
+                                                          self.config.availability_zone)
 
     def inventory(self) -> None:
+        """The inventory task: writes only what changed (``InventoryMemo``)."""
         inventory_host(self.db, self.runtime, self.tracker, self.config.inventory,
-                       placement=self.deps.placement)
+                       placement=self.deps.placement, memo=self.inventory_memo)
 
     def sync_state(self) -> SyncReport:
-        self.last_state_sync = sync_container_state(self.deps, self.config.service_down_time)
-        for outcome, count in self.last_state_sync.outcomes.items():
+        report = sync_container_state(self.deps, self.config.service_down_time)
+        self.last_state_sync = report
+        self.cleanup_gate.synced(report)
+        for outcome, count in report.outcomes.items():
             catalog.count_sync("periodic", outcome, count)
-        return self.last_state_sync
+        return report
 
     def delete_unused(self) -> CleanupReport:
         self.last_cleanup = delete_unused_containers(self.deps)
         return self.last_cleanup
 
+    def delete_unused_when_due(self) -> CleanupReport | None:
+        """The cleanup task: only when an unused row may exist (``periodic/idle.py``)."""
+        return self.delete_unused() if self.cleanup_gate.take() else None
+
     def audit_allocations(self) -> AuditReport:
         return audit_allocations(self.deps, self.workers.submit,
                                  shared=bool(self.config.inventory.shared_provider_names))
+
+    def audit_allocations_when_due(self) -> AuditReport | None:
+        """The audit task: at start, after a Placement failure, and every
+        ``FULL_RUN_INTERVALS`` intervals (``periodic/idle.py``)."""
+        return self.audit_allocations() if self.audit_gate.take() else None
 
     def readiness_checks(self) -> dict[str, Check]:
         """What /readyz checks for this agent: the database, the RPC server (serving,
@@ -158,6 +189,8 @@ class ComputeAgent:
                       event.source)
             return
         outcome = sync_container(self.deps, event.uuid)
+        if outcome not in (Outcome.SKIPPED, Outcome.UNCHANGED):
+            self.cleanup_gate.changed()
         catalog.count_sync(event.source, outcome)
 
     def _sync_failed(self, event: ContainerEvent) -> None:
@@ -181,15 +214,15 @@ class ComputeAgent:
         sync_interval = self.config.sync_container_state_interval
         self.periodic.add("sync_container_state", self.sync_state,
                           interval if sync_interval == 0 else sync_interval)
-        self.periodic.add("delete_unused_containers", self.delete_unused, interval,
+        self.periodic.add("delete_unused_containers", self.delete_unused_when_due, interval,
                           run_immediately=False)
-        self.periodic.add("update_zun_service", self.heartbeat, min(interval, 10),
+        self.periodic.add("update_zun_service", self.heartbeat,
+                          heartbeat_spacing(interval, self.config.service_down_time),
                           run_immediately=False)
         self.periodic.add("inventory_host", self.inventory, interval, run_immediately=False)
         lost_casts = LostCastRepairer(self.deps, self.workers.submit_flow, self.workers.busy)
-        self.periodic.add("expire_tasks", TaskExpirer(self.deps, self.workers.busy,
-                                                      lost_casts=lost_casts).run,
-                          self.expire_tasks_spacing)
+        self.task_expirer = TaskExpirer(self.deps, self.workers.busy, lost_casts=lost_casts)
+        self.periodic.add("expire_tasks", self.expire_tasks, self.expire_tasks_spacing)
         if self.deps.pods is not None:
             # No event stream from the CRI runtime: its capsules are relisted instead.
             self.periodic.add("relist_cri_capsules", self.relist_cri_capsules,
@@ -197,10 +230,22 @@ class ComputeAgent:
             self.periodic.add("sweep_cri_pods", self.sweep_cri_pods, interval,
                               run_immediately=False)
         if self.deps.placement is not None:
-            self.periodic.add("audit_allocations", self.audit_allocations, interval,
-                              run_immediately=False)
+            self.periodic.add("audit_allocations", self.audit_allocations_when_due,
+                              interval, run_immediately=False)
         self.periodic.start()
         LOG.info("compute agent %s is up", self.host)
+
+    def expire_tasks(self) -> int:
+        """The expire_tasks task: reads only when a deadline may have passed
+        (``periodic/idle.py``)."""
+        if self.task_expirer is None:
+            return 0
+        interval = self.config.periodic_interval_max
+        sync_spacing = self.config.sync_container_state_interval or interval
+        if not expiry_due(self.last_state_sync, utcnow(),
+                          read_max_age(sync_spacing, interval, FULL_RUN_INTERVALS)):
+            return 0
+        return self.task_expirer.run()
 
     def relist_cri_capsules(self) -> None:
         relist_cri_capsules(self.deps)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from berth.common.threads import ElasticThreadPool
@@ -13,6 +14,7 @@ from berth.compute.recent_images import RecentImages
 from berth.compute.volumes import ContainerVolumes
 from berth.compute.workers import ContainerWorkers
 from berth.db.engine import Database
+from berth.image.base import ImageStoreDriver
 from berth.placement.base import Placement
 from berth.quota import QuotaEnforcer
 from berth.runtime.base import Runtime
@@ -96,6 +98,11 @@ class AgentDeps:
     #: Runs capsules as pods on a CRI runtime ([DEFAULT]capsule_driver = cri,
     #: berth.compute.capsules.cri); None: capsules run on Docker (the docker driver).
     pods: PodRuntime | None = None
+    #: The image stores of ``[DEFAULT]image_driver_list`` by name (glance:
+    #: berth.image.glance); docker is the engine's own pull and is not here.
+    image_stores: Mapping[str, ImageStoreDriver] = field(default_factory=dict)
+    #: ``[DEFAULT]image_driver_list`` as the agent read it (for its messages).
+    image_driver_list: tuple[str, ...] = ("glance", "docker")
 
     @property
     def host(self) -> str:

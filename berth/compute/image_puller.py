@@ -3,14 +3,18 @@ policy (``pull_image``), with the credentials of its registry (``registry_of``,
 ``registry_auth_for``). Used by container create and rebuild, by a Docker capsule's
 create and by the CRI capsule engine's image pull (kubelet keeps its puller in
 ``pkg/kubelet/images`` for the same reason: every flow that starts something pulls).
-The pull policy itself is ``berth.image.reference.pull_decision``."""
+The pull policy itself is ``berth.image.reference.pull_decision``. A container whose
+``image_driver`` is an image store's (glance) gets its image from there
+(``berth.compute.store_images``)."""
 
 from __future__ import annotations
 
 import logging
 
 from berth.common import exceptions as exc
+from berth.common.context import RequestContext
 from berth.compute.deps import AgentDeps
+from berth.compute.store_images import pull_from_store
 from berth.db import registries as db_registries
 from berth.db.models import Container, Registry
 from berth.image.reference import normalize_pull_policy, parse_image, pull_decision
@@ -19,9 +23,17 @@ from berth.runtime import base as rt
 LOG = logging.getLogger(__name__)
 
 
-def pull_image(deps: AgentDeps, row: Container) -> tuple[rt.ImageRef, rt.ImageInfo]:
-    """Make the image present per the container's pull policy; return it."""
+def pull_image(deps: AgentDeps, row: Container, ctx: RequestContext | None = None
+               ) -> tuple[rt.ImageRef, rt.ImageInfo]:
+    """Make the image present per the container's pull policy; return it. ``ctx``: the
+    request's (an image store is called with its token; its action gets the
+    download's event)."""
     settings = deps.settings
+    driver = served_by(deps, row)
+    if driver != "docker":
+        policy = normalize_pull_policy(row.image_pull_policy or settings.default_pull_policy)
+        return pull_from_store(deps, deps.image_stores[driver], row.image or "", policy,
+                               ctx, getattr(row, "uuid", None))
     registry = registry_of(deps, row)
     image = parse_image(row.image or "", default_registry=settings.default_registry,
                         registry_domain=registry.domain if registry else None)
@@ -60,6 +72,20 @@ def pull_image(deps: AgentDeps, row: Container) -> tuple[rt.ImageRef, rt.ImageIn
             f"Image {image.ref} could not be pulled: {err.msg}. Check that the registry "
             f"is reachable from host {deps.host}, or pull the image there and use "
             f"image_pull_policy ifnotpresent.") from err
+
+
+def served_by(deps: AgentDeps, row: Container) -> str:
+    """The image driver that provides the container's image: its ``image_driver``
+    when that is one of this node's image stores (``[DEFAULT]image_driver_list``),
+    else docker. A driver the node does not run is a clear ImageNotFound."""
+    name = (getattr(row, "image_driver", None) or "docker").lower()
+    if name == "docker":
+        return name
+    if name not in deps.image_stores:
+        raise exc.ImageNotFound(
+            f"Image {row.image}: image driver {name} is not enabled on host {deps.host} "
+            f"(its [DEFAULT]image_driver_list is {', '.join(deps.image_driver_list)}).")
+    return name
 
 
 def registry_of(deps: AgentDeps, row: Container) -> Registry | None:

@@ -15,6 +15,8 @@ from berth.conf import (
     database,
     default,
     docker,
+    glance,
+    glance_client,
     network,
     neutron,
     neutron_client,
@@ -30,7 +32,7 @@ CONF = cfg.CONF
 
 _MODULES = (default, api, compute, database, docker, scheduler, websocket_proxy, quota,
             placement, cni_daemon, network, neutron, neutron_client, volume, cinder_client,
-            cri, ssl)
+            cri, ssl, glance, glance_client)
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

@@ -15,8 +15,13 @@ OPTS = [
                     "networking). 'cni' (Zun's name): OpenStack Neutron ports, bound to "
                     "this host and plugged into the Open vSwitch integration bridge by the "
                     "CNI daemon as os-vif does ([neutron], [neutron_client]). 'kuryr' "
-                    "(Zun's default, the kuryr-libnetwork Docker plugin) is refused at "
-                    "start-up: use 'cni'."),
+                    "(Zun's default): Neutron ports made by berth and plugged by Docker "
+                    "through the kuryr-libnetwork plugin (driver_name), one Docker "
+                    "network per Neutron network on each node."),
+    cfg.StrOpt("driver_name", default="kuryr",
+               help="The Docker network (and IPAM) plugin of [network]driver = kuryr, as "
+                    "`docker plugin ls` or its spec file in /etc/docker/plugins names "
+                    "it."),
     cfg.StrOpt("local_subnet_pool", default="10.244.0.0/16",
                help="berth: the pool local networks' subnets are carved from, one "
                     "local_subnet_prefix subnet per network."),

@@ -136,6 +136,16 @@ class DnsConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class NetworkEndpoint:
+    """The container's address on the Docker network of ``network_mode`` (a remote
+    driver's, such as kuryr-libnetwork's), and its MAC: the Neutron port's."""
+
+    ipv4: str | None = None
+    ipv6: str | None = None
+    mac: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ContainerSpec:
     """Everything the engine needs to create one container (behaviours.md §2.1)."""
 
@@ -162,6 +172,7 @@ class ContainerSpec:
     cpuset_cpus: str | None = None                  # "1,3"
     cpuset_mems: str | None = None
     network_mode: str | None = None                 # None = the engine's default bridge
+    endpoint: NetworkEndpoint | None = None         # on network_mode's Docker network
     ipc_mode: str | None = None                     # "container:<id>": a capsule member
     binds: tuple[str, ...] = ()                     # "host_path:container_path[:ro]"
     published_ports: tuple[PublishedPort, ...] = ()  # a capsule's sandbox (hostPort)
@@ -452,6 +463,16 @@ class Runtime(Protocol):
         tag is untagged and the image goes with its last tag, so other tags of the same
         image stay. A missing image is a no-op; :class:`RuntimeConflict` when a
         container still uses it."""
+
+    def load_image(self, tar_path: str) -> tuple[str, ...]:
+        """``docker load`` the image tarball at ``tar_path`` (a ``docker save``);
+        return the references it loaded (``repo:tag``, or the image id when the
+        tarball names none). :class:`RuntimeInvalid` when the file is not an image
+        tarball. Idempotent: loading it again changes nothing."""
+
+    def save_image(self, ref: str) -> Iterator[bytes]:
+        """``docker save ref``: the image tarball, as chunks read from the engine while
+        the caller consumes them. :class:`RuntimeImageNotFound` when absent."""
 
     def search_images(self, term: str, limit: int = 25) -> tuple[ImageSearchResult, ...]:
         """Search the engine's index (Docker Hub) for ``term``. The engine answers at

@@ -146,3 +146,26 @@ def nova_sharing_without_placement(host_shared_with_nova: bool, placement_driver
 
 def console_cert_unused(problem: str | None) -> Result | None:
     return None if problem is None else Result(Code.WARNING, problem.rstrip(".") + ".")
+
+
+def glance_without_identity(default_driver: str, driver_list: Sequence[str],
+                            auth_strategy: str, glance_auth_type: str | None,
+                            endpoint_override: str | None) -> Result | None:
+    """Creates default to Glance, but the agent could not call it: without an identity
+    of its own (``[glance_client]auth_type``) it has nothing to call Glance with under
+    noauth, and no auth_url to find Glance in the catalog with the caller's token."""
+    if default_driver.lower() != "glance" or glance_auth_type:
+        return None
+    if "glance" not in [d.lower() for d in driver_list]:
+        return Result(Code.FAILURE,
+                      "[DEFAULT]default_image_driver = glance but glance is not in "
+                      "[DEFAULT]image_driver_list: every create without an image_driver "
+                      "would be refused. Add glance to the list.")
+    if auth_strategy == "keystone" and endpoint_override:
+        return None
+    return Result(Code.WARNING,
+                  "[DEFAULT]default_image_driver = glance but [glance_client] sets no "
+                  "auth_type: the agents cannot call Glance, and every create from Glance "
+                  "ends in Error. Set [glance_client]auth_type = password with auth_url, "
+                  "username, password, project_name, user_domain_name and "
+                  "project_domain_name (see docs/images.md).")

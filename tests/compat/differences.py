@@ -16,41 +16,81 @@ NOT_YET = ("Zun fills these in only when zun-compute reports back (null at first
            "value); berth answers with what it knows at once. To fix in berth (same type "
            "as Zun's) if a client relies on the type")
 
+ZUN_500 = ("Zun 18 answers 500 Internal Server Error (a Zun defect: an exception its API "
+           "does not catch); berth refuses the request with a 4xx that says what was wrong")
+STRICTER = ("berth refuses what Zun lets through: the request cannot do what it asks "
+            "(the developers' guide: bad input gets a clear 4xx)")
+CAPSULE_STATE = ("Zun 18's docker capsule driver left this capsule in Error here (its "
+                 "sandbox on the node engine), so its members stay Creating; berth's is "
+                 "Running. The states a working capsule passes through are the same")
+
 LISTED: dict[str, str] = {
-    "bad_input/*/body.errors[].title: *": HELPFUL,
-    "lifecycle/* a * container/body.errors[].title: *": HELPFUL,
-    "lifecycle/delete running, no force/body.errors[].title: *": HELPFUL,
-    "microversions/list at malformed/body.errors[].title: berth 'Not Acceptable', Zun ''":
-        HELPFUL,
+    "*/body.errors[].title: *": HELPFUL,
     "microversions/list at 1.41 (above max)/*": (
         "Zun 18 answers 500 with a body of null to a version above its maximum (a Zun "
         "defect); berth answers 406 with the error body it gives any unacceptable version"),
     "microversions/list at 1.0 (below min)/*": (
         "Zun 18 answers 500 with a body of null to a version below its minimum (a Zun "
         "defect); berth answers 406 with the error body it gives any unacceptable version"),
-    "lifecycle/create run=true/body.addresses: berth {}, Zun 'null'": EMPTY,
-    "lifecycle/create run=true/body.environment: berth {}, Zun 'null'": EMPTY,
-    "lifecycle/create run=true/body.labels: berth {}, Zun 'null'": EMPTY,
-    "lifecycle/create run=true/body.ports: berth [], Zun 'null'": EMPTY,
-    "lifecycle/create run=true/body.security_groups: berth [], Zun 'null'": EMPTY,
-    "lifecycle/create run=true/body.host: berth 'string', Zun 'null'": (
+    # What a container's view holds before its agent has run, and after.
+    "*/body.*addresses: berth {}, Zun 'null'": EMPTY,
+    "*/body.*environment: berth {}, Zun 'null'": EMPTY,
+    "*/body.*labels: berth {}, Zun 'null'": EMPTY,
+    "*/body.*annotations: berth {}, Zun 'null'": EMPTY,
+    "*/body.*ports: berth [], Zun 'null'": EMPTY,
+    "*/body.*security_groups: berth [], Zun 'null'": EMPTY,
+    "*/body.*host: berth 'string', Zun 'null'": (
         "berth places a container before it answers the create, so the answer names the "
         "host; Zun schedules after it answers (host null at first)"),
-    "lifecycle/*/body.*disk: berth 'null', Zun 'number'": (
+    "*/body.*disk: berth 'null', Zun 'number'": (
         "Zun reports disk 0 when no disk was asked for (the engine cannot limit it here); "
         "berth reports null. To fix in berth"),
-    "lifecycle/*/body.*entrypoint: berth 'null', Zun []": NOT_YET,
-    "lifecycle/*/body.*healthcheck: berth 'null', Zun {}": NOT_YET,
-    "lifecycle/*/body.*restart_policy: berth 'null', Zun {}": NOT_YET,
-    "lifecycle/*/body.*status_detail: berth 'null', Zun 'string'": (
+    "*/body.*entrypoint: berth 'null', Zun []": NOT_YET,
+    "*/body.*healthcheck: berth 'null', Zun {}": NOT_YET,
+    "*/body.*restart_policy: berth 'null', Zun {}": NOT_YET,
+    "*/body.*status_detail: berth 'null', Zun 'string'": (
         "Zun fills status_detail in from the engine's state; berth leaves it null rather "
         "than restate the status. To fix in berth if a client shows it"),
-    "lifecycle/*/body.*addresses.<uuid>[].ifname: missing in Zun*": (
+    "*/body.*addresses.<uuid>[].ifname: missing in Zun*": (
         "berth adds the interface name and MAC address to each address; extra keys, which "
         "python-zunclient ignores"),
-    "lifecycle/*/body.*addresses.<uuid>[].mac_addr: missing in Zun*": (
+    "*/body.*addresses.<uuid>[].mac_addr: missing in Zun*": (
         "berth adds the interface name and MAC address to each address; extra keys, which "
         "python-zunclient ignores"),
+    # Container actions and calls.
+    "actions/rename*/body.errors[].code: berth 'container.not-acceptable', Zun 'container.'": (
+        "POST .../rename exists only to 1.13; at 1.40 Zun answers 406 with an empty code, "
+        "berth with not-acceptable and the PATCH to use instead"),
+    "actions/update nothing/*": (
+        "Zun answers an empty PATCH with 200 and the unchanged container; berth refuses it "
+        "(400 naming the fields an update takes), as it refuses every request that can do "
+        "nothing. " + STRICTER),
+    "actions/logs with a bad tail/*": (
+        "Zun ignores a tail that is not a number or 'all' and returns the whole log; berth "
+        "refuses it (400 naming the field). " + STRICTER),
+    "actions/stats/*": (
+        "Zun 18's stats answered 500 here for a container on its cni network (a Zun "
+        "defect); berth answers the stats"),
+    "actions/exec without a command/*": ZUN_500,
+    "actions/get_archive of a missing path/*": ZUN_500,
+    # Capsules.
+    "capsules/create without containers/*": ZUN_500,
+    "capsules/*/body.*status: berth 'Running', Zun 'Error'": CAPSULE_STATE,
+    "capsules/*/body.*containers[].status: berth 'Running', Zun 'Creating'": CAPSULE_STATE,
+    "capsules/*/body.*status_reason: berth 'null', Zun 'string'": CAPSULE_STATE,
+    "capsules/*/body.*containers[].addresses.<uuid>: missing in Zun*": CAPSULE_STATE,
+    "capsules/*/body.*containers[].*: berth 'string', Zun 'null'": (
+        "a capsule member's hostname, image_driver, runtime and updated_at: berth fills "
+        "them in as it makes the member; Zun's members here never left Creating "
+        "(see the capsule's Error above)"),
+    "capsules/show after delete/body.errors[].code: berth 'container.capsule-not-found', "
+    "Zun 'container.container-not-found'": (
+        "Zun answers a missing capsule with the container's not-found code; berth names "
+        "the capsule (the status, 404, is the same)"),
+    # The cluster's resources.
+    "cluster/image that does not exist/*": (
+        "Zun answers an image uuid it does not know with 400 image-not-found; berth with "
+        "404 (the resource is not there: the request itself is well formed)"),
 }
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,16 +80,38 @@ def _create(side: Side, name: str, **extra: Any) -> tuple[Answer, str]:
     return a, ident
 
 
+def create_running(side: Side, name: str, steps: Steps, **extra: Any) -> str:
+    """Create and run a container, its answer and the state it reached as two steps; its
+    uuid."""
+    a, ident = _create(side, name, **extra)
+    steps.append(("create run=true", a))
+    assert ident, f"{side.name} refused the create: {a.status} {a.body}"
+    states = side.settle(ident, ("Running", "Error"))
+    steps.append(("states to Running", Answer(200, {"status": states[-1]})))
+    return ident
+
+
+def delete_and_wait(side: Side, ident: str, already: bool = False) -> Answer:
+    """Delete a container (unless ``already`` asked for) and wait for the show to answer
+    404; that last answer."""
+    if not already:
+        side.call("DELETE", f"/v1/containers/{ident}", params={"force": "true"})
+    deadline = time.monotonic() + 120
+    gone = side.call("GET", f"/v1/containers/{ident}")
+    while gone.status != 404 and time.monotonic() < deadline:
+        time.sleep(0.3)
+        gone = side.call("GET", f"/v1/containers/{ident}")
+    if gone.status == 404 and ident in side.made:
+        side.made.remove(ident)
+    return gone
+
+
 def lifecycle(side: Side) -> Steps:
     """create (run) → Running → show, list → delete refused while running → stop →
     stop again → start → force delete → show is 404."""
     name = f"compat-{uuid.uuid4().hex[:8]}"
     steps: Steps = []
-    a, ident = _create(side, name)
-    steps.append(("create run=true", a))
-    assert ident, f"{side.name} refused the create: {a.status} {a.body}"
-    states = side.settle(ident, ("Running", "Error"))
-    steps.append(("states to Running", Answer(200, {"status": states[-1]})))
+    ident = create_running(side, name, steps)
     steps.append(("show", side.call("GET", f"/v1/containers/{ident}")))
     steps.append(("show by name", side.call("GET", f"/v1/containers/{name}")))
     steps.append(("list by name", side.call("GET", "/v1/containers", params={"name": name})))
@@ -105,14 +126,7 @@ def lifecycle(side: Side) -> Steps:
                   side.call("POST", f"/v1/containers/{ident}/start")))
     steps.append(("force delete", side.call("DELETE", f"/v1/containers/{ident}",
                                             params={"force": "true"})))
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        gone = side.call("GET", f"/v1/containers/{ident}")
-        if gone.status == 404:
-            break
-        time.sleep(0.3)
-    steps.append(("show after delete", gone))
-    side.made.remove(ident)
+    steps.append(("show after delete", delete_and_wait(side, ident, already=True)))
     return steps
 
 
@@ -154,10 +168,3 @@ def microversions(side: Side) -> Steps:
     steps.append(("root", side.call("GET", "/")))
     steps.append(("v1 root", side.call("GET", "/v1/")))
     return steps
-
-
-SCENARIOS: dict[str, Callable[[Side], Steps]] = {
-    "lifecycle": lifecycle,
-    "bad_input": bad_input,
-    "microversions": microversions,
-}

@@ -14,8 +14,9 @@ import httpx
 import pytest
 
 from compat import differences
+from compat.catalogue import SCENARIOS
 from compat.differ import Tally, compare
-from compat.scenarios import SCENARIOS, Side
+from compat.scenarios import Side
 from compat.zun_client import ZUN_IMAGE
 
 TALLY = Tally()

@@ -24,7 +24,7 @@ from docs.guide import DOCS, parse
 _REF = re.compile(r"\[([A-Za-z_]+)\]([a-z][a-z0-9_]*)")
 #: Groups that load a keystoneauth plugin named by their auth_type; the guide's blocks
 #: use the password plugin.
-_PLUGIN_GROUPS = ("placement", "cinder_client", "keystone_authtoken", "neutron")
+_PLUGIN_GROUPS = ("placement", "cinder_client", "keystone_authtoken", "neutron", "glance_client")
 ZUN_ONLY_SECTION = "## Options Zun has and berth does not"
 #: (group, option): named by not-run blocks of the guide, not in berth yet.
 NOT_YET: set[tuple[str, str]] = set()

@@ -108,7 +108,10 @@ def rebuild(state: ApiState, ctx: RequestContext, ident: str, image: str | None,
     if image is not None:
         ref = parse_image(image, default_registry=state.settings.default_registry)
         if state.settings.enable_image_validation and row.host:
-            _check_image(state, ctx, row.host, ref.ref, image_driver or row.image_driver)
+            driver = image_driver or row.image_driver
+            # A Glance image is asked for as given (its name or id), as at create.
+            _check_image(state, ctx, row.host, image if driver == "glance" else ref.ref,
+                         driver)
         values["image"] = image
     if image_driver is not None:
         values["image_driver"] = image_driver

@@ -69,8 +69,11 @@ def create(state: ApiState, ctx: RequestContext, body: Any) -> Container:
                              for p in (m.get("exposed_ports") or {})}
     if ports:
         values["exposed_ports"] = ports
+    # The members' images come from [DEFAULT]default_image_driver, as in Zun (a
+    # member names no driver); the sandbox's from the sandbox image driver.
     members = [dict(m, uuid=str(uuidlib.uuid4()), project_id=ctx.project_id,
-                    user_id=ctx.user_id, status=Status.CREATING.value)
+                    user_id=ctx.user_id, status=Status.CREATING.value,
+                    image_driver=state.settings.create_limits.default_image_driver)
                for m in parsed.members]
     return volumes_api.created_with(
         state, ctx, lambda: volumes_api.plan_capsule(state, ctx, str(capsule["name"]),
@@ -145,11 +148,13 @@ def delete(state: ApiState, ctx: RequestContext, ident: str) -> None:
 
 
 def list_views(state: ApiState, rows: list[Container], *, ctx: RequestContext,
-               version: APIVersion) -> list[dict[str, Any]]:
-    """``view`` of each row of a list (their members read in one query)."""
+               version: APIVersion, request: Request | None = None) -> list[dict[str, Any]]:
+    """``view`` of each row of a list (their members read in one query), each with its
+    ``links`` (given the request) as Zun's capsule list gives them (seen against Zun 18,
+    tests/compat)."""
     members = capsules.members_of_many(state.db, [row.id for row in rows])
-    return [view(state, row, ctx=ctx, version=version, members=members[row.id])
-            for row in rows]
+    return [view(state, row, ctx=ctx, version=version, members=members[row.id],
+                 request=request) for row in rows]
 
 
 def view(state: ApiState, row: Container, *, ctx: RequestContext, version: APIVersion,

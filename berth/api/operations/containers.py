@@ -73,7 +73,14 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
     return volumes_api.created_with(
         state, ctx, lambda: volumes_api.plan(state, ctx, extras.get("mounts") or []),
         lambda mounts: _schedule_and_cast(state, ctx, values, extras, mounts, quota,
-                                          image.ref, requested_networks, run))
+                                          _checked_ref(fields, image.ref),
+                                          requested_networks, run))
+
+
+def _checked_ref(fields: dict[str, Any], ref: str) -> str:
+    """What the node is asked about: a Glance image is a name or id as given (Zun: no
+    tag, no registry prefix), a registry's the normalised reference."""
+    return str(fields["image"]) if fields.get("image_driver") == "glance" else ref
 
 
 def _schedule_and_cast(state: ApiState, ctx: RequestContext, values: dict[str, Any],

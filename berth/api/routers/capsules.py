@@ -53,7 +53,7 @@ async def list_capsules(request: Request, ctx: RequestContext = Ctx,
             limit=page.limit, marker=page.marker, sort_key=page.sort_key,
             sort_dir=page.sort_dir, container_type=capsules.CAPSULE)
         return [rows, ops.list_views(state, rows, ctx=ctx,
-                                     version=version_of(request))]
+                                     version=version_of(request), request=request)]
 
     rows, views = await _threaded(listed)
     carry = {k: q[k] for k in q if k not in PAGE_PARAMS}

@@ -30,7 +30,7 @@ from berth.api.schemas.container import NAME, CreateLimits, update_schema
 from berth.api.schemas.numeric import integer_text
 from berth.api.schemas.types import EXTENDED_FALSE, EXTENDED_TRUE, HOSTNAME_PATTERN
 from berth.api.schemas.validation import RequestSchema
-from berth.common.exceptions import InvalidParameterValue
+from berth.common.exceptions import InvalidParameterValue, InvalidValue, SchemaValidationError
 from berth.db import paging
 from berth.db.models import ComputeNode, Container, Image, Registry
 from berth.image.reference import UNTAGGED_REFERENCE_PATTERN
@@ -154,8 +154,15 @@ class QueryParams:
     def __init__(self, what: str, properties: Mapping[str, F.Schema], *,
                  required: tuple[str, ...] = (), closed: bool = False,
                  none_is_absent: bool = True, unknown_hint: str = "",
-                 in_body: tuple[str, ...] = (), at_least_one: bool = False) -> None:
+                 in_body: tuple[str, ...] = (), at_least_one: bool = False,
+                 unknown_error: type[InvalidParameterValue] = InvalidParameterValue,
+                 hand_checked: tuple[str, ...] = ()) -> None:
         self.what = what
+        #: The error for unknown parameters, and the parameters whose refusal keeps
+        #: invalid-parameter-value rather than schema-validation-error: the codes Zun
+        #: answers for them (its checks made by hand, not by its schema layer).
+        self.unknown_error = unknown_error
+        self.hand_checked = hand_checked
         self.in_body = in_body
         #: At least one of the parameters must be sent (published as the body's anyOf).
         self.at_least_one = at_least_one
@@ -175,7 +182,7 @@ class QueryParams:
         else InvalidParameterValue (400) naming the first wrong one."""
         unknown = sorted(k for k in params if k not in self.properties)
         if unknown and self.closed:
-            raise InvalidParameterValue(
+            raise self.unknown_error(
                 err=f"Unknown parameters: {', '.join(unknown)}. {self.unknown_hint}".strip())
         sent = {k: v for k, v in params.items() if k in self.properties
                 and not (self.none_is_absent and v in (None, ABSENT))}
@@ -187,7 +194,12 @@ class QueryParams:
         if self.at_least_one and not sent:
             raise InvalidParameterValue(
                 err=f"Nothing to do: send at least one of {', '.join(self.properties)}.")
-        return self._schema.check(sent)
+        try:
+            return self._schema.check(sent)
+        except SchemaValidationError as err:
+            if any(f"field '{name}'" in err.msg for name in self.hand_checked):
+                raise InvalidParameterValue(err=err.msg) from None
+            raise
 
     def openapi(self) -> dict[str, Any]:
         """The declaration as an OpenAPI operation's query ``parameters`` (and its
@@ -234,7 +246,8 @@ CONTAINER_LIST = QueryParams("container list", {
     **{name: _FILTER for name in LIST_FILTERS}, "auto_remove": lenient_bool(),
     **page(Container),
     "all_projects": lenient_bool(),
-}, closed=True, none_is_absent=False, unknown_hint=f"Filter on {', '.join(LIST_FILTERS)}.")
+}, closed=True, none_is_absent=False, unknown_hint=f"Filter on {', '.join(LIST_FILTERS)}.",
+    unknown_error=InvalidValue, hand_checked=("sort_key",))
 CAPSULE_LIST = QueryParams("capsule list", {**page(Container), "all_projects": lenient_bool()},
                            closed=True, none_is_absent=False, unknown_hint=_PAGING)
 REGISTRY_LIST = QueryParams("registry list", {

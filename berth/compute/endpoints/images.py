@@ -20,7 +20,8 @@ class ImageEndpoints(EndpointBase):
     def image_search(self, context: Wire, image: str, image_driver_name: str | None = None,
                      exact_match: bool = False, registry: Wire | None = None) -> list[Wire]:
         return images.search_image(self._deps, image, bool(exact_match),
-                                   image_driver=image_driver_name, registry=registry)
+                                   image_driver=image_driver_name, registry=registry,
+                                   ctx=RequestContext.from_dict(context))
 
     def image_pull(self, context: Wire, image: Wire) -> None:
         ctx = RequestContext.from_dict(context)

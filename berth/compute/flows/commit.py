@@ -1,8 +1,10 @@
 """Commit a container to a new local image (rpc-compute.md §3 ``container_commit``).
 
-berth has no Glance: the image stays in this node's Docker as ``repository:tag``, and
-the answer's ``uuid`` is the uuid of berth's image record for it (the ``image`` table,
-the same records ``zun image-list`` shows), created or updated here.
+A container made from Glance (``image_driver = glance``) is committed as Zun does:
+the new image is uploaded to Glance and the answer's ``uuid`` is its Glance id.
+Otherwise the image stays in this node's Docker as ``repository:tag``, and the answer's
+``uuid`` is the uuid of berth's image record for it (the ``image`` table, the same
+records ``zun image-list`` shows), created or updated here.
 
 Unlike Zun, the commit runs before the call answers (the endpoint runs this flow on
 the container's worker, so it is ordered with the casts of that container, and waits
@@ -23,6 +25,7 @@ import uuid as uuidlib
 
 from sqlalchemy import select
 
+from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
@@ -53,10 +56,36 @@ def container_commit(deps: AgentDeps, ctx: RequestContext, uuid: str, repository
         finally:
             if running:
                 _status_from_engine(deps, uuid, container_id)
+        if row.image_driver == "glance" and "glance" in deps.image_stores:
+            stored = _upload(deps, ctx, repository, tag, image)
+            LOG.info("committed to %s:%s (Docker image %s) and uploaded it to Glance as "
+                     "image %s", repository, tag, image.id[:19], stored)
+            return {"uuid": stored}
         record = _record_image(deps, ctx, repository, tag, image)
     LOG.info("committed to %s:%s (Docker image %s, image record %s)", repository, tag,
              image.id[:19], record)
     return {"uuid": record}
+
+
+def _upload(deps: AgentDeps, ctx: RequestContext, repository: str, tag: str,
+            image: rt.ImageInfo) -> str:
+    """Zun's commit of a container made from Glance: the new image's ``docker save``
+    goes to Glance as ``repository`` (container_format docker, disk_format qcow2, tags
+    ``[tag]``); the answer's uuid is the Glance image's id. When the upload fails the
+    new Glance record and the local image are removed, and the failure is the answer."""
+    ref = f"{repository}:{tag}"
+    try:
+        stored = deps.image_stores["glance"].upload(ctx, repository, tag,
+                                                    deps.runtime.save_image(ref))
+    except exc.BerthError as failure:
+        LOG.error("upload of the committed image %s to Glance failed: %s", ref, failure.msg)
+        try:
+            deps.runtime.remove_image(ref)
+        except rt.RuntimeDriverError as err:
+            LOG.warning("could not remove the committed image %s after the failed "
+                        "upload: %s", ref, err.msg)
+        raise
+    return stored.id
 
 
 def _status_from_engine(deps: AgentDeps, uuid: str, container_id: str) -> None:

@@ -106,7 +106,7 @@ def _attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
         with common.recorded(deps, ctx, uuid, "compute__do_container_create",
                              finish_action=not run, started=event_id,
                              then="compute__do_container_start" if run else None) as create:
-            row, starting = _create(deps, row, run, volumes_for)
+            row, starting = _create(deps, row, run, volumes_for, ctx)
     except exc.BerthError:
         if starting is not None:      # the write ending the create event failed
             starting.settle()
@@ -187,7 +187,7 @@ class _Starting:
 
 
 def _create(deps: AgentDeps, row: Container, run: bool = False,
-            volumes_for: RequestContext | None = None
+            volumes_for: RequestContext | None = None, ctx: RequestContext | None = None
             ) -> tuple[Container, _Starting | None]:
     """``row`` carries task container_creating (``common.begin_task``). With
     ``volumes_for`` (the caller's context), the container's volumes are attached
@@ -232,7 +232,7 @@ def _create(deps: AgentDeps, row: Container, run: bool = False,
             undo.callback(common.settle, attaching)
         try:
             with create_phase("pull"):
-                image = pull_image(deps, row)
+                image = pull_image(deps, row, ctx)
             binds = attaching.result() if attaching is not None else ()
             if allocation is not None and allocation.done():
                 _allocated(deps, row, allocation)     # refused: no docker create
@@ -299,6 +299,9 @@ def _failure_of(err: Exception) -> tuple[str, bool] | None:
         return err.reason, err.clear_host
     if isinstance(err, exc.ImageNotFound):
         return err.msg, False
+    if isinstance(err, networking.NetworkPlugFailed):   # the kuryr driver's ports, at create
+        return (f"{err.msg}. The container was not created; fix the cause and create it "
+                f"again."), False
     if isinstance(err, VOLUME_ERRORS):
         return err.msg, True
     if isinstance(err, rt.RuntimeDriverError):
@@ -392,7 +395,10 @@ def _remove_quietly(deps: AgentDeps, container_id: str) -> None:
 def _created_values(row: Container, image: tuple[rt.ImageRef, rt.ImageInfo],
                     container_id: str) -> dict[str, Any]:
     _, info = image
-    values: dict[str, Any] = {"container_id": container_id, "image_driver": "docker",
+    # Zun records the driver that provided the image.
+    values: dict[str, Any] = {"container_id": container_id,
+                              "image_driver": row.image_driver if row.image_driver == "glance"
+                              else "docker",
                               "status_reason": None}
     # Zun saves the image's defaults on the record when the user gave none.
     if row.command is None and info.cmd is not None:

@@ -1,6 +1,9 @@
 """The image API on the agent: image_pull and image_delete (the ``image`` rows of
 ``POST /v1/images``), and image_search.
 
+image_search with an image store's driver (glance) searches the store
+(``berth.image.glance``): by exact name with ``exact_match``, else by substring.
+
 image_search with ``exact_match`` (what the API's image validation asks) answers
 whether this node can get the image: present locally, or known to its registry. A
 registry that cannot be asked does not make the image unknown: the pull will tell,
@@ -20,6 +23,8 @@ from berth.compute.image_puller import registry_auth_for
 from berth.db import images as db_images
 from berth.db import registries as db_registries
 from berth.db.models import Registry
+from berth.image.base import ImageStoreError
+from berth.image.glance.matching import split_name
 from berth.image.reference import has_domain, parse_image
 from berth.runtime import base as rt
 
@@ -44,12 +49,10 @@ def _registry(deps: AgentDeps, registry: dict[str, Any] | None) -> Registry | No
 
 def search_image(deps: AgentDeps, image: str, exact_match: bool,
                  image_driver: str | None = None,
-                 registry: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    if image_driver == "glance" and not exact_match:
-        # berth has no Glance; an exact check (create's validation) looks at what the
-        # node can run, whatever the driver named.
-        raise exc.Invalid("The glance image driver is not available in berth: search with "
-                          "image_driver=docker.")
+                 registry: dict[str, Any] | None = None,
+                 ctx: RequestContext | None = None) -> list[dict[str, Any]]:
+    if image_driver and image_driver.lower() != "docker":
+        return _store_search(deps, image_driver.lower(), image, exact_match, ctx)
     record = _registry(deps, registry)
     ref = parse_image(image, default_registry=deps.settings.default_registry,
                       registry_domain=record.domain if record else None)
@@ -72,6 +75,26 @@ def search_image(deps: AgentDeps, image: str, exact_match: bool,
     if known is None:
         return [_result(ref.ref, "its registry could not be asked; the pull will tell")]
     return [_result(ref.ref, "available in its registry")]
+
+
+def _store_search(deps: AgentDeps, driver: str, image: str, exact_match: bool,
+                  ctx: RequestContext | None) -> list[dict[str, Any]]:
+    """Glance's image records (container_format docker) whose name is ``image`` (or
+    contains it without ``exact_match``), as Zun answers them."""
+    store = deps.image_stores.get(driver)
+    if store is None:
+        raise exc.Invalid(f"The image driver {driver} is not enabled on host {deps.host} (its "
+                          f"[DEFAULT]image_driver_list is "
+                          f"{', '.join(deps.image_driver_list)}).")
+    name, tag = split_name(image)
+    try:
+        found = store.search(ctx, name, tag, exact_match)
+    except ImageStoreError as err:
+        raise exc.ServiceUnavailable(reason=f"{driver} cannot be searched from host "
+                                            f"{deps.host}: {err.msg}") from err
+    return [{"id": i.id, "name": i.name, "tags": list(i.tags), "status": i.status,
+             "size": i.size, "checksum": i.checksum, "container_format": "docker"}
+            for i in found]
 
 
 def _keyword_search(deps: AgentDeps, image: str) -> list[dict[str, Any]]:

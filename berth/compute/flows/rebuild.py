@@ -200,7 +200,9 @@ def _remove_old(deps: AgentDeps, row: Container) -> Container:
 def _rebuilt_values(row: Container, image: tuple[rt.ImageRef, rt.ImageInfo],
                     container_id: str) -> dict[str, Any]:
     _, info = image
-    values: dict[str, Any] = {"container_id": container_id, "image_driver": "docker",
+    values: dict[str, Any] = {"container_id": container_id,
+                              "image_driver": row.image_driver if row.image_driver == "glance"
+                              else "docker",
                               "status": Status.CREATED.value, "status_reason": None,
                               "status_detail": "Created"}
     # As create: the image's defaults are saved when the record has none.

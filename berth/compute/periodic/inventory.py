@@ -1,11 +1,21 @@
 """inventory_host: report what the node has (Docker info, /proc, the disk) in its
 ``compute_node`` row, give the resource tracker its capacity, and report the node's
-inventory and traits to Placement (when the agent has one)."""
+inventory and traits to Placement (when the agent has one).
+
+With an :class:`InventoryMemo` (the agent's timer), a run touches the database only
+on change: the row is written when what it reports changed (free memory, which moves
+all the time, only at the full runs), the usage published when the capacity changed (the claims
+publish it as containers come and go), Placement told when the inventory or the
+service's disabled flag changed (the flag as the heartbeat last read it); and all of
+it every ``full_every`` seconds whatever changed (something else may have changed the
+row or Placement). An idle node's run then costs no statement."""
 
 from __future__ import annotations
 
 import logging
 import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -38,6 +48,36 @@ class InventorySettings:
     ratios_unset: frozenset[str] = frozenset()
 
 
+#: Free memory moves all the time: alone, it is written at the full runs only
+#: (host-show reads it; the scheduler does not).
+_MEMORY_KEYS = ("mem_free", "mem_available")
+
+
+@dataclass(slots=True)
+class InventoryMemo:
+    """What the last runs wrote (see the module docstring)."""
+
+    full_every: float
+    clock: Callable[[], float] = time.monotonic
+    values: dict[str, Any] | None = None
+    rp_uuid: str | None = None
+    capacity: Capacity | None = None
+    reported: tuple[Any, ...] | None = None
+    full_at: float | None = None
+    #: The service's disabled flag as the heartbeat read it (None: not known).
+    disabled: bool | None = None
+
+    def full_due(self) -> bool:
+        return self.full_at is None or self.clock() - self.full_at >= self.full_every
+
+    def same_row(self, values: dict[str, Any]) -> bool:
+        """Whether ``values`` say what the row already says (free memory aside)."""
+        old = self.values
+        if old is None or old.keys() != values.keys():
+            return False
+        return all(old[k] == values[k] for k in values if k not in _MEMORY_KEYS)
+
+
 def read_meminfo(path: str = "/proc/meminfo") -> dict[str, int]:
     """/proc/meminfo in MiB: {"MemTotal": ..., "MemFree": ..., "MemAvailable": ...}."""
     out: dict[str, int] = {}
@@ -63,7 +103,10 @@ def disk_total_gib(path: str, reserve_fraction: float) -> int:
 
 
 def inventory_host(db: Database, runtime: Runtime, tracker: ResourceTracker,
-                   settings: InventorySettings, placement: Placement | None = None) -> None:
+                   settings: InventorySettings, placement: Placement | None = None,
+                   memo: InventoryMemo | None = None) -> None:
+    """One run; with ``memo``, writes only what changed (the module docstring)."""
+    full = memo is None or memo.full_due()
     info = runtime.info()
     mem = read_meminfo()
     mem_total = mem.get("MemTotal") or info.mem_total_mib
@@ -84,18 +127,42 @@ def inventory_host(db: Database, runtime: Runtime, tracker: ResourceTracker,
         "enable_cpu_pinning": settings.enable_cpu_pinning,
         "disk_quota_supported": info.supports_rootfs_size,
     }
-    node = nodes.upsert_compute_node(db, settings.host, values)
+    if memo is None or full or not memo.same_row(values):
+        rp_uuid = nodes.upsert_compute_node(db, settings.host, values).rp_uuid
+        if memo is not None:
+            memo.values, memo.rp_uuid = values, rp_uuid
+    else:
+        rp_uuid = memo.rp_uuid
     r = settings.reservations
-    tracker.set_capacity(Capacity.of(
-        info.cpus, mem_total, r.reserved_cpus, r.reserved_memory_mb,
-        r.cpu_allocation_ratio, r.ram_allocation_ratio))
-    tracker.publish_usage()
-    if placement is None:
-        return
-    if settings.shared_provider_names:
-        report_to_shared_provider(db, placement, node.rp_uuid, settings, values)
-    elif node.rp_uuid:
-        report_to_placement(db, placement, node.rp_uuid, settings, values)
+    capacity = Capacity.of(info.cpus, mem_total, r.reserved_cpus, r.reserved_memory_mb,
+                           r.cpu_allocation_ratio, r.ram_allocation_ratio)
+    tracker.set_capacity(capacity)
+    if memo is None or full or memo.capacity != capacity:
+        tracker.publish_usage()
+        if memo is not None:
+            memo.capacity = capacity
+    if placement is not None:
+        if settings.shared_provider_names:
+            if full:
+                report_to_shared_provider(db, placement, rp_uuid, settings, values)
+        elif rp_uuid:
+            disabled = memo.disabled if memo is not None else None
+            if disabled is None:     # the heartbeat could not say (MariaDB): read it
+                disabled = nodes.service_disabled(db, settings.host, nodes.COMPUTE_BINARY)
+            key = (rp_uuid, _reported_values(values), disabled)
+            if memo is None or full or memo.reported != key:
+                ok = report_to_placement(db, placement, rp_uuid, settings, values,
+                                         disabled=disabled)
+                if memo is not None:
+                    memo.reported = key if ok else None
+    if memo is not None and full:
+        memo.full_at = memo.clock()
+
+
+def _reported_values(values: dict[str, Any]) -> tuple[int, int, int]:
+    """What Placement's inventory is made of."""
+    return (int(values["cpus"] or 0), int(values["mem_total"] or 0),
+            int(values["disk_total"] or 0))
 
 
 def report_to_shared_provider(db: Database, placement: Placement, rp_uuid: str | None,
@@ -131,14 +198,16 @@ def report_to_shared_provider(db: Database, placement: Placement, rp_uuid: str |
 
 def report_to_placement(db: Database, placement: Placement, rp_uuid: str,
                         settings: InventorySettings, values: dict[str, Any],
-                        create: bool = True, keep_ratios: frozenset[str] = frozenset()
-                        ) -> None:
+                        create: bool = True, keep_ratios: frozenset[str] = frozenset(),
+                        disabled: bool | None = None) -> bool:
     """Push the node's inventory and traits (CUSTOM_ZUN_COMPUTE_STATUS_DISABLED while
-    its zun-compute service is disabled) to Placement; writes only what changed. The
-    classes of ``keep_ratios`` keep the allocation ratio the provider has. A
-    Placement failure is logged, not raised: the compute_node row is already right
-    and the next run tries again."""
-    disabled = nodes.service_disabled(db, settings.host, nodes.COMPUTE_BINARY)
+    its zun-compute service is disabled; ``disabled``: as already read, else read
+    here) to Placement; writes only what changed. The classes of ``keep_ratios``
+    keep the allocation ratio the provider has. A Placement failure is logged, not
+    raised (False): the compute_node row is already right and the next run tries
+    again."""
+    if disabled is None:
+        disabled = nodes.service_disabled(db, settings.host, nodes.COMPUTE_BINARY)
     inventories = node_inventories(
         int(values["cpus"] or 0), int(values["mem_total"] or 0), int(values["disk_total"] or 0),
         settings.reservations)
@@ -152,3 +221,5 @@ def report_to_placement(db: Database, placement: Placement, rp_uuid: str,
     except PlacementError as err:
         LOG.error("could not report node %s to Placement (provider %s): %s", settings.host,
                   rp_uuid, err.msg)
+        return False
+    return True

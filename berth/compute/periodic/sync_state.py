@@ -36,6 +36,7 @@ it back would fight the node it was moved to).
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -45,8 +46,10 @@ from berth.common.log import container_context
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import recovery, sync
 from berth.compute.flows.sync import Outcome
+from berth.compute.periodic.cleanup import is_unused
 from berth.compute.states import Status
 from berth.db import containers, nodes
+from berth.db.base import utcnow
 from berth.db.models import Container
 from berth.runtime import base as rt
 
@@ -69,6 +72,13 @@ class SyncReport:
     database (this host's, plus the rows of local containers recorded elsewhere)."""
 
     rows_read: int = 0
+    #: When this host's rows were read (taken before the read; naive UTC), the
+    #: earliest task deadline among them, and how many were unused auto_remove rows:
+    #: what lets expire_tasks and delete_unused_containers skip their own reads
+    #: (``periodic/idle.py``).
+    read_at: dt.datetime | None = None
+    earliest_deadline: dt.datetime | None = None
+    unused: int = 0
     containers_listed: int = 0
     inspected: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
@@ -114,9 +124,12 @@ def orphans(host: str, listed: Iterable[rt.RuntimeContainer], candidates: set[st
 def sync_container_state(deps: AgentDeps, service_down_time: int = 180) -> SyncReport:
     """One run (see the module docstring). One row's failure is logged and counted,
     and the run goes on; a failed ``docker ps`` fails the run (nothing is written)."""
-    report = SyncReport()
+    report = SyncReport(read_at=utcnow())
     rows = containers.list_by_host(deps.db, deps.host)
     report.rows_read = len(rows)
+    report.earliest_deadline = min((r.task_deadline for r in rows if r.task_deadline),
+                                   default=None)
+    report.unused = sum(1 for r in rows if is_unused(r))
     listed = deps.runtime.list()
     report.containers_listed = len(listed)
     by_id = {c.id: c for c in listed}

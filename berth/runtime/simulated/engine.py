@@ -15,7 +15,7 @@ import hashlib
 import itertools
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from berth.runtime.base import (
@@ -114,6 +114,12 @@ class SimulatedRuntime:
 
     def remove_image(self, ref: str) -> None:
         return None
+
+    def load_image(self, tar_path: str) -> tuple[str, ...]:
+        raise RuntimeInvalid("docker load is not simulated")
+
+    def save_image(self, ref: str) -> Iterator[bytes]:
+        raise RuntimeInvalid("docker save is not simulated")
 
     def search_images(self, term: str, limit: int = 25) -> tuple[ImageSearchResult, ...]:
         return (ImageSearchResult(name=term),)

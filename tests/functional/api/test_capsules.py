@@ -318,6 +318,10 @@ def test_views_before_and_from_1_32(capsules: Capsules) -> None:
         by_name = http.get(f"/v1/capsules/{name}").json()
     assert by_name["uuid"] == shown["uuid"] and by_name["name"] == name
     assert by_name["links"][0]["href"].endswith(f"/v1/capsules/{shown['uuid']}")
+    with berth.http(version="container 1.40") as http:
+        listed = {c["uuid"]: c for c in http.get("/v1/capsules/").json()["capsules"]}
+    # Zun 18's list gives each capsule its links too (tests/compat).
+    assert listed[shown["uuid"]]["links"] == by_name["links"]
 
 
 def run_cli(args: list[str], env: dict[str, str]) -> str:

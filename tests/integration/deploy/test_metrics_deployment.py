@@ -41,11 +41,12 @@ def test_the_agents_listener_answers_the_three_paths(deployment: Any) -> None:
     resp = get(f"{deployment.metrics_url}/readyz")
     assert resp.status_code == 200, resp.text
     assert resp.json()["checks"] == {"database": "ok", "rpc": "ok", "docker": "ok"}
-    # The heartbeat task's first periodic run comes up to 10 s after the agent's start
-    # (its first beat is made by the start itself, not counted as a run).
+    # The state sync's first periodic run comes at the agent's start (the heartbeat's
+    # comes a minute later: its first beat is made by the start itself).
     wait_for(lambda: scraped(get(f"{deployment.metrics_url}/metrics").text,
-                             "berth_periodic_task_runs_total", task="update_zun_service") > 0,
-             30, 0.5, what="the heartbeat task's first periodic run")
+                             "berth_periodic_task_runs_total",
+                             task="sync_container_state") > 0,
+             30, 0.5, what="the state sync's first periodic run")
     text = get(f"{deployment.metrics_url}/metrics").text
     assert scraped(text, "berth_pleg_stream_connected") == 1
     assert "berth_api_requests_total{" not in text        # no API in this process

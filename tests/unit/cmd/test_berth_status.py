@@ -148,6 +148,24 @@ def test_zuns_tls_and_nova_sharing_options_are_not_ignored(
     assert "cert is set but ssl_only is false" in details
 
 
+def test_glance_as_the_default_driver_needs_an_identity_towards_glance(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    db = _database(migrated_url(tmp_path))
+    code, checks = _check(tmp_path, db + "[DEFAULT]\ndefault_image_driver = glance\n",
+                          monkeypatch, capsys)
+    result, details = checks["Unsafe or refused settings"]
+    assert (code, result) == (1, 1) and "[glance_client]auth_type" in details
+    code, checks = _check(tmp_path, db + "[DEFAULT]\ndefault_image_driver = glance\n"
+                          "image_driver_list = docker\n", monkeypatch, capsys)
+    assert code == 2 and "not in [DEFAULT]image_driver_list" in \
+        checks["Unsafe or refused settings"][1]
+    good = ("[DEFAULT]\ndefault_image_driver = glance\n[glance_client]\n"
+            "auth_type = password\nauth_url = http://127.0.0.1:5001/v3\n")
+    code, checks = _check(tmp_path, db + good, monkeypatch, capsys)
+    assert (code, checks["Unsafe or refused settings"][0]) == (0, 0)
+
+
 def test_a_comment_after_a_value_is_a_warning(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

@@ -38,6 +38,11 @@ def _options(block: str) -> cfg.ConfigOpts:
         from berth.conf import placement
         placement.register_openstack_opts(conf)
         conf.register_opts(loading.get_auth_plugin_conf_options("password"), group="placement")
+    if "[glance_client]" in block:     # so does the glance image driver
+        from berth.conf import glance_client
+        glance_client.register_auth_opts(conf)
+        conf.register_opts(loading.get_auth_plugin_conf_options("password"),
+                           group="glance_client")
     if "[neutron]" in block:           # so does the cni network driver
         from berth.conf import neutron
         neutron.register_auth_opts(conf)

@@ -13,7 +13,7 @@ import pytest
 from oslo_config import cfg, generator
 
 import berth.conf
-from berth.conf import cinder_client, neutron, placement
+from berth.conf import cinder_client, glance_client, neutron, placement
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "etc" / "berth.conf.sample"
@@ -104,6 +104,7 @@ def test_list_opts_names_every_registered_option_exactly_once() -> None:
     placement.register_openstack_opts(conf)   # registered late, for driver = openstack
     cinder_client.register_auth_opts(conf)     # registered late, by the cinder driver
     neutron.register_auth_opts(conf)           # registered late, by the cni driver
+    glance_client.register_auth_opts(conf)     # registered late, by the glance driver
     listed = [(group, opt.dest) for group, opts in berth.conf.list_opts() for opt in opts]
     assert len(listed) == len(set(listed)), "an option is listed twice"
     assert set(listed) == _registered(conf) - _registered(cfg.ConfigOpts())  # oslo's own

@@ -118,12 +118,12 @@ def test_keyword_search_without_internet_is_a_503_naming_the_host(
         flows.search_image(deps, "busybox", exact_match=False)
 
 
-def test_keyword_search_of_a_private_registry_or_glance_is_refused(
+def test_keyword_search_of_a_private_registry_or_a_disabled_glance_is_refused(
         deps: AgentDeps, engine: ImageEngine) -> None:
     with pytest.raises(exc.Invalid) as err:
         flows.search_image(deps, "127.0.0.1:5000/team/app", exact_match=False)
     assert "127.0.0.1:5000" in err.value.msg and "exact_match" in err.value.msg
-    with pytest.raises(exc.Invalid):
+    with pytest.raises(exc.Invalid, match="image driver glance is not enabled"):
         flows.search_image(deps, "cirros", exact_match=False, image_driver="glance")
     assert engine.searched == []
 

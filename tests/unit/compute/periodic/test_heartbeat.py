@@ -4,7 +4,7 @@ database."""
 
 from __future__ import annotations
 
-from berth.compute.periodic.heartbeat import update_zun_service
+from berth.compute.periodic.heartbeat import heartbeat_spacing, update_zun_service
 from berth.db import nodes
 from berth.db.engine import Database
 
@@ -26,3 +26,11 @@ def test_the_heartbeat_creates_then_counts_and_stamps_the_service(db: Database) 
     update_zun_service(db, "n2", None)
     assert _row(db, "n2").report_count == 1 and _row(db, "n1").report_count == 3
     assert nodes.service_is_up(later, 60)
+
+
+def test_an_agent_beats_three_times_per_down_time_between_10_s_and_the_interval() -> None:
+    assert heartbeat_spacing(60, 180) == 60          # the defaults: Zun's, once a minute
+    assert heartbeat_spacing(60, 90) == 30
+    assert heartbeat_spacing(60, 600) == 60          # never rarer than the interval
+    assert heartbeat_spacing(60, 15) == 10           # never more often than every 10 s
+    assert heartbeat_spacing(2, 5) == 2              # a short interval still rules

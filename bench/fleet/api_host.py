@@ -1,0 +1,41 @@
+"""``python -m bench.fleet.api_host DIR berth-api's arguments``: ``berth-api`` as it
+is (``berth.cmd.api.main``), with each worker counting its database statements by
+caller (``statements.py``). A worker writes its tally to ``DIR/api-<pid>.json`` as
+it starts, when it receives SIGUSR1 and when it stops; the run signals the processes
+that wrote one (the workers, not their supervisor) before and after the fill."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench.fleet.statements import StatementTally
+
+
+def main(argv: list[str]) -> int:
+    from berth.cmd import api
+
+    out = Path(argv[0])
+    tally = StatementTally.install()
+    serve = api._serve
+
+    def counted_serve(*args: Any) -> int:
+        # In the worker (after the fork): its own file, written on SIGUSR1 and at the end.
+        import os
+
+        path = out / f"api-{os.getpid()}.json"
+        signal.signal(signal.SIGUSR1, lambda *_: tally.dump(path))
+        tally.dump(path)        # the run signals only the processes that wrote one
+        try:
+            return serve(*args)
+        finally:
+            tally.dump(path)
+
+    api._serve = counted_serve     # the supervisor's workers call it by this name
+    return api.main(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,91 @@
+"""Database statements counted by caller, in the process that installs the tally:
+every statement any SQLAlchemy engine of the process runs (a class-level
+``after_cursor_execute`` listener) is counted under the first frame of berth's own
+code outside ``berth.db`` (``berth.compute.periodic.heartbeat:update_zun_service``),
+the caller that decided to touch the database. The agents' host (``nodes.py``) and
+the API's workers (``api_host.py``) each install one; the run reads them before and
+after a window and divides the difference by the containers made (or by the nodes
+and the minutes, when idle)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+_SKIPPED = ("berth.db", "berth.common.retry")
+
+
+def caller_of(frame: Any) -> str:
+    """``module:function`` of the first frame of berth (or the bench) outside the
+    database layer, walking out from ``frame``; ``?`` when there is none."""
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.startswith(("berth.", "bench.")) \
+                and not module.startswith(_SKIPPED):
+            return f"{module}:{frame.f_code.co_name}"
+        frame = frame.f_back
+    return "?"
+
+
+class StatementTally:
+    """Statements run in this process by caller (cumulative; see the module)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: Counter[str] = Counter()
+
+    @classmethod
+    def install(cls) -> StatementTally:
+        from sqlalchemy import event
+        from sqlalchemy.engine import Engine
+
+        tally = cls()
+        event.listen(Engine, "after_cursor_execute", tally._after)
+        return tally
+
+    def _after(self, *_: Any) -> None:
+        caller = caller_of(sys._getframe(1))
+        with self._lock:
+            self._counts[caller] += 1
+
+    def snapshot(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._counts)
+
+    def dump(self, path: Path) -> None:
+        """Write the snapshot to ``path`` (whole: written aside, then renamed)."""
+        aside = path.with_name(f".{path.name}.{os.getpid()}")
+        aside.write_text(json.dumps(self.snapshot()))
+        aside.replace(path)
+
+
+def difference(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
+    """The statements of each caller between two snapshots (callers with none left out)."""
+    out = {k: v - before.get(k, 0) for k, v in after.items()}
+    return {k: v for k, v in out.items() if v > 0}
+
+
+def merged(tallies: list[dict[str, int]]) -> dict[str, int]:
+    total: Counter[str] = Counter()
+    for tally in tallies:
+        total.update(tally)
+    return dict(total)
+
+
+def per_unit(tally: dict[str, int], units: float, top: int = 25) -> dict[str, float]:
+    """``tally`` divided by ``units`` (containers, node-minutes), largest first, the
+    ``top`` largest callers and the rest summed under ``other``; ``total`` besides."""
+    if units <= 0:
+        return {}
+    ranked = sorted(tally.items(), key=lambda kv: -kv[1])
+    out = {k: round(v / units, 3) for k, v in ranked[:top]}
+    rest = sum(v for _, v in ranked[top:])
+    if rest:
+        out["other"] = round(rest / units, 3)
+    out["total"] = round(sum(tally.values()) / units, 3)
+    return out
