@@ -16,8 +16,17 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from berth.takeover import containers, images, networks, nodes, placement, quotas, volumes
-from berth.takeover import source, target
+from berth.takeover import (
+    containers,
+    images,
+    networks,
+    nodes,
+    placement,
+    quotas,
+    source,
+    target,
+    volumes,
+)
 from berth.takeover.plan import ORDER, Plan
 
 LOG = logging.getLogger(__name__)

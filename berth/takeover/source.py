@@ -92,6 +92,10 @@ def _identify(conn: Connection, url: str) -> None:
             + (f"it has no table {', '.join(missing)}" if missing else
                "it has no alembic_version table")
             + ". Give Zun's own [database]connection (zun.conf).")
+    if "console_token" in names or "task_deadline" in {
+            c["name"] for c in inspect(conn).get_columns("container")}:
+        raise SourceRefused(f"{where} is a berth database, not Zun's: give Zun's own "
+                            f"[database]connection (zun.conf) as --zun-connection")
     revision = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
     if revision != ZUN_HEAD:
         raise SourceRefused(
@@ -110,7 +114,7 @@ def read(url: str) -> ZunRows:
             if name not in names:
                 continue
             key = "uuid" if name == "compute_node" else "id"
-            result = conn.execute(text(f"SELECT * FROM {name} ORDER BY {key}"))  # noqa: S608
+            result = conn.execute(text(f"SELECT * FROM {name} ORDER BY {key}"))
             tables[name] = [dict(r) for r in result.mappings()]
         conn.rollback()
     return ZunRows(tables)

@@ -74,6 +74,6 @@ def write(url: str, plan: Plan) -> None:
                     if "id" in table(name).c and plan.rows[name]:
                         conn.execute(text(
                             f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), "
-                            f"(SELECT max(id) FROM {name}))"))  # noqa: S608
+                            f"(SELECT max(id) FROM {name}))"))
     finally:
         engine.dispose()

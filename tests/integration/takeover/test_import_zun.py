@@ -7,27 +7,17 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
-from support.berth_proc import wait_for
-from support.zun_database import checksums, sql, url_of, zun_database
+from support.zun_database import checksums, url_of
 
 from . import zun_rows
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-@pytest.fixture
-def zun_db() -> Iterator[str]:
-    with zun_database() as name:
-        yield name
 
 
 def berth_db(kind: str, tmp_path: Path, database_maker):  # type: ignore[no-untyped-def]
@@ -53,7 +43,8 @@ def import_zun(conf: Path, zun_url: str, *extra: str, wait: bool = True
     if not wait:
         return subprocess.Popen(argv, cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
-    return subprocess.run(argv, cwd=ROOT, env=env, text=True, capture_output=True, timeout=300)
+    return subprocess.run(argv, cwd=ROOT, env=env, text=True, capture_output=True, timeout=300,
+                          check=False)
 
 
 def rows(url: str, query: str) -> list[dict]:
@@ -85,12 +76,7 @@ def test_a_zun_deployment_is_carried_over(kind, zun_db, tmp_path, database_maker
         done = import_zun(conf, url_of(zun_db))
         assert done.returncode == 0, done.stderr
         assert checksums(zun_db) == before                      # Zun's database never written
-        assert counts(url) == {
-            "registry": 1, "container": 7, "exec_instance": 1, "volume": 2,
-            "volume_mapping": 2, "image": 1, "quotas": 2, "quota_classes": 1,
-            "compute_node": 1, "zun_service": 1, "container_actions": 1,
-            "container_actions_events": 1, "network": 1, "resource_provider": 1,
-            "allocation": 8}
+        assert counts(url) == zun_rows.IMPORTED
         by_uuid = {r["uuid"]: r for r in rows(url, "SELECT * FROM container")}
         running = by_uuid[d.u("running")]
         assert (running["status"], running["name"], running["host"]) == (

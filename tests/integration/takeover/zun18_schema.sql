@@ -1,4 +1,4 @@
-/*M!999999\- enable the sandbox mode */ 
+SET FOREIGN_KEY_CHECKS=0;
 CREATE TABLE `alembic_version` (
   `version_num` varchar(32) NOT NULL,
   PRIMARY KEY (`version_num`)
@@ -341,3 +341,4 @@ CREATE TABLE `zun_service` (
 
 
 INSERT INTO alembic_version VALUES ('3f2b36231bee');
+SET FOREIGN_KEY_CHECKS=1;

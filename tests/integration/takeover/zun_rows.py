@@ -17,6 +17,15 @@ PORT = "7c1d0a7e-3b1f-4a7a-9f0a-5b2c3d4e0001"
 RP_UUID = "0c8f2c59-8a4f-4bb4-9d3c-1f2e3d4c5b01"
 T0 = dt.datetime(2026, 11, 30, 8, 0, 0)
 
+#: What berth's tables hold after ``fill`` is imported (embedded Placement): every row,
+#: and an allocation of VCPU and MEMORY_MB for each of the 4 containers and capsules
+#: placed on the node (the one in Error has no host; members count in their capsule).
+IMPORTED = {"registry": 1, "container": 7, "exec_instance": 1, "volume": 2,
+            "volume_mapping": 2, "image": 1, "quotas": 2, "quota_classes": 1,
+            "compute_node": 1, "zun_service": 1, "container_actions": 1,
+            "container_actions_events": 1, "network": 1, "resource_provider": 1,
+            "allocation": 8}
+
 
 @dataclass
 class Deployment:
@@ -27,7 +36,7 @@ class Deployment:
 
 
 def _container(db: str, d: Deployment, key: str, id_: int, status: str, **extra: object) -> None:
-    values: dict[str, object] = dict(
+    values: dict[str, object] = dict(  # noqa: C408 - Zun's columns as keywords
         id=id_, uuid=d.u(key), name=f"takeover-{key}", project_id=PROJECT, user_id=USER,
         image="127.0.0.1:5000/berth-test/busybox:latest", image_driver="docker",
         image_pull_policy="ifnotpresent", command=["sleep", "3600"], entrypoint=[],
