@@ -14,6 +14,7 @@ import pytest
 from support.berth_proc import BerthProcess, wait_for
 from support.zun_database import insert, url_of
 
+from .conftest import full_only
 from .test_import_zun import import_zun
 
 IMAGE = "127.0.0.1:5000/berth-test/busybox:latest"
@@ -45,6 +46,7 @@ def zun_made(client, made, uuid: str):  # type: ignore[no-untyped-def]
     return c
 
 
+@full_only
 def test_a_running_zun_container_is_adopted_without_a_restart(engine, zun_db, tmp_path) -> None:
     client, made = engine
     uuid = str(uuidlib.uuid4())

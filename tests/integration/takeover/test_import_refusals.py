@@ -12,6 +12,7 @@ from support.berth_proc import wait_for
 from support.zun_database import checksums, sql, url_of
 
 from . import zun_rows
+from .conftest import full_only
 from .test_import_zun import conf_for, counts, import_zun, rows
 
 
@@ -33,6 +34,7 @@ def test_a_zun_database_at_another_head_is_refused_naming_it(zun_db, tmp_path) -
     assert nothing_written(tmp_path) and checksums(zun_db) == before
 
 
+@full_only
 def test_what_is_not_a_zun_database_is_refused(tmp_path) -> None:
     name = f"takeover_notzun_{int(time.time() * 1000) % 10**8}"
     sql(None, f"CREATE DATABASE `{name}`")
@@ -57,6 +59,7 @@ def test_what_is_not_a_zun_database_is_refused(tmp_path) -> None:
     assert out.returncode == 1 and "cannot connect to the Zun database" in out.stderr
 
 
+@full_only
 def test_rows_that_cannot_be_carried_stop_a_real_run_until_told(zun_db, tmp_path) -> None:
     d = zun_rows.fill(zun_db, bad_registry=True)
     conf = sqlite_conf(tmp_path)
@@ -74,6 +77,7 @@ def test_rows_that_cannot_be_carried_stop_a_real_run_until_told(zun_db, tmp_path
     assert counts(url)["container"] == 7
 
 
+@full_only
 def test_an_import_killed_while_writing_runs_again_to_the_same_end(
         zun_db, tmp_path, database_maker) -> None:
     """SIGKILL while the import's transaction has written the containers and waits on

@@ -16,6 +16,7 @@ from sqlalchemy import create_engine, text
 from support.zun_database import checksums, url_of
 
 from . import zun_rows
+from .conftest import full_only
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -62,7 +63,7 @@ def counts(url: str) -> dict[str, int]:
     return {t: rows(url, f"SELECT count(*) AS n FROM {t}")[0]["n"] for t in ORDER}
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=full_only)])
 def test_a_zun_deployment_is_carried_over(kind, zun_db, tmp_path, database_maker) -> None:
     d = zun_rows.fill(zun_db)
     before = checksums(zun_db)
