@@ -52,6 +52,8 @@ def test_a_running_zun_container_is_adopted_without_a_restart(engine, zun_db, tm
     uuid = str(uuidlib.uuid4())
     c = zun_made(client, made, uuid)
     started = c.attrs["State"]["StartedAt"]
+    # one Zun made whose row stays behind (another Zun's, or left out of the import)
+    stray = zun_made(client, made, str(uuidlib.uuid4()))
     proc = BerthProcess(host=f"takeover-{uuid[:8]}", state_dir=str(tmp_path))
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     insert(zun_db, "container", id=1, uuid=uuid, name="adopted", project_id="admin",
@@ -90,6 +92,8 @@ def test_a_running_zun_container_is_adopted_without_a_restart(engine, zun_db, tm
                      timeout=30, what="the row gone")
         with pytest.raises(docker.errors.NotFound):
             client.containers.get(f"zun-{uuid}")
+        stray.reload()                                  # never berth's to remove
+        assert stray.status == "running"
     finally:
         proc.stop()
         if proc.log.exists() and proc.proc is not None and proc.proc.returncode not in (0, None):
