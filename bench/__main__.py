@@ -31,6 +31,7 @@ from bench import (
     p12_cri_capsule,
     p13_dashboard_list,
     p14_neutron_create,
+    p16_overlay_datapath,
     z_zun,
 )
 from bench.common import Berth, MissingImage, Result, docker_client, require_images
@@ -54,6 +55,7 @@ BENCHMARKS = {
     "P14": p14_neutron_create.p14,
     "Z1": z_zun.z1,
     "Z3": z_zun.z3,
+    "P16": p16_overlay_datapath.p16,
 }
 
 

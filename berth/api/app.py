@@ -28,6 +28,7 @@ from berth.api.routers import (
 )
 from berth.api.state import ApiSettings, ApiState
 from berth.dashboard import app as dashboard
+from berth.dashboard import resources as dashboard_resources
 from berth.dashboard import routes as dashboard_routes
 from berth.dashboard.login import KeystoneLogin
 
@@ -57,7 +58,7 @@ def create_app(state: ApiState, *, noauth: bool = True,
         app.include_router(identity.router)
     settings = state.settings if state is not None else ApiSettings()
     openapi.install(app, settings, [*(module.router for module in ROUTERS),
-                                    dashboard_routes.router])
+                                    dashboard_routes.router, dashboard_resources.router])
     # Last: the console's static mount answers every path under /dashboard.
     dashboard.install(app, state, KeystoneLogin(keystone[0].identity_url)
                       if keystone is not None else None)

@@ -24,6 +24,7 @@ from berth.cmd import helptext, neutron_wiring
 from berth.cni.daemon import CniDaemon, DaemonSettings
 from berth.common import log
 from berth.conf import CONF
+from berth.network.overlay.node import NodeOverlay
 from berth.version import version_string
 
 LOG = logging.getLogger(__name__)
@@ -36,7 +37,24 @@ def settings(conf: cfg.ConfigOpts) -> DaemonSettings:
                           vif_active_timeout=float(c.vif_active_timeout),
                           sync_interval=float(c.sync_interval),
                           sweep_orphan_veths=c.sweep_orphan_veths,
-                          network_linger=float(c.network_linger))
+                          network_linger=float(c.network_linger),
+                          overlay_interval=float(conf.network.local_overlay_interval))
+
+
+def overlay(conf: cfg.ConfigOpts) -> NodeOverlay | None:
+    """The node's part of spanning local networks ([network]local_overlay), on the
+    database; None when off (or not berth's local networks)."""
+    if not conf.network.local_overlay or conf.network.driver != "local":
+        return None
+    from berth.db.engine import Database, default_url
+    from berth.db.overlay import OverlayStore
+
+    # The nodes share their networks through the database: every node's CNI daemon
+    # needs the deployment's [database] connection (the default SQLite file serves a
+    # single ``berth serve`` only).
+    url = conf.database.connection or default_url(conf.state_path)
+    store = OverlayStore(Database(url, pool_size=2), conf.service_down_time)
+    return NodeOverlay(store, conf.host, conf.network.local_tunnel_ip or conf.my_ip)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -46,7 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
          default_config_files=[], version=version_string(), prog="berth-cni-daemon",
          description=helptext.CNI_DAEMON, epilog=helptext.CONFIG)
     log.setup(use_json=CONF.use_json)
-    daemon = CniDaemon(settings(CONF), neutron=neutron_wiring.vif_service(CONF))
+    daemon = CniDaemon(settings(CONF), neutron=neutron_wiring.vif_service(CONF),
+                       overlay=overlay(CONF))
     try:
         daemon.start()
     except OSError as err:

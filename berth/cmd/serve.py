@@ -48,9 +48,9 @@ def _start_cni_daemon(conf: cfg.ConfigOpts) -> CniDaemon | None | Literal[False]
     containers); None with ``[network]driver = docker``; False when it cannot start
     (logged)."""
     if conf.network.driver not in ("local", "cni"):
-        neutron_wiring.check_driver(conf)
         return None
-    daemon = CniDaemon(cni_daemon.settings(conf), neutron=neutron_wiring.vif_service(conf))
+    daemon = CniDaemon(cni_daemon.settings(conf), neutron=neutron_wiring.vif_service(conf),
+                       overlay=cni_daemon.overlay(conf))
     try:
         daemon.start()
     except OSError as err:

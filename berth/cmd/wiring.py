@@ -146,12 +146,14 @@ def build_networks(conf: cfg.ConfigOpts, db: Database, daemon_url: str | None = 
                    daemon_client: DaemonClient | None = None) -> ContainerNetworks | None:
     """``[network]driver``: local (plugged by the CNI daemon at ``daemon_url``, by
     default ``[cni_daemon]cni_daemon_host:cni_daemon_port``, or through
-    ``daemon_client``: the one of a daemon in this process) or docker (None)."""
-    neutron_wiring.check_driver(conf)
+    ``daemon_client``: the one of a daemon in this process), cni, kuryr (Docker's
+    kuryr-libnetwork plugin) or docker (None)."""
     c = conf.cni_daemon
     url = daemon_url or f"http://{c.cni_daemon_host}:{c.cni_daemon_port}"
     if conf.network.driver == "cni":
         return neutron_wiring.networks(conf, db, url)
+    if conf.network.driver == "kuryr":
+        return neutron_wiring.kuryr_networks(conf, db, build_runtime(conf).api_client)
     if conf.network.driver != "local":
         return None
     client = daemon_client or DaemonClient(url, timeout=float(c.vif_active_timeout) + 30)

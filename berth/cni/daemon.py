@@ -22,6 +22,7 @@ from berth.cni.service import CniService, FirewallRules
 from berth.cni.sync import AttachmentSyncer
 from berth.network.base import NetworkDriver, NetworkDriverError
 from berth.network.neutron.vifs import NeutronVifService
+from berth.network.overlay.node import NodeOverlay
 
 LOG = logging.getLogger(__name__)
 
@@ -36,12 +37,15 @@ class DaemonSettings:
     sync_interval: float = 60.0
     sweep_orphan_veths: bool = True
     network_linger: float = 0.0
+    #: Seconds between two overlay passes (``[network]local_overlay_interval``).
+    overlay_interval: float = 2.0
 
 
 class CniDaemon:
     def __init__(self, settings: DaemonSettings, driver: NetworkDriver | None = None,
                  firewall: FirewallRules | None = None,
-                 neutron: NeutronVifService | None = None) -> None:
+                 neutron: NeutronVifService | None = None,
+                 overlay: NodeOverlay | None = None) -> None:
         if driver is None or firewall is None:  # the real ones need pyroute2 and iptables
             from berth.network.bridge import BridgeDriver
             from berth.network.firewall import DualStackFirewall
@@ -51,8 +55,14 @@ class CniDaemon:
         self.service = CniService(driver, firewall, Registry(settings.registry_file),
                                   vif_active_timeout=settings.vif_active_timeout,
                                   sweep_orphan_veths=settings.sweep_orphan_veths,
-                                  network_linger=settings.network_linger)
+                                  network_linger=settings.network_linger, overlay=overlay)
         self.syncer = AttachmentSyncer(self.service.sync, interval=settings.sync_interval)
+        #: Spanning networks' tables and claims from the database ([network]local_overlay).
+        self.overlay_syncer = (AttachmentSyncer(self.service.reconcile_overlay,
+                                                interval=settings.overlay_interval,
+                                                name="overlay pass",
+                                                did="changed %d claim(s) and entries")
+                               if overlay is not None else None)
         #: The cni driver's Neutron ports ([network]driver = cni), with their own sync.
         self.neutron = neutron
         self.neutron_syncer = (AttachmentSyncer(neutron.sync, interval=settings.sync_interval)
@@ -88,6 +98,8 @@ class CniDaemon:
                                          daemon=True)
         self._serving.start()
         self.syncer.start()
+        if self.overlay_syncer is not None:
+            self.overlay_syncer.start()
         if self.neutron_syncer is not None:
             self.neutron_syncer.start()
         LOG.info("CNI daemon serving on %s (registry %s)", self.url, s.registry_file)
@@ -110,6 +122,8 @@ class CniDaemon:
         """Stop serving and syncing; attachments stay as they are, networks without
         attachments (kept for ``network_linger``) go. Safe twice."""
         self.syncer.stop()
+        if self.overlay_syncer is not None:
+            self.overlay_syncer.stop()
         if self.neutron_syncer is not None:
             self.neutron_syncer.stop()
         if self.neutron is not None:

@@ -14,12 +14,19 @@ rules that long (removed by the sync pass), so that the next container's add doe
 lay them again: about 100 ms of bridge and iptables work on the path of every create
 of a container alone on its network (bench P1).
 
+With an overlay (``[network]local_overlay``, ``berth.network.overlay``) the networks
+span nodes: addresses come from the network-wide IPAM in the database instead of the
+per-network ``SubnetAllocator``, the MTU is the overlay's, laying a network lays its
+VXLAN device too, and ``reconcile_overlay`` (on a timer of its own) keeps the
+device's tables and this node's claims in step with the database.
+
 Failures raise ``NetworkDriverError`` subclasses, or ``CniError`` for a configuration
 that contradicts the network as it is in use; ``berth.cni.server`` maps both to HTTP.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import threading
 import time
@@ -32,6 +39,7 @@ from berth.cni.registry import Entry, Registry, State
 from berth.network import netns as ns
 from berth.network.base import (
     VIF,
+    AttachmentKey,
     AttachmentMismatch,
     NetnsNotFound,
     NetworkDriver,
@@ -41,6 +49,7 @@ from berth.network.base import (
     stable_mac,
 )
 from berth.network.ipam import SubnetAllocator
+from berth.network.overlay.node import NodeOverlay
 from berth.network.policy import Member, Policy, network_chains
 
 LOG = logging.getLogger(__name__)
@@ -64,8 +73,11 @@ class CniService:
                  vif_active_timeout: float = 60.0, poll_interval: float = 0.005,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep,
-                 sweep_orphan_veths: bool = True, network_linger: float = 0.0) -> None:
+                 sweep_orphan_veths: bool = True, network_linger: float = 0.0,
+                 overlay: NodeOverlay | None = None) -> None:
         self.driver, self.firewall, self.registry = driver, firewall, registry
+        #: Local networks span nodes (None: each node's networks are its own).
+        self.overlay = overlay
         #: Whether the sync pass removes ``vth*`` links no entry records: right for the
         #: one daemon of a host, wrong where several run (test machines running several
         #: ``berth serve``), which would take each other's veths.
@@ -113,7 +125,7 @@ class CniService:
     def add(self, request: CniRequest) -> VIF:
         if request.netns is None:
             raise CniError(Code.INVALID_ENVIRONMENT, "ADD needs CNI_NETNS", version=request.version)
-        spec, key, netns = network_spec(request), request.key, request.netns
+        spec, key, netns = self._fit(network_spec(request)), request.key, request.netns
         with self._network_lock(spec.name):
             spec = self._admit(spec, request)
             self._idle.pop(spec.name, None)
@@ -134,21 +146,20 @@ class CniService:
                 if same and self._intact(existing.vif):
                     LOG.info("%s is already attached as asked; answering again", key)
                     if existing.policy != request.policy:
-                        self.registry.set_policy(key, request.policy)
+                        self._set_policy(spec, key, request.policy)
                         self._lay_policy(spec)
                     return existing.vif
                 LOG.info("%s: replacing the earlier attachment (%s)", key, existing.state)
                 self._undo(existing)
-            allocator = self._allocator(spec)
-            address = (reserved.vif.address if reserved is not None
-                       else allocator.allocate(request.fixed_ip))
             mac = (request.mac or stable_mac(key)).lower()
+            address = (reserved.vif.address if reserved is not None
+                       else self._allocate(spec, key, mac, request.fixed_ip, request.policy))
             planned = VIF.planned(spec, key, netns, mac, address)
             try:
                 self.registry.put(Entry(planned, State.PLUGGING, str(identity),
                                         request.policy), spec)
             except BaseException:
-                allocator.release(address)
+                self._release(spec.name, key, address)
                 raise
             try:
                 self._ensure_network(spec)
@@ -179,7 +190,7 @@ class CniService:
         ADD of the same key claims the reservation (when it asks for no other
         address); a DEL drops it, and so does the sync pass once it is older than
         ``RESERVATION_TTL``. Asking again while reserved changes nothing."""
-        spec, key = network_spec(request), request.key
+        spec, key = self._fit(network_spec(request)), request.key
         with self._network_lock(spec.name):
             spec = self._admit(spec, request)
             self._idle.pop(spec.name, None)
@@ -187,19 +198,18 @@ class CniService:
             if existing is not None:
                 if existing.state is not State.RESERVED or _claims(existing, request):
                     if existing.state is State.RESERVED and existing.policy != request.policy:
-                        self.registry.set_policy(key, request.policy)
+                        self._set_policy(spec, key, request.policy)
                         self._lay_policy(spec)
                     return         # attached already, or reserved as asked: the ADD decides
                 self._undo(existing)
-            allocator = self._allocator(spec)
-            address = allocator.allocate(request.fixed_ip)
-            planned = VIF.planned(spec, key, "", (request.mac or stable_mac(key)).lower(),
-                                  address)
+            mac = (request.mac or stable_mac(key)).lower()
+            address = self._allocate(spec, key, mac, request.fixed_ip, request.policy)
+            planned = VIF.planned(spec, key, "", mac, address)
             try:
                 self.registry.put(Entry(planned, State.RESERVED, "", request.policy,
                                         reserved_at=time.time()), spec)
             except BaseException:
-                allocator.release(address)
+                self._release(spec.name, key, address)
                 raise
             try:
                 self._ensure_network(spec)
@@ -239,7 +249,7 @@ class CniService:
                 spec = self.registry.network(entry.key.network)
                 if current is None or spec is None or current.policy == policy:
                     continue
-                self.registry.set_policy(entry.key, policy)
+                self._set_policy(spec, entry.key, policy)
                 self._lay_policy(spec)
                 changed += 1
         if changed:
@@ -342,6 +352,52 @@ class CniService:
             removed += self.firewall.collect_policy_chains(keep)
         return removed
 
+    def reconcile_overlay(self) -> int:
+        """The overlay's pass (``[network]local_overlay``): for each network laid here,
+        its VXLAN tables from the database and this node's claims from the registry
+        (network lock held: no add is half-way); then the claims this node holds on
+        networks it no longer has are released. Returns how many things changed."""
+        if self.overlay is None:
+            return 0
+        changed, known = 0, set()
+        live = self.overlay.store.live_hosts()
+        for spec in self.registry.networks():
+            known.add(spec.name)
+            with self._network_lock(spec.name):
+                entries = self.registry.entries(spec.name)
+                if not entries and spec.name in self._idle and \
+                        self.overlay.store.vni(spec.name) is None:
+                    # Kept for network_linger, but deleted from the database: no
+                    # container can come to it any more, so its device and rules go now.
+                    LOG.info("network %s was deleted; removing it before its linger ends",
+                             spec.name)
+                    self._drop_network(spec)
+                    changed += 1
+                    continue
+                if not entries or self._ready.get(spec.name) is None:
+                    continue       # idle, or not laid by this process yet (recovery does)
+                attachments = {str(e.key): (e.vif.address.ip, e.vif.mac, e.policy)
+                               for e in entries}
+                before = self.overlay.remote_members(spec.name)
+                try:
+                    changed += self.overlay.reconcile(spec, attachments, live)
+                    if self.overlay.remote_members(spec.name) != before:
+                        self._lay_policy(spec)     # the groups' members on other nodes
+                except NetworkDriverError as exc:   # the other networks still converge
+                    LOG.error("network %s: could not reconcile its overlay: %s", spec.name,
+                              exc)
+        for network, owners in self.overlay.claims_here().items():
+            if network in known:
+                continue
+            with self._network_lock(network):
+                if self.registry.entries(network):
+                    continue                        # an add laid it meanwhile
+                for owner in sorted(owners):
+                    LOG.warning("network %s: releasing the address %s held here without "
+                                "an attachment", network, owner)
+                    changed += self.overlay.release_owner(network, owner)
+        return changed
+
     def drop_idle_networks(self) -> None:
         """Remove the networks kept without attachments (``network_linger``): the
         daemon stops, and a stopped daemon would leave them on the host for good."""
@@ -393,6 +449,36 @@ class CniService:
                                f"{other.bridge}) already in use", version=request.version)
         return spec
 
+    def _fit(self, spec: NetworkSpec) -> NetworkSpec:
+        """With an overlay, the network's MTU leaves room for VXLAN."""
+        return spec if self.overlay is None else self.overlay.fit(spec)
+
+    def _allocate(self, spec: NetworkSpec, key: AttachmentKey, mac: str,
+                  fixed_ip: ipaddress.IPv4Address | None,
+                  policy: Policy | None) -> ipaddress.IPv4Interface:
+        if self.overlay is not None:
+            return self.overlay.allocate(spec, str(key), mac, fixed_ip, policy)
+        return self._allocator(spec).allocate(fixed_ip)
+
+    def _set_policy(self, spec: NetworkSpec, key: AttachmentKey, policy: Policy | None) -> None:
+        """The entry's policy, and its claim's with an overlay (network lock held)."""
+        self.registry.set_policy(key, policy)
+        if self.overlay is not None:
+            self.overlay.set_policy(spec, str(key), policy)
+
+    def _release(self, network: str, key: AttachmentKey,
+                 address: ipaddress.IPv4Interface) -> None:
+        if self.overlay is not None:
+            spec = self.registry.network(network)
+            if spec is not None:
+                self.overlay.release(spec, str(key))
+            else:
+                self.overlay.release_owner(network, str(key))
+            return
+        allocator = self._allocators.get(network)
+        if allocator is not None:
+            allocator.release(address)
+
     def _allocator(self, spec: NetworkSpec) -> SubnetAllocator:
         allocator = self._allocators.get(spec.name)
         if allocator is None or allocator.spec.cidr != spec.cidr:
@@ -406,11 +492,19 @@ class CniService:
             return
         self.driver.ensure_network(spec)
         self.firewall.ensure_network(spec)
+        if self.overlay is not None:
+            self.overlay.ensure(spec)
         self._ready[spec.name] = spec
 
     def _members(self, spec: NetworkSpec) -> list[Member]:
-        return [Member(e.key, e.vif.address.ip, e.policy, spec.mirror6(e.vif.address.ip))
-                for e in self.registry.entries(spec.name) if e.policy is not None]
+        """The attachments with a policy: this node's, and with an overlay the other
+        live nodes' (their groups hold across nodes)."""
+        members = [Member(e.key, e.vif.address.ip, e.policy, spec.mirror6(e.vif.address.ip))
+                   for e in self.registry.entries(spec.name) if e.policy is not None]
+        if self.overlay is not None and members:    # none here: no chains to fill
+            mine = {m.key for m in members}
+            members += [m for m in self.overlay.remote_members(spec.name) if m.key not in mine]
+        return members
 
     def _lay_policy(self, spec: NetworkSpec, whole: bool = False) -> None:
         """The network's policy chains match its attachments' policies (network lock
@@ -442,9 +536,7 @@ class CniService:
         if mark and entry.state is not State.DELETING:
             self.registry.set_state(entry.key, State.DELETING)
         self.driver.detach(entry.key, entry.vif.netns)
-        allocator = self._allocators.get(entry.key.network)
-        if allocator is not None:
-            allocator.release(entry.vif.address)
+        self._release(entry.key.network, entry.key, entry.vif.address)
         self.registry.remove(entry.key)
         spec = self.registry.network(entry.key.network)
         if entry.policy is not None and spec is not None:
@@ -460,6 +552,8 @@ class CniService:
 
     def _drop_network(self, spec: NetworkSpec) -> None:
         self.firewall.remove_network(spec)
+        if self.overlay is not None:
+            self.overlay.remove(spec)
         self.driver.delete_network(spec)
         self.registry.drop_network(spec.name)
         self._allocators.pop(spec.name, None)

@@ -17,8 +17,11 @@ LOG = logging.getLogger(__name__)
 
 class AttachmentSyncer:
     def __init__(self, sync: Callable[[], int], interval: float = 60.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, name: str = "CNI sync pass",
+                 did: str = "removed %d leftover(s)") -> None:
         self._sync, self.interval, self._clock = sync, interval, clock
+        #: What the logs call the pass, and say of what a pass did.
+        self.name, self.did = name, did
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._failing = False
@@ -26,7 +29,8 @@ class AttachmentSyncer:
 
     def start(self) -> None:
         if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="cni-sync", daemon=True)
+            self._thread = threading.Thread(target=self._loop, name=self.name.replace(" ", "-"),
+                                            daemon=True)
             self._thread.start()
 
     def stop(self) -> None:
@@ -50,15 +54,15 @@ class AttachmentSyncer:
             removed = self._sync()
         except Exception:  # the loop outlives one bad pass
             if not self._failing:
-                LOG.exception("CNI sync pass failed; retrying every %s s", self.interval)
+                LOG.exception("%s failed; retrying every %s s", self.name, self.interval)
             self._failing = True
             return
         if self._failing:
-            LOG.info("CNI sync pass works again")
+            LOG.info("%s works again", self.name)
         self._failing = False
         self.last_success = self._clock()
         if removed:
-            LOG.info("CNI sync pass removed %d leftover(s)", removed)
+            LOG.info("%s " + self.did, self.name, removed)
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):

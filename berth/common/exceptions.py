@@ -89,6 +89,13 @@ class InvalidParameterValue(Invalid):
     message = "%(err)s"
 
 
+class SchemaValidationError(InvalidParameterValue):
+    """A body or query parameters refused by their declared schema
+    (:class:`berth.api.schemas.validation.RequestSchema`): Zun answers these from its
+    jsonschema layer with the code ``schema-validation-error``, and a client may key on
+    it. The checks made by hand keep ``invalid-parameter-value``."""
+
+
 class InvalidParamInVersion(Invalid):
     message = (
         "Invalid param %(param)s because current request version is %(req_version)s. "

@@ -101,6 +101,12 @@ class ContainerNetworks:
         """Docker's network mode for the row: ``none`` when berth plugs it."""
         return "none" if requested(row) else None
 
+    def engine_networking(self, row: Container
+                          ) -> tuple[str | None, rt.NetworkEndpoint | None]:
+        """What ``docker create`` is given: the network mode and the container's
+        endpoint on it (the kuryr driver's; None here: plugged after the start)."""
+        return self.network_mode(row), None
+
     def spec(self, network_uuid: str) -> NetworkSpec:
         """What the daemon is told of the network. Its fields never change once the
         network exists (its subnets, gateway and bridge are fixed at its creation), so

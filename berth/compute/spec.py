@@ -31,6 +31,8 @@ def build_spec(deps: AgentDeps, row: Container, image: tuple[rt.ImageRef, rt.Ima
                                     timeout=int(hc.get("timeout") or 0),
                                     retries=int(hc.get("retries") or 0))
     memory = memory_mib(row.memory) or None
+    network_mode, endpoint = (deps.networks.engine_networking(row) if deps.networks
+                              else (None, None))
     return rt.ContainerSpec(
         uuid=row.uuid, host=deps.host, image=ref.ref,
         command=tuple(command) if command is not None else None,
@@ -43,6 +45,6 @@ def build_spec(deps: AgentDeps, row: Container, image: tuple[rt.ImageRef, rt.Ima
         auto_remove=bool(row.auto_remove), privileged=bool(row.privileged),
         runtime=row.runtime or None, exposed_ports=tuple(sorted(row.exposed_ports or {})),
         healthcheck=health, disk_gib=row.disk,
-        network_mode=deps.networks.network_mode(row) if deps.networks else None,
+        network_mode=network_mode, endpoint=endpoint,
         binds=binds,
     )

@@ -11,7 +11,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
 from berth.api.state import ApiState
-from berth.dashboard import routes
+from berth.dashboard import resources, routes
 from berth.dashboard.login import KeystoneLogin
 from berth.dashboard.watch import ChangeWatcher
 
@@ -39,6 +39,8 @@ def install(app: FastAPI, state: ApiState | None, login: KeystoneLogin | None) -
     asks for a noauth token)."""
     app.state.dashboard_login = login
     app.state.dashboard_watcher = ChangeWatcher(state.db) if state is not None else None
+    # Before routes.router, whose catch-all answers 404/405 for any other API path.
+    app.include_router(resources.router)
     app.include_router(routes.router)
 
     @app.get("/dashboard", include_in_schema=False)

@@ -13,7 +13,7 @@ from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.db.base import utcnow
 from berth.db.engine import Database
-from berth.db.models import ContainerAction, ContainerActionEvent
+from berth.db.models import Container, ContainerAction, ContainerActionEvent
 
 
 def new_action(ctx: RequestContext, container_uuid: str, action: str, *,
@@ -192,6 +192,21 @@ def get_action(db: Database, container_uuid: str, request_id: str
                                 .where(ContainerActionEvent.action_id == action.id)
                                 .order_by(ContainerActionEvent.id)).all())
     return action, events
+
+
+def recent(db: Database, project_id: str | None, limit: int
+           ) -> list[tuple[ContainerAction, str | None]]:
+    """The latest ``limit`` actions on the containers of a project (of every project
+    when ``project_id`` is None), newest first, each with its container's name: the
+    console's events view."""
+    query = (select(ContainerAction, Container.name)
+             .join(Container, Container.uuid == ContainerAction.container_uuid)
+             .order_by(ContainerAction.start_time.desc(), ContainerAction.id.desc())
+             .limit(limit))
+    if project_id is not None:
+        query = query.where(Container.project_id == project_id)
+    with db.reader() as s:
+        return [(action, name) for action, name in s.execute(query).tuples()]
 
 
 def format_time(value: dt.datetime | None) -> str | None:

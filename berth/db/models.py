@@ -314,6 +314,34 @@ class Network(TimestampMixin, Base):
     default_of: Mapped[str | None] = mapped_column(String(255))
 
 
+class OverlayAddress(TimestampMixin, Base):
+    """One address of a local network that spans nodes (``[network]local_overlay``),
+    held by one attachment on one node: the network-wide IPAM (``(network_uuid,
+    address)`` is unique, so two nodes cannot hand out one address) and what every
+    other node's CNI daemon writes into its VXLAN forwarding and neighbour tables
+    (``berth.network.overlay``) and its security-group rules. ``owner`` is the
+    attachment's key (network/container/ifname); ``tunnel_ip`` the holding node's
+    underlay address."""
+
+    __tablename__ = "overlay_address"
+    __table_args__ = (
+        UniqueConstraint("network_uuid", "address", name="uniq_overlay_address0network0address"),
+        UniqueConstraint("network_uuid", "owner", name="uniq_overlay_address0network0owner"),
+        Index("overlay_address_host_idx", "host"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    network_uuid: Mapped[str] = mapped_column(String(36), nullable=False)
+    address: Mapped[str] = mapped_column(String(39), nullable=False)
+    owner: Mapped[str] = mapped_column(String(255), nullable=False)
+    mac: Mapped[str] = mapped_column(String(17), nullable=False)
+    host: Mapped[str] = mapped_column(String(255), nullable=False)
+    tunnel_ip: Mapped[str] = mapped_column(String(39), nullable=False)
+    #: The attachment's policy (``berth.network.policy.Policy.to_dict``): every node's
+    #: security-group rules count it among its groups' members. None: no policy.
+    policy: Mapped[Any] = mapped_column(JSON, nullable=True)
+
+
 class Volume(TimestampMixin, Base):
     """A volume (Zun's record, model.md §6.4): a Cinder volume (``cinder_volume_id``)
     or a local one, which is either a filesystem in a sparse file on ``host`` (with a

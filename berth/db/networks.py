@@ -9,6 +9,7 @@ of one project agree on one network.
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import logging
 import uuid as uuidlib
@@ -189,3 +190,50 @@ def create_neutron(db: Database, values: Mapping[str, Any]) -> Network:
         s.add(row)
     LOG.info("recorded Neutron network %s as %s (%s)", neutron_id, row.uuid, row.name)
     return row
+
+
+def docker_placeholder(neutron_net_id: str, host: str) -> str:
+    """``subnet`` (unique, 43 characters) of a node's Docker network of a Neutron
+    network ([network]driver = kuryr): Neutron holds the subnets."""
+    digest = hashlib.sha256(host.encode()).hexdigest()[:5]
+    return f"k{digest}:{neutron_net_id}"[:43]
+
+
+def find_docker(db: Database, neutron_net_id: str, host: str) -> Network | None:
+    """The row of this node's Docker network of ``neutron_net_id``."""
+    with db.reader() as s:
+        return s.scalars(select(Network).where(
+            Network.neutron_net_id == neutron_net_id, Network.host == host)).first()
+
+
+def claim_docker(db: Database, neutron_net_id: str, host: str,
+                 values: Mapping[str, Any]) -> Network | None:
+    """The row that makes its writer the one creator of the node's Docker network of
+    ``neutron_net_id`` (unique (neutron_net_id, host)); None when another writer holds
+    it already (the loser reads the winner's row, and waits for its Docker id)."""
+    row = Network(uuid=str(uuidlib.uuid4()), neutron_net_id=neutron_net_id, host=host,
+                  subnet=docker_placeholder(neutron_net_id, host), gateway="", bridge="",
+                  **dict(values))
+    try:
+        with db.writer() as s:
+            s.add(row)
+    except IntegrityError:
+        return None
+    return row
+
+
+def set_docker_id(db: Database, uuid: str, network_id: str) -> None:
+    with db.writer() as s:
+        row = s.scalars(select(Network).where(Network.uuid == uuid)).first()
+        if row is not None:
+            row.network_id = network_id
+
+
+def visible(db: Database, project_id: str | None) -> list[Network]:
+    """The networks a project can use (its own and the shared ones), by name; every
+    network when ``project_id`` is None. Read by the console's network view."""
+    query = select(Network).order_by(Network.name, Network.id)
+    if project_id is not None:
+        query = query.where(or_(Network.project_id == project_id, Network.shared.is_(True)))
+    with db.reader() as s:
+        return list(s.scalars(query))

@@ -166,3 +166,24 @@ def orphan_mappings(db: Database) -> int:
             s.execute(delete(VolumeMapping).where(VolumeMapping.id.in_(ids)))
         return len(ids)
 
+
+
+def listed(db: Database, project_id: str | None
+           ) -> list[tuple[Volume, list[tuple[str, str, str | None]]]]:
+    """A project's volumes (every project's when ``project_id`` is None), newest first,
+    each with its mounts: ``(container uuid, path, container name)``. Read by the
+    console's volume view; the injected files of 'bind' mounts are left out."""
+    query = select(Volume).where(Volume.contents.is_(None)).order_by(Volume.id.desc())
+    if project_id is not None:
+        query = query.where(Volume.project_id == project_id)
+    with db.reader() as s:
+        volumes = list(s.scalars(query))
+        mounts: dict[int, list[tuple[str, str, str | None]]] = {v.id: [] for v in volumes}
+        if volumes:
+            for volume_id, uuid, path, name in s.execute(
+                    select(VolumeMapping.volume_id, VolumeMapping.container_uuid,
+                           VolumeMapping.container_path, Container.name)
+                    .outerjoin(Container, Container.uuid == VolumeMapping.container_uuid)
+                    .where(VolumeMapping.volume_id.in_(list(mounts)))).tuples():
+                mounts[volume_id].append((uuid, path, name))
+        return [(v, mounts[v.id]) for v in volumes]

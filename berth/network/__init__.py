@@ -13,6 +13,8 @@ What this package owns:
   members talk, keep networks apart and optionally masquerade egress.
 
 - ``policy``: security groups and exposed ports on local networks, as iptables chains;
+- ``overlay/``: local networks that span nodes over VXLAN (``[network]local_overlay``),
+  with network-wide IPAM;
 - ``neutron/``: Neutron ports plugged into Open vSwitch (``[network]driver = cni``).
 
 The CNI daemon (``berth.cni``) drives these, for the compute agent and for the

@@ -44,6 +44,13 @@ class SubnetAllocator:
             self._take(ipaddress.IPv4Address(address))
         self._cursor = max(self._used, default=self._first - 1)
 
+    def resume_after(self, address: ipaddress.IPv4Address) -> None:
+        """The next allocation starts after ``address`` (an allocator rebuilt from a
+        shared table keeps the order its owner followed: a freed address is not
+        handed out again at once)."""
+        if self._first <= int(address) <= self._last:
+            self._cursor = int(address)
+
     def allocate(self, requested: ipaddress.IPv4Address | None = None) -> ipaddress.IPv4Interface:
         """The requested address if free, else the next free one; as an interface
         with the subnet's prefix length."""

@@ -156,6 +156,16 @@ class DnsConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class NetworkEndpoint:
+    """The container's address on the Docker network of ``network_mode`` (a remote
+    driver's, such as kuryr-libnetwork's), and its MAC: the Neutron port's."""
+
+    ipv4: str | None = None
+    ipv6: str | None = None
+    mac: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ContainerSpec:
     """Everything the engine needs to create one container (behaviours.md §2.1)."""
 
@@ -182,6 +192,7 @@ class ContainerSpec:
     cpuset_cpus: str | None = None                  # "1,3"
     cpuset_mems: str | None = None
     network_mode: str | None = None                 # None = the engine's default bridge
+    endpoint: NetworkEndpoint | None = None         # on network_mode's Docker network
     ipc_mode: str | None = None                     # "container:<id>": a capsule member
     binds: tuple[str, ...] = ()                     # "host_path:container_path[:ro]"
     published_ports: tuple[PublishedPort, ...] = ()  # a capsule's sandbox (hostPort)

@@ -11,13 +11,25 @@ import { ContainerList } from './views/ContainerList.jsx';
 import { ContainerDetail } from './views/ContainerDetail.jsx';
 import { CreateForm } from './views/CreateForm.jsx';
 import { CapsuleList } from './views/CapsuleList.jsx';
+import { CapsuleCreate } from './views/CapsuleCreate.jsx';
 import { Hosts } from './views/Hosts.jsx';
+import { Events } from './views/Events.jsx';
+import { Images, Networks, Quotas, Registries, Services, Volumes } from './views/Resources.jsx';
+import { allowed, forget, useMe } from './me.js';
 
+// [route, label, the /dashboard/api/me control it needs (null: everyone)]
 const PAGES = [
-  ['containers', 'Containers'],
-  ['capsules', 'Capsules'],
-  ['create', 'Create'],
-  ['hosts', 'Hosts'],
+  ['containers', 'Containers', null],
+  ['capsules', 'Capsules', null],
+  ['create', 'Create', null],
+  ['networks', 'Networks', null],
+  ['volumes', 'Volumes', null],
+  ['images', 'Images', 'images'],
+  ['registries', 'Registries', null],
+  ['quotas', 'Quotas', null],
+  ['services', 'Services', 'services'],
+  ['hosts', 'Hosts', 'hosts'],
+  ['events', 'Events', null],
 ];
 
 function Status() {
@@ -28,6 +40,7 @@ function Status() {
 
 function Shell({ onLogout }) {
   const route = useRoute();
+  const me = useMe();
   const [allProjects, setAllProjects] = useState(sessionStorage.getItem('berth.all') === '1');
 
   useEffect(() => {
@@ -44,8 +57,16 @@ function Shell({ onLogout }) {
   if (route.page === 'containers' && route.id) page = <ContainerDetail uuid={route.id} />;
   else if (route.page === 'containers') page = <ContainerList />;
   else if (route.page === 'create') page = <CreateForm />;
-  else if (route.page === 'capsules') page = <CapsuleList />;
+  else if (route.page === 'capsules') page = <CapsuleList search={route.query.made} />;
+  else if (route.page === 'capsule-create') page = <CapsuleCreate />;
   else if (route.page === 'hosts') page = <Hosts />;
+  else if (route.page === 'networks') page = <Networks allProjects={allProjects} />;
+  else if (route.page === 'volumes') page = <Volumes allProjects={allProjects} />;
+  else if (route.page === 'images') page = <Images />;
+  else if (route.page === 'registries') page = <Registries allProjects={allProjects} />;
+  else if (route.page === 'quotas') page = <Quotas me={me} />;
+  else if (route.page === 'services') page = <Services />;
+  else if (route.page === 'events') page = <Events allProjects={allProjects} />;
   else page = <p>No such page.</p>;
 
   return (
@@ -53,7 +74,7 @@ function Shell({ onLogout }) {
       <header>
         <a class="brand" href="#/containers">berth</a>
         <nav aria-label="Main">
-          {PAGES.map(([id, label]) => (
+          {PAGES.filter(([, , needs]) => !needs || !me || allowed(me, needs)).map(([id, label]) => (
             <a href={`#/${id}`} aria-current={route.page === id ? 'page' : undefined}>{label}</a>
           ))}
         </nav>
@@ -71,12 +92,12 @@ function Shell({ onLogout }) {
 function App() {
   const [token, setToken] = useState(session.token);
   useEffect(() => {
-    const onUnauthorized = () => { session.token = null; setToken(null); };
+    const onUnauthorized = () => { forget(); session.token = null; setToken(null); };
     window.addEventListener('berth-unauthorized', onUnauthorized);
     return () => window.removeEventListener('berth-unauthorized', onUnauthorized);
   }, []);
-  if (!token) return <Login onToken={(t) => { session.token = t; setToken(t); }} />;
-  return <Shell onLogout={() => { session.token = null; setToken(null); }} />;
+  if (!token) return <Login onToken={(t) => { forget(); session.token = t; setToken(t); }} />;
+  return <Shell onLogout={() => { forget(); session.token = null; setToken(null); }} />;
 }
 
 render(<App />, document.getElementById('app'));

@@ -1,10 +1,13 @@
-// Hash routes: #/containers, #/containers/<uuid>, #/create, #/capsules, #/hosts.
+// Hash routes: #/containers, #/containers/<uuid>, #/create, #/capsules, #/hosts...;
+// a "?key=value" after the path is the route's query (#/capsules?made=web).
 
 import { useEffect, useState } from 'preact/hooks';
 
 export function parseRoute(hash) {
-  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
-  return { page: parts[0] || 'containers', id: parts[1] || null };
+  const [path, search] = hash.replace(/^#\/?/, '').split('?');
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  const query = Object.fromEntries(new URLSearchParams(search || ''));
+  return { page: parts[0] || 'containers', id: parts[1] || null, query };
 }
 
 export function useRoute() {

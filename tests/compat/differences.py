@@ -10,10 +10,6 @@ from fnmatch import fnmatchcase
 HELPFUL = ("berth's error titles say what was wrong and what to do (the developers' guide: "
            "errors say what to do); Zun's repeat jsonschema's message, or nothing. The code, "
            "status and the title's first sentence are Zun's")
-SCHEMA_CODE = ("berth words every bad-input error as invalid-parameter-value, the code Zun "
-               "uses for the checks it makes by hand; Zun's schema-validation-error comes from "
-               "its jsonschema layer, which berth does not have. Status 400 on both. To fix in "
-               "berth if a client keys on the code")
 EMPTY = ("berth answers an empty object or list where the container has none; Zun answers "
          "null until its compute fills the field in. Both mean 'none'")
 NOT_YET = ("Zun fills these in only when zun-compute reports back (null at first, then a "
@@ -21,8 +17,6 @@ NOT_YET = ("Zun fills these in only when zun-compute reports back (null at first
            "as Zun's) if a client relies on the type")
 
 LISTED: dict[str, str] = {
-    "bad_input/*/body.errors[].code: berth 'container.invalid-parameter-value', "
-    "Zun 'container.schema-validation-error'": SCHEMA_CODE,
     "bad_input/*/body.errors[].title: *": HELPFUL,
     "lifecycle/* a * container/body.errors[].title: *": HELPFUL,
     "lifecycle/delete running, no force/body.errors[].title: *": HELPFUL,

@@ -27,6 +27,9 @@ NOT_RUN = {
     ("multi-node.md", ("the test machines have no systemd; tests/unit/test_systemd_units.py "
                       "checks the units with systemd-analyze")),
     ("multi-node.md", "the test machines have no systemd"),
+    ("multi-node.md", ("the page's run starts no fleet of namespaced nodes with their own CNI "
+                      "daemons; tests/functional/network/overlay runs real CNI daemons in "
+                      "node namespaces with this setting")),
     ("multi-node.md", ("the deployment above runs without TLS; "
                       "tests/functional/api/test_api_over_https.py and "
                       "tests/functional/console/test_console_tls.py run these settings with a "

@@ -55,3 +55,23 @@ def console_page(browser: Any, url: str) -> Iterator[Any]:
         for line in messages:
             print(line)
         context.close()
+
+
+#: Where the console's page screenshots go: docs/web-console.md shows them.
+DOC_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
+
+
+def doc_shot(page: Any, name: str) -> None:
+    """The viewport as docs/images/console-NAME.png (made by the tests, so the pictures
+    in docs/web-console.md stay true)."""
+    DOC_IMAGES.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(DOC_IMAGES / f"console-{name}.png"))
+
+
+def log_in(page: Any, token: str = "admin") -> None:
+    """Log in with a noauth token and wait until the live stream is up."""
+    from playwright.sync_api import expect
+
+    page.get_by_label("Token").fill(token)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("status").filter(has_text="Live")).to_be_visible()

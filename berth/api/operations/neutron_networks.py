@@ -39,7 +39,7 @@ LOG = logging.getLogger(__name__)
 
 
 def enabled(state: ApiState) -> bool:
-    return state.settings.network_driver == "cni" and state.neutron is not None
+    return state.settings.network_driver in ("cni", "kuryr") and state.neutron is not None
 
 
 @contextlib.contextmanager

@@ -50,9 +50,10 @@ def show(value: object) -> str:
     return text
 
 
-def invalid(field: str, value: object, why: str) -> InvalidParameterValue:
+def invalid(field: str, value: object, why: str,
+            error: type[InvalidParameterValue] = InvalidParameterValue) -> InvalidParameterValue:
     """The 400 error for ``field``; ``why`` says what is wrong and what is accepted."""
-    return InvalidParameterValue(
+    return error(
         err=f"Invalid input for field '{field}'. Value: '{show(value)}'. {why}"
     )
 

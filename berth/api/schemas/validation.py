@@ -7,7 +7,8 @@ into Python code that accepts a good body in a tenth of the time ``jsonschema`` 
 (about 40 µs for a create, against 400), and ``jsonschema``, the reference validator,
 words a refusal. The declarations use only keywords the two share (draft 7's, which
 2020-12 keeps). :meth:`RequestSchema.check` raises
-:class:`~berth.common.exceptions.InvalidParameterValue` (400) for the first problem, in
+:class:`~berth.common.exceptions.SchemaValidationError` (400, code
+``schema-validation-error`` as Zun's jsonschema layer answers) for the first problem, in
 the order a person fixes them: a body that is not an object, unknown keys, missing
 keys, then each field in declaration order. Messages keep Zun's forms::
 
@@ -33,7 +34,11 @@ from jsonschema import Draft202012Validator, ValidationError, validators
 from berth.api.microversions import APIVersion
 from berth.api.schemas.fields import Schema
 from berth.api.schemas.types import invalid
-from berth.common.exceptions import InvalidParameterValue, InvalidParamInVersion
+from berth.common.exceptions import (
+    InvalidParameterValue,
+    InvalidParamInVersion,
+    SchemaValidationError,
+)
 
 
 @lru_cache(maxsize=256)
@@ -97,7 +102,7 @@ class RequestSchema:
             errors = list(self._validator.iter_errors(data))
             if not errors:      # the two validators disagree: say what the fast one saw
                 raise invalid((fast.name or "data").removeprefix("data."), fast.value,
-                              f"{fast.message}.") from None
+                              f"{fast.message}.", SchemaValidationError) from None
             raise self._message(min(errors, key=self._rank), data) from None
         return data
 
@@ -105,7 +110,7 @@ class RequestSchema:
         """``body`` when it is an object with only declared keys and every required
         one, whatever their values; else the 400 saying which."""
         if not isinstance(body, dict):
-            raise InvalidParameterValue(
+            raise SchemaValidationError(
                 err=f"The request body must be a JSON object {self.shape}.")
         properties = self.schema.get("properties", {})
         unknown = self.schema.get("additionalProperties") is False and any(
@@ -113,10 +118,10 @@ class RequestSchema:
         for key in self.schema.get("required", ()):
             if key not in body:
                 also = f" ({_unexpected(body, self.schema)}.)" if unknown else ""
-                raise InvalidParameterValue(
+                raise SchemaValidationError(
                     err=f"'{key}' is a required property: {self.hint}{also}")
         if unknown:
-            raise InvalidParameterValue(
+            raise SchemaValidationError(
                 err=f"{_unexpected(body, self.schema)}: the {self.what} request accepts only "
                     f"{', '.join(properties)}. Check the spelling of the field names.")
         return body
@@ -153,21 +158,21 @@ class RequestSchema:
         advice = self._advice(error)
         if not error.path and error.validator == "minProperties":
             allowed = ", ".join(self.schema.get("properties", {}))
-            return InvalidParameterValue(err=f"Nothing to update: send at least one of "
+            return SchemaValidationError(err=f"Nothing to update: send at least one of "
                                              f"{allowed}.")
         if not error.path:      # a rule of the whole body (oneOf, dependencies, ...)
-            return InvalidParameterValue(
+            return SchemaValidationError(
                 err=f"The {self.what} request is not valid as a whole: "
                     f"{advice or self.schema.get('description') or error.message}")
         field, value = _path(error.path, error.instance) if self.full_paths \
             else _field(error.path, body)
         if self.full_paths and error.validator in ("required", "additionalProperties"):
-            return InvalidParameterValue(err=f"Invalid input for field '{field}'. "
+            return SchemaValidationError(err=f"Invalid input for field '{field}'. "
                                              f"{error.message}: {advice}")
         if error.instance is None and error.validator in ("type", "anyOf"):
             advice = (f"'{field}' cannot be null; leave it out to keep the default (or, in "
                       f"an update, the current value).")
-        return invalid(field, value, advice or f"{error.message}.")
+        return invalid(field, value, advice or f"{error.message}.", SchemaValidationError)
 
     def _advice(self, error: ValidationError) -> str | None:
         """The description nearest the refused value along the error's schema path."""

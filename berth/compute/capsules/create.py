@@ -268,11 +268,12 @@ def allocate(deps: AgentDeps, row: Container) -> None:
 def _sandbox_spec(deps: AgentDeps, row: Container, image: str,
                   members: list[Container]) -> rt.ContainerSpec:
     ports = sorted({port for m in members for port in (m.exposed_ports or {})})
+    mode, endpoint = capsule_network.network_mode(deps, row)
     return rt.ContainerSpec(uuid=row.uuid, host=deps.host, image=image,
                             labels={str(k): str(v) for k, v in (row.labels or {}).items()},
                             hostname=(row.name or "")[:63] or None,
                             exposed_ports=tuple(ports), ipc_mode="shareable",
-                            network_mode=capsule_network.network_mode(deps, row),
+                            network_mode=mode, endpoint=endpoint,
                             # on local networks portmap publishes them (network none)
                             published_ports=() if capsule_network.enabled(deps, row)
                             else sandbox_options.published_ports(members),

@@ -46,10 +46,15 @@ def enabled(deps: AgentDeps, row: Container) -> bool:
     return deps.networks is not None and bool(networking.requested(row))
 
 
-def network_mode(deps: AgentDeps, row: Container) -> str | None:
-    """The sandbox's Docker network mode: ``none`` when berth plugs it, else Docker's
-    default bridge."""
-    return "none" if enabled(deps, row) else None
+def network_mode(deps: AgentDeps, row: Container
+                 ) -> tuple[str | None, rt.NetworkEndpoint | None]:
+    """The sandbox's Docker network mode and its endpoint there: ``none`` when berth
+    plugs it (the kuryr driver's: the Docker network of its first network, with its
+    port's addresses), else Docker's default bridge."""
+    if not enabled(deps, row):
+        return None, None
+    assert deps.networks is not None
+    return deps.networks.engine_networking(row)
 
 
 def plug_sandbox(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer

@@ -299,6 +299,9 @@ def _failure_of(err: Exception) -> tuple[str, bool] | None:
         return err.reason, err.clear_host
     if isinstance(err, exc.ImageNotFound):
         return err.msg, False
+    if isinstance(err, networking.NetworkPlugFailed):   # the kuryr driver's ports, at create
+        return (f"{err.msg}. The container was not created; fix the cause and create it "
+                f"again."), False
     if isinstance(err, VOLUME_ERRORS):
         return err.msg, True
     if isinstance(err, rt.RuntimeDriverError):

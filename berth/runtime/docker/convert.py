@@ -296,6 +296,8 @@ def create_kwargs(spec: ContainerSpec) -> dict[str, Any]:
         kwargs["hostname"] = spec.hostname
     if spec.exposed_ports:
         kwargs["ports"] = [port_tuple(p) for p in spec.exposed_ports]
+    if spec.endpoint is not None and spec.endpoint.mac:
+        kwargs["mac_address"] = spec.endpoint.mac
     if spec.healthcheck is not None:
         check = spec.healthcheck
         kwargs["healthcheck"] = {

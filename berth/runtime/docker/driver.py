@@ -124,6 +124,10 @@ class DockerRuntime(ActionsMixin, InspectionMixin, ConsoleMixin, ImagesMixin):
                          self.base_url, self._client.api_version)
             return self._client
 
+    def api_client(self) -> docker.APIClient:
+        """The engine's low-level client (the kuryr network driver's Docker networks)."""
+        return self._api()
+
     def close(self) -> None:
         """Close the client's connections; the next call opens new ones."""
         with self._lock:
@@ -210,6 +214,10 @@ class DockerRuntime(ActionsMixin, InspectionMixin, ConsoleMixin, ImagesMixin):
         with translate_errors():
             api = self._api()
             host_config = api.create_host_config(**host_config_kwargs(spec))
+            if spec.endpoint is not None and spec.network_mode:
+                kwargs["networking_config"] = api.create_networking_config({
+                    spec.network_mode: api.create_endpoint_config(
+                        ipv4_address=spec.endpoint.ipv4, ipv6_address=spec.endpoint.ipv6)})
             answer = api.create_container(host_config=host_config, **kwargs)
         for warning in answer.get("Warnings") or ():
             LOG.warning("Docker warns about container %s: %s", spec.uuid, warning)

@@ -13,9 +13,10 @@ const COLUMNS = [
   { key: 'reason', label: 'Reason', width: '2fr', render: (c) => c.status_reason || '' },
 ];
 
-export function CapsuleList() {
+/** ``search``: the text to narrow the list to at first (a capsule just made). */
+export function CapsuleList({ search = '' }) {
   const live = useLive();
-  const [text, setText] = useState('');
+  const [text, setText] = useState(search);
   const [status, setStatus] = useState('');
   const all = live.capsules;
   const shown = useMemo(() => {
@@ -25,7 +26,10 @@ export function CapsuleList() {
   }, [live.version, text, status]);
   return (
     <section class="page" aria-labelledby="capsules-title">
-      <h1 id="capsules-title">Capsules</h1>
+      <div class="page-head">
+        <h1 id="capsules-title">Capsules</h1>
+        <a class="button" href="#/capsule-create">Create a capsule</a>
+      </div>
       <Filters text={text} status={status} onText={setText} onStatus={setStatus} shown={shown.length} total={all.size} />
       <VirtualRows items={shown} columns={COLUMNS} label="Capsules" rowKey={(c) => c.uuid} />
     </section>

@@ -6,6 +6,7 @@ import { StatusBadge } from '../components/Filters.jsx';
 import { Logs } from '../components/Logs.jsx';
 import { Terminal } from '../components/Terminal.jsx';
 import { History } from '../components/History.jsx';
+import { Usage } from '../components/Usage.jsx';
 
 // Which statuses each action is offered in (api-v1.md §7.6, §7.7).
 const ACTIONS = [
@@ -16,7 +17,7 @@ const ACTIONS = [
   { id: 'unpause', label: 'Unpause', when: ['Paused'] },
 ];
 const DELETABLE = ['Created', 'Error', 'Stopped', 'Deleted', 'Dead', 'Running'];
-const TABS = [['overview', 'Overview'], ['logs', 'Logs'], ['terminal', 'Terminal'], ['history', 'History']];
+const TABS = [['overview', 'Overview'], ['usage', 'Usage'], ['logs', 'Logs'], ['terminal', 'Terminal'], ['history', 'History']];
 
 function Field({ label, children }) {
   return <><dt>{label}</dt><dd>{children}</dd></>;
@@ -124,7 +125,12 @@ export function ContainerDetail({ uuid }) {
             <Field label="Project">{c.project_id}</Field>
             <Field label="User">{c.user_id}</Field>
             {c.host !== undefined && <Field label="Host">{c.host}</Field>}
-            <Field label="Addresses">{Object.values(c.addresses || {}).flat().map((a) => a.addr).join(', ')}</Field>
+            <Field label="Addresses">{Object.entries(c.addresses || {}).map(([net, list]) => `${net}: ${list.map((a) => a.addr).join(', ')}`).join('; ')}</Field>
+            <Field label="Exposed ports">{(c.ports || []).join(', ')}</Field>
+            <Field label="Security groups">{(c.security_groups || []).join(', ')}</Field>
+            <Field label="Labels">{Object.entries(c.labels || {}).map(([k, v]) => `${k}=${v}`).join(' ')}</Field>
+            <Field label="Healthcheck">{c.healthcheck && c.healthcheck.test ? `${c.healthcheck.test} (every ${c.healthcheck.interval || 0} s, ${c.healthcheck.retries || 0} retries)` : ''}</Field>
+            <Field label="Auto-remove">{String(!!c.auto_remove)}</Field>
             <Field label="Interactive / TTY">{String(c.interactive)} / {String(c.tty)}</Field>
             <Field label="Restart policy">{c.restart_policy ? c.restart_policy.Name : ''}</Field>
             <Field label="Environment">{Object.entries(c.environment || {}).map(([k, v]) => `${k}=${v}`).join(' ')}</Field>
@@ -132,6 +138,7 @@ export function ContainerDetail({ uuid }) {
             <Field label="Updated (UTC)">{c.updated_at || ''}</Field>
           </dl>
         )}
+        {tab === 'usage' && <Usage uuid={uuid} running={c.status === 'Running'} />}
         {tab === 'logs' && <Logs uuid={uuid} running={c.status === 'Running'} />}
         {tab === 'terminal' && (c.status === 'Running'
           ? <Terminal uuid={uuid} />

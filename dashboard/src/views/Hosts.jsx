@@ -1,28 +1,32 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call } from '../api.js';
+import { Bar } from '../components/Bar.jsx';
+import { Chart, pushed } from '../components/Chart.jsx';
 
-function Bar({ label, used, total, unit }) {
-  const share = total > 0 ? Math.min(1, used / total) : 0;
-  const level = share > 0.9 ? 'high' : share > 0.7 ? 'mid' : 'low';
-  const text = `${label}: ${Number(used).toFixed(unit === 'cores' ? 1 : 0)} of ${total} ${unit} used`;
-  return (
-    <div class="bar-row">
-      <span class="bar-label">{label}</span>
-      <div class={`bar bar-${level}`} role="meter" aria-label={text} aria-valuemin={0}
-        aria-valuemax={total} aria-valuenow={used} aria-valuetext={text}>
-        <div style={{ width: `${(share * 100).toFixed(1)}%` }} />
-      </div>
-      <span class="bar-text">{Number(used).toFixed(unit === 'cores' ? 1 : 0)} / {total} {unit}</span>
-    </div>
-  );
-}
+const EVERY = 5000;   // ms between two reads of the hosts' inventory while the page is open
 
-/** Each compute node's capacity and what its containers claim (admins: host:get_all). */
+/**
+ * Each compute node's capacity and what its containers claim (admins: host:get_all),
+ * read again every five seconds while the page is open; the claims over the last
+ * five minutes as live graphs.
+ */
 export function Hosts() {
   const [hosts, setHosts] = useState(null);
+  const [history, setHistory] = useState({});
   const [error, setError] = useState(null);
-  const load = () => call('GET', '/v1/hosts').then((a) => { setHosts(a.hosts); setError(null); }, (e) => setError(e.message));
-  useEffect(() => { load(); }, []);
+  const load = () => call('GET', '/v1/hosts').then((a) => {
+    setHosts(a.hosts);
+    setHistory((old) => Object.fromEntries(a.hosts.map((h) => {
+      const was = old[h.uuid] || { cpu: [], mem: [] };
+      return [h.uuid, { cpu: pushed(was.cpu, h.cpu_used), mem: pushed(was.mem, h.mem_used) }];
+    })));
+    setError(null);
+  }, (e) => setError(e.message));
+  useEffect(() => {
+    load();
+    const timer = setInterval(load, EVERY);
+    return () => clearInterval(timer);
+  }, []);
   return (
     <section class="page" aria-labelledby="hosts-title">
       <div class="page-head">
@@ -36,9 +40,17 @@ export function Hosts() {
           <li key={h.uuid} class="host">
             <h2>{h.hostname}</h2>
             <p class="hint">{h.total_containers} containers · {h.os || h.os_type} · {h.architecture} · kernel {h.kernel_version}</p>
-            <Bar label="CPU" used={h.cpu_used} total={h.cpus} unit="cores" />
+            <Bar label="CPU" used={h.cpu_used} total={h.cpus} unit="cores" digits={1} />
             <Bar label="Memory" used={h.mem_used} total={h.mem_total} unit="MiB" />
             <Bar label="Disk" used={h.disk_used} total={h.disk_total} unit="GiB" />
+            {history[h.uuid] && (
+              <div class="charts">
+                <Chart title="CPU claimed (cores)" unit="cores" max={h.cpus} testId="host-chart-cpu"
+                  series={[{ label: 'Claimed', values: history[h.uuid].cpu, color: '#1f5fae' }]} />
+                <Chart title="Memory claimed (MiB)" unit="MiB" digits={0} max={h.mem_total} testId="host-chart-memory"
+                  series={[{ label: 'Claimed', values: history[h.uuid].mem, color: '#1c7c3a' }]} />
+              </div>
+            )}
           </li>
         ))}
       </ul>

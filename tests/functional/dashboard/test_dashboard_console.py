@@ -35,8 +35,8 @@ def test_console_creates_follows_and_deletes_a_container(page, berth, artifacts)
 
     page.get_by_role("link", name="Create", exact=True).click()
     page.get_by_label("Image", exact=True).fill(TEST_IMAGE)
-    page.get_by_label("Name").fill(name)
-    page.get_by_label("Command").fill(
+    page.get_by_label("Name", exact=True).fill(name)
+    page.get_by_label("Command", exact=True).fill(
         "sh -c 'i=0; while true; do echo tick-$i; i=$((i+1)); sleep 1; done'")
     page.get_by_label("Memory (MiB)").fill("1")          # below the API's minimum
     page.get_by_role("button", name="Create").click()

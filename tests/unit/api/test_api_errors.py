@@ -318,6 +318,29 @@ def test_other_bad_fields_are_400_naming_them(world: World, body: dict[str, Any]
     assert world.rows() == [] and world.agent.casts == []
 
 
+@pytest.mark.parametrize("body", [
+    {"image": "busybox", "cpu": -1},
+    {"image": ""},
+    {"memory": 64},
+    {"image": "busybox", "no_such_field": 1},
+    {"image": "busybox", "image_pull_policy": "sometimes"},
+    {"image": "busybox", "environment": ["A=1"]},
+    ["image", "busybox"],
+])
+def test_a_body_its_schema_refuses_has_zuns_schema_code(world: World, body: Any) -> None:
+    """Zun answers what its jsonschema layer refuses with schema-validation-error (seen
+    against the real Zun 18, tests/compat); a client may key on the code."""
+    err = the_error(create(world, body), 400)
+    assert err["code"] == "container.schema-validation-error"
+    assert world.rows() == []
+
+
+def test_a_check_made_by_hand_keeps_invalid_parameter_value(world: World) -> None:
+    err = the_error(create(world, {"image": "busybox", "command": ["a\u0000b"]}), 400)
+    assert err["code"] == "container.invalid-parameter-value"
+    assert world.rows() == []
+
+
 def test_body_that_is_not_json_is_400(world: World) -> None:
     err = the_error(create(world, content=b'{"image": "busybox"'), 400)
     assert "JSON" in err["title"]

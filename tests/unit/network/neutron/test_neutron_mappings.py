@@ -1,14 +1,9 @@
 """Pure mappings of the Neutron driver: exposed ports to security group rules, a port
-to Zun's ``addresses`` items, and the refusal of ``kuryr``."""
+to Zun's ``addresses`` items."""
 
 from __future__ import annotations
 
-import pytest
-from oslo_config import cfg
-
-from berth.cmd import neutron_wiring
 from berth.compute.neutron_networks import address_entries, exposed_rules
-from berth.conf import register_opts
 from berth.network.neutron.client import Port
 
 
@@ -26,13 +21,3 @@ def test_addresses_carry_the_real_port_id_and_the_ip_version() -> None:
     assert [(a["addr"], a["version"], a["port"], a["subnet_id"]) for a in items] == [
         ("10.0.0.5", 4, "port-1", "sub4"), ("fd00::5", 6, "port-1", "sub6")]
     assert all(a["preserve_on_delete"] for a in items)
-
-
-def test_kuryr_is_refused_at_start_up_naming_cni() -> None:
-    conf = cfg.ConfigOpts()
-    register_opts(conf)
-    conf([], project="berth")
-    conf.set_override("driver", "kuryr", group="network")
-    with pytest.raises(SystemExit) as raised:
-        neutron_wiring.check_driver(conf)
-    assert "driver = cni" in str(raised.value)

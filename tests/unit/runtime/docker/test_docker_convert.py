@@ -11,6 +11,7 @@ from berth.runtime.base import (
     LABEL_UUID,
     ContainerSpec,
     HealthcheckSpec,
+    NetworkEndpoint,
     RunState,
 )
 from berth.runtime.docker import convert
@@ -233,7 +234,7 @@ def test_create_kwargs_maps_every_field() -> None:
 def test_create_kwargs_leaves_unset_fields_to_docker() -> None:
     kwargs = convert.create_kwargs(ContainerSpec(uuid="u", host="h", image="img"))
     for key in ("command", "entrypoint", "environment", "working_dir", "hostname", "ports",
-                "healthcheck"):
+                "healthcheck", "mac_address"):
         assert key not in kwargs
     assert convert.host_config_kwargs(ContainerSpec(uuid="u", host="h", image="img")) == {}
 
@@ -265,3 +266,12 @@ def test_a_sandbox_publishes_its_host_ports_and_gets_its_dns_options() -> None:
         dns=DnsConfig(servers=("10.0.0.2",), searches=("a.test",), options=("ndots:2",))))
     assert kwargs == {"port_bindings": {"8080/tcp": 18080, "53/udp": 5353},
                       "dns": ["10.0.0.2"], "dns_search": ["a.test"], "dns_opt": ["ndots:2"]}
+
+
+def test_an_endpoint_gives_the_container_its_ports_mac() -> None:
+    """The kuryr driver's first network: the Neutron port's MAC on the container (API
+    < 1.44 takes it there), its network as the network mode."""
+    spec = ContainerSpec(uuid="u", host="h", image="img", network_mode="net-1",
+                         endpoint=NetworkEndpoint(ipv4="10.0.0.5", mac="fa:16:3e:00:00:01"))
+    assert convert.create_kwargs(spec)["mac_address"] == "fa:16:3e:00:00:01"
+    assert convert.host_config_kwargs(spec)["network_mode"] == "net-1"
