@@ -11,6 +11,7 @@
 #                           processes run but do not answer yet: never a second copy
 #   neutron-ci.sh stop      stop what start started (by pid), drop its database and vhost,
 #                           remove br-int and br-phys1, and OVS itself when start started it
+#                           (start and stop wait for one another: a lock)
 #   neutron-ci.sh status    "neutron: up ...", "neutron: starting ..." (its processes run but
 #                           the agent has not reported alive or finished a loop yet) or
 #                           "neutron: down"
@@ -258,11 +259,20 @@ ENV
 }
 
 [ "$(id -u)" = 0 ] || die "run as root"
+# start and stop hold a lock, so that two of them never overlap: a start that found no
+# process yet (another start still installing or migrating) would set up the database,
+# vhost and bridges again under it and launch a second copy. The daemons do not inherit
+# the lock (flock -o): it is free again when the command ends.
+LOCK=${BASE%/*}/neutron-ci.lock
+if [[ ${1:-} =~ ^(start|stop)$ ]] && [ -z "${NEUTRON_CI_LOCKED:-}" ]; then
+    mkdir -p "${LOCK%/*}"
+    NEUTRON_CI_LOCKED=1 exec flock -o -w 1800 "$LOCK" bash "$0" "$1"
+fi
 case "${1:-}" in
     install) install ;;
     start) start ;;
     stop) stop ;;
     status) status ;;
     env) print_env ;;
-    *) sed -n '2,22p' "$0"; exit 2 ;;
+    *) sed -n '2,23p' "$0"; exit 2 ;;
 esac

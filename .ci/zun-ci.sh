@@ -13,6 +13,10 @@
 #                       and the Keystone entries alone
 #   zun-ci.sh status    "zun: up ..." or "zun: down"
 #   zun-ci.sh env       BERTH_ZUN_URL, BERTH_ZUN_IMAGE, BERTH_ZUN_REGION, BERTH_ZUN_NETWORK, ...
+#   zun-ci.sh takeover  stop Zun's four services (its database, engine, Placement and Neutron
+#                       ports stay), `berth db import-zun` its database into berth's own, start
+#                       `berth serve` on Zun's engine and host; prints BERTH_URL=... (token admin)
+#   zun-ci.sh handback  the way back: stop that berth, start Zun's services again
 #
 # Zun's users are the CI Keystone's (admin/admin, project admin). Zun's catalog entries
 # (container, network, placement) live in a region of their own, $REGION, so that nothing
@@ -48,6 +52,9 @@ NET_NAME=zun-ci-net
 NET_CIDR=10.123.0.0/24
 URL="http://127.0.0.1:$PORT"
 SERVICES=(api compute cni-daemon wsproxy)
+BERTH_BASE=$BASE/berth
+BERTH_PORT=${BERTH_ZUN_TAKEOVER_PORT:-9518}
+BERTH_PYTHON=${BERTH_PYTHON:-$HERE/../.venv/bin/python}
 
 log() { printf '[zun-ci] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -280,6 +287,28 @@ start() {
     keystone network "$NET_NAME" "$NET_CIDR" || die "the Neutron network $NET_NAME could not be made"
     log "Keystone user, catalog ($REGION) and network $NET_NAME in $(since "$t1") s"
     t1=$(now)
+    start_zun_services
+    for _ in $(seq 1 240); do services_up && break; sleep 0.5; done
+    services_up || { tail -n 20 "$BASE"/logs/*.out >&2; die "zun did not come up within 120 s (logs in $BASE/logs)"; }
+    log "zun-api, zun-compute, zun-cni-daemon and zun-wsproxy up in $(since "$t1") s at $URL"
+    log "zun: start took $(since "$t0") s in all"
+}
+
+stop_pids() {   # stop_pids NAME...: each by its pid file (its process group), then forget it
+    local s pid pids=""
+    for s in "$@"; do
+        pid=$(cat "$BASE/pids/$s.pid" 2>/dev/null || true)
+        if pid_alive "$pid"; then kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true; pids="$pids $pid"; fi
+        rm -f "$BASE/pids/$s.pid"
+    done
+    for pid in $pids; do
+        for _ in $(seq 1 50); do pid_alive "$pid" || break; sleep 0.2; done
+        pid_alive "$pid" && { kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true; }
+    done
+    return 0
+}
+
+start_zun_services() {
     local c="--config-file $BASE/etc/zun.conf"
     # shellcheck disable=SC2086
     {
@@ -288,14 +317,63 @@ start() {
         start_bg compute "$V/zun-compute" $c
         start_bg wsproxy "$V/zun-wsproxy" $c
     }
+}
+
+takeover() {   # Zun's services stopped, its database imported, berth serve on its engine
+    [ -f "$BASE/etc/zun.conf" ] || die "no Zun to take over here: run zun-ci.sh start first"
+    [ -x "$BERTH_PYTHON" ] || die "no berth Python at $BERTH_PYTHON: set BERTH_PYTHON"
+    local t0; t0=$(now)
+    stop_pids "${SERVICES[@]}"
+    log "Zun's services stopped (its containers run on; its database is only read from now on)"
+    mkdir -p "$BERTH_BASE/state"
+    cat >"$BERTH_BASE/berth.conf" <<EOC
+[DEFAULT]
+host = $(neutron_host)
+state_path = $BERTH_BASE/state
+image_pull_policy = ifnotpresent
+[api]
+host_ip = 127.0.0.1
+port = $BERTH_PORT
+[websocket_proxy]
+wsproxy_host = 127.0.0.1
+wsproxy_port = $((BERTH_PORT + 1))
+[cni_daemon]
+cni_daemon_port = $((BERTH_PORT + 2))
+sweep_orphan_veths = false
+[docker]
+api_url = unix://$NODE_SOCK
+[database]
+connection = sqlite:///$BERTH_BASE/state/berth.sqlite
+[network]
+driver = cni
+[neutron]
+endpoint_override = $NEUTRON
+EOC
+    rm -f "$BERTH_BASE/state/berth.sqlite"*
+    PYTHONPATH="$HERE/..${PYTHONPATH:+:$PYTHONPATH}" "$BERTH_PYTHON" -m berth.cmd.main \
+        --config-file "$BERTH_BASE/berth.conf" db import-zun \
+        --zun-connection "mysql+pymysql://$DBNAME:$DBNAME@127.0.0.1:3306/$DBNAME" >&2 \
+        || die "the import refused (above); Zun's services are stopped: zun-ci.sh handback starts them"
+    PYTHONPATH="$HERE/..${PYTHONPATH:+:$PYTHONPATH}" start_bg berth "$BERTH_PYTHON" -m berth.cmd.main \
+        --config-file "$BERTH_BASE/berth.conf" serve
+    for _ in $(seq 1 240); do curl -fsS -m 2 "http://127.0.0.1:$BERTH_PORT/healthcheck" >/dev/null 2>&1 && break; sleep 0.5; done
+    curl -fsS -m 2 "http://127.0.0.1:$BERTH_PORT/healthcheck" >/dev/null \
+        || { tail -n 30 "$BASE/logs/berth.out" >&2; die "berth serve did not answer (log: $BASE/logs/berth.out)"; }
+    log "takeover done in $(since "$t0") s"
+    echo "BERTH_URL=http://127.0.0.1:$BERTH_PORT"
+}
+
+handback() {   # the way back: berth stopped, Zun's services started on its untouched database
+    stop_pids berth
+    start_zun_services
     for _ in $(seq 1 240); do services_up && break; sleep 0.5; done
-    services_up || { tail -n 20 "$BASE"/logs/*.out >&2; die "zun did not come up within 120 s (logs in $BASE/logs)"; }
-    log "zun-api, zun-compute, zun-cni-daemon and zun-wsproxy up in $(since "$t1") s at $URL"
-    log "zun: start took $(since "$t0") s in all"
+    services_up || die "zun did not come back within 120 s (logs in $BASE/logs)"
+    log "zun: back at $URL"
 }
 
 stop() {
     local s pid pids="" priv
+    stop_pids berth
     priv=$(pgrep -f "privsep-helper --config-file $BASE/etc/zun.conf" || true)
     for s in "${SERVICES[@]}" placement registry-node registry-host; do
         pid=$(cat "$BASE/pids/$s.pid" 2>/dev/null || true)
@@ -345,5 +423,7 @@ case "${1:-}" in
     stop) stop ;;
     status) status ;;
     env) print_env ;;
-    *) sed -n '2,24p' "$0"; exit 2 ;;
+    takeover) takeover ;;
+    handback) handback ;;
+    *) sed -n '2,28p' "$0"; exit 2 ;;
 esac

@@ -50,6 +50,13 @@ DB_UPGRADE = (f"Applies every migration and prints the revision reached. {_DATAB
               "Run it before berth-api and berth-compute start (they never migrate); "
               "berth serve runs it itself.")
 
+DB_IMPORT_ZUN = ("Takes over a Zun 18 deployment's database: reads Zun's database (only reads "
+                 "it: going back is starting Zun again) at Zun 18's Alembic head and writes "
+                 "its containers, capsules, volumes, exec instances, images, registries, "
+                 "quotas, nodes, services, actions, networks and the embedded Placement's "
+                 f"allocations into berth's, which must be empty. {_DATABASE} "
+                 "docs/migrating-from-zun.md tells the whole takeover.")
+
 DB_VERSION = (f"Prints the database's migration revision, or 'empty'. {_DATABASE}")
 
 API = ("berth-api: runs berth's REST API (Zun's API v1) and its scheduler, without a "

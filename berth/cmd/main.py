@@ -22,6 +22,20 @@ def _add_commands(subparsers) -> None:  # type: ignore[no-untyped-def]
     db_sub.required = True
     db_sub.add_parser("upgrade", help="apply every migration", description=helptext.DB_UPGRADE,
                       epilog=helptext.CONFIG)
+    imp = db_sub.add_parser("import-zun", help="take over a Zun database (read only) into "
+                            "this empty berth database", description=helptext.DB_IMPORT_ZUN,
+                            epilog=helptext.CONFIG)
+    imp.add_argument("--zun-connection", required=True, metavar="URL",
+                     help="Zun's [database]connection, e.g. mysql+pymysql://zun:PW@HOST/zun")
+    imp.add_argument("--dry-run", action="store_true",
+                     help="print what would be written, by table, and every row that cannot "
+                          "be carried with the reason; write nothing")
+    imp.add_argument("--leave-behind", action="store_true",
+                     help="carry every other row and leave those that cannot be carried in "
+                          "Zun's database (without it, such rows stop the import)")
+    imp.add_argument("--zun-encryption-key", metavar="KEY", default=None,
+                     help="Zun's [DEFAULT]auth_encryption_key, to read registry passwords "
+                          "(default: Zun's own default key)")
     db_sub.add_parser("version", help="print the database's migration revision",
                       description=helptext.DB_VERSION, epilog=helptext.CONFIG)
 
@@ -48,6 +62,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from berth.db import migrate
 
     url = wiring.database_url(CONF)
+    if CONF.command.db_action == "import-zun":
+        from berth.cmd import import_zun
+
+        return import_zun.run(CONF, url)
     if CONF.command.db_action == "upgrade":
         migrate.upgrade(url)
         print(f"database at revision {migrate.current_revision(url)}")

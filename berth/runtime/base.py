@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-from collections.abc import Callable, Iterator, Sequence
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -33,6 +34,25 @@ LABEL_UUID = "berth.container.uuid"
 LABEL_HOST = "berth.host"
 #: Docker name prefix, kept from Zun so that operators' tooling still recognises them.
 NAME_PREFIX = "zun-"
+
+#: The name Zun gives a container (it labels none): how berth adopts the containers of
+#: a Zun it takes over in place (docs/migrating-from-zun.md).
+_ZUN_NAME = re.compile(r"^/?zun-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
+
+
+def uuid_of(labels: Mapping[str, str], name: str | None) -> str | None:
+    """A container's uuid: berth's label, else the uuid in Zun's name ``zun-<uuid>``
+    (a container Zun made, adopted as it is), else None (not berth's or Zun's)."""
+    found = labels.get(LABEL_UUID)
+    if found:
+        return found
+    match = _ZUN_NAME.match(name or "")
+    return match.group(1) if match else None
+
+
+def is_adopted(labels: Mapping[str, str], name: str | None) -> bool:
+    """A container Zun made (named ``zun-<uuid>``, without berth's labels)."""
+    return LABEL_UUID not in labels and uuid_of(labels, name) is not None
 
 
 class RuntimeDriverError(BerthError):

@@ -33,28 +33,28 @@ LISTED: dict[str, str] = {
         "Zun 18 answers 500 with a body of null to a version below its minimum (a Zun "
         "defect); berth answers 406 with the error body it gives any unacceptable version"),
     # What a container's view holds before its agent has run, and after.
-    "*/body.*addresses: berth {}, Zun 'null'": EMPTY,
-    "*/body.*environment: berth {}, Zun 'null'": EMPTY,
-    "*/body.*labels: berth {}, Zun 'null'": EMPTY,
-    "*/body.*annotations: berth {}, Zun 'null'": EMPTY,
-    "*/body.*ports: berth [], Zun 'null'": EMPTY,
-    "*/body.*security_groups: berth [], Zun 'null'": EMPTY,
-    "*/body.*host: berth 'string', Zun 'null'": (
+    "*/body*addresses: berth {}, Zun 'null'": EMPTY,
+    "*/body*environment: berth {}, Zun 'null'": EMPTY,
+    "*/body*labels: berth {}, Zun 'null'": EMPTY,
+    "*/body*annotations: berth {}, Zun 'null'": EMPTY,
+    "*/body*ports: berth [], Zun 'null'": EMPTY,
+    "*/body*security_groups: berth [], Zun 'null'": EMPTY,
+    "*/body*host: berth 'string', Zun 'null'": (
         "berth places a container before it answers the create, so the answer names the "
         "host; Zun schedules after it answers (host null at first)"),
-    "*/body.*disk: berth 'null', Zun 'number'": (
+    "*/body*disk: berth 'null', Zun 'number'": (
         "Zun reports disk 0 when no disk was asked for (the engine cannot limit it here); "
         "berth reports null. To fix in berth"),
-    "*/body.*entrypoint: berth 'null', Zun []": NOT_YET,
-    "*/body.*healthcheck: berth 'null', Zun {}": NOT_YET,
-    "*/body.*restart_policy: berth 'null', Zun {}": NOT_YET,
-    "*/body.*status_detail: berth 'null', Zun 'string'": (
+    "*/body*entrypoint: berth 'null', Zun []": NOT_YET,
+    "*/body*healthcheck: berth 'null', Zun {}": NOT_YET,
+    "*/body*restart_policy: berth 'null', Zun {}": NOT_YET,
+    "*/body*status_detail: berth 'null', Zun 'string'": (
         "Zun fills status_detail in from the engine's state; berth leaves it null rather "
         "than restate the status. To fix in berth if a client shows it"),
-    "*/body.*addresses.<uuid>[].ifname: missing in Zun*": (
+    "*/body*addresses.<uuid>[].ifname: missing in Zun*": (
         "berth adds the interface name and MAC address to each address; extra keys, which "
         "python-zunclient ignores"),
-    "*/body.*addresses.<uuid>[].mac_addr: missing in Zun*": (
+    "*/body*addresses.<uuid>[].mac_addr: missing in Zun*": (
         "berth adds the interface name and MAC address to each address; extra keys, which "
         "python-zunclient ignores"),
     # Container actions and calls.
@@ -88,6 +88,10 @@ LISTED: dict[str, str] = {
         "Zun answers a missing capsule with the container's not-found code; berth names "
         "the capsule (the status, 404, is the same)"),
     # The cluster's resources.
+    "cluster/services/body.services[].updated_at: berth 'null', Zun 'string'": (
+        "a service's updated_at is its last heartbeat; the berth of the test started "
+        "seconds before and has not beaten yet (Zun's had run for minutes). Null until "
+        "the first beat on both"),
     "cluster/image that does not exist/*": (
         "Zun answers an image uuid it does not know with 400 image-not-found; berth with "
         "404 (the resource is not there: the request itself is well formed)"),

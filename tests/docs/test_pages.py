@@ -37,6 +37,11 @@ NOT_RUN = {
     ("multi-node.md", ("the test machines run no Nova; "
                       "tests/integration/placement/test_openstack_placement.py runs this "
                       "setting against the real Placement with a provider made as Nova makes it")),
+    ("migrating-from-zun.md", ("the test machines have no systemd; .ci/zun-ci.sh stops the "
+                              "CI's Zun the same way, by its pids")),
+    ("migrating-from-zun.md", ("the test machines have no systemd; "
+                              "tests/integration/takeover/test_adoption.py starts berth on an "
+                              "imported database and checks an adopted container")),
     ("upgrade.md", ("the test machines have no systemd; tests/docs/test_multi_node.py runs "
                    "the same commands by hand")),
     ("configuration.md", ("it rewrites a committed file; tests/unit/conf/test_sample_config.py "
@@ -56,7 +61,8 @@ NOT_RUN = {
 }
 #: Pages with commands, and the test module that runs each.
 RUN_BY = {"single-node.md": "test_single_node.py", "multi-node.md": "test_multi_node.py",
-          "upgrade.md": "test_upgrade.py", "monitoring.md": "test_monitoring.py"}
+          "upgrade.md": "test_upgrade.py", "monitoring.md": "test_monitoring.py",
+          "migrating-from-zun.md": "test_migrating_from_zun.py"}
 
 
 def test_the_blocks_not_run_are_the_known_ones() -> None:

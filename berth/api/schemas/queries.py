@@ -254,7 +254,7 @@ REGISTRY_LIST = QueryParams("registry list", {
     **{name: _FILTER for name in REGISTRY_FILTERS}, **page(Registry),
     "all_projects": lenient_bool(),
 }, closed=True, none_is_absent=False,
-    unknown_hint=f"Filter on {', '.join(REGISTRY_FILTERS)}.")
+    unknown_hint=f"Filter on {', '.join(REGISTRY_FILTERS)}.", unknown_error=InvalidValue)
 #: Images and hosts ignore parameters they do not know (as Zun).
 IMAGE_LIST = QueryParams("image list", page(Image), none_is_absent=False)
 HOST_LIST = QueryParams("host list", page(ComputeNode), none_is_absent=False)

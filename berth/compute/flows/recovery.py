@@ -333,7 +333,8 @@ def remove_unreachable(deps: AgentDeps, engine: Iterable[rt.RuntimeContainer]) -
     one whose Docker container the API had to forget (``api/operations/stale_tasks``),
     or the row was evacuated to another node while this one was down
     (``evacuated_copy``: a stale copy, never started again). Other containers whose
-    row is placed on another host are the state sync's business."""
+    row is placed on another host are the state sync's business. A container Zun made
+    (adopted by its name, ``rt.is_adopted``) is removed only as an evacuated copy."""
     removed = 0
     for seen in engine:
         if not seen.uuid:
@@ -345,6 +346,12 @@ def remove_unreachable(deps: AgentDeps, engine: Iterable[rt.RuntimeContainer]) -
                     why = (f"it is a stale copy: the container was moved to host {row.host} "
                            f"while this node was down (evacuation)")
                 elif row is not None and not create_undone(row, deps.host):
+                    continue
+                elif rt.is_adopted(seen.labels, seen.name):
+                    # Zun made it (named zun-<uuid>, no berth label): a row the takeover
+                    # left behind, or another Zun's on this engine; never berth's to remove
+                    LOG.info("leaving Docker container %s (%s) alone: Zun made it and berth "
+                             "has no usable row for it", seen.id[:12], seen.name)
                     continue
                 else:
                     why = ("its row is gone" if row is None

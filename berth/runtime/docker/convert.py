@@ -21,6 +21,7 @@ from berth.runtime.base import (
     ImageInfo,
     RunState,
     RuntimeContainer,
+    uuid_of,
 )
 
 _NANO = 1_000_000_000
@@ -126,7 +127,7 @@ def container_from_inspect(data: Mapping[str, Any]) -> RuntimeContainer:
     return RuntimeContainer(
         id=data["Id"],
         name=str(data.get("Name") or "").lstrip("/"),
-        uuid=labels.get(LABEL_UUID),
+        uuid=uuid_of(labels, str(data.get("Name") or "")),
         image=config.get("Image") or data.get("Image") or "",
         state=state_from_inspect(data.get("State")),
         hostname=config.get("Hostname") or None,
@@ -166,7 +167,7 @@ def container_from_list(entry: Mapping[str, Any]) -> RuntimeContainer:
     return RuntimeContainer(
         id=entry["Id"],
         name=str(names[0]).lstrip("/") if names else "",
-        uuid=labels.get(LABEL_UUID),
+        uuid=uuid_of(labels, str(names[0]) if names else ""),
         image=entry.get("Image") or "",
         state=state_from_list(entry),
         ports=port_numbers(ports),

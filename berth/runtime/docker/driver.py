@@ -37,6 +37,7 @@ from berth.runtime.base import (
     RuntimeImagePullFailed,
     RuntimeInvalid,
     RuntimeNotFound,
+    is_adopted,
 )
 from berth.runtime.docker.actions import ActionsMixin
 from berth.runtime.docker.console import ConsoleMixin
@@ -255,7 +256,8 @@ class DockerRuntime(ActionsMixin, InspectionMixin, ConsoleMixin, ImagesMixin):
 
     def list(self, host: str | None = None) -> list[RuntimeContainer]:
         """Every container carrying berth's uuid label (running or not), only ``host``'s
-        when given.
+        when given; and every container a Zun taken over made (named ``zun-<uuid>``,
+        no berth label: adopted as it is, whatever ``host``).
 
         Built from one ``docker ps --all`` call, never an inspect per container, because
         the agent relists often and may own hundreds of containers: each result's
@@ -266,11 +268,15 @@ class DockerRuntime(ActionsMixin, InspectionMixin, ConsoleMixin, ImagesMixin):
         labels = [LABEL_UUID] + ([f"{LABEL_HOST}={host}"] if host else [])
         with translate_errors():
             entries = self._api().containers(all=True, filters={"label": labels})
+            # and those a Zun taken over made: named zun-<uuid>, without berth's labels
+            entries += [e for e in self._api().containers(all=True, filters={"name": "zun-"})
+                        if is_adopted(e.get("Labels") or {}, (e.get("Names") or [""])[0])]
         return [container_from_list(entry) for entry in entries]
 
     def events(self, since_nano: int | None = None) -> EventStream:
         """Open the engine's event stream for berth's containers (those with the uuid
-        label), from ``since_nano`` (inclusive) or from now.
+        label) and those a Zun taken over made (named ``zun-<uuid>``), from
+        ``since_nano`` (inclusive) or from now.
 
         Opening raises :class:`RuntimeUnavailable` when the engine cannot be reached.
         Iteration then ends without raising when the stream breaks or when
@@ -280,7 +286,9 @@ class DockerRuntime(ActionsMixin, InspectionMixin, ConsoleMixin, ImagesMixin):
         since = since_param(since_nano) if since_nano else None
         with translate_errors():
             stream = self._api().events(
-                since=since, decode=True, filters={"type": "container", "label": LABEL_UUID},
+                # every container's: Zun's (named zun-<uuid>) carry no label to filter
+                # on; the stream keeps berth's and Zun's (an event with a uuid)
+                since=since, decode=True, filters={"type": "container"},
             )
         return EventStream(stream)
 

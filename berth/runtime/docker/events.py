@@ -31,7 +31,7 @@ import docker.errors
 import requests.exceptions
 import urllib3.exceptions
 
-from berth.runtime.base import LABEL_UUID, EventKind, RuntimeEvent
+from berth.runtime.base import EventKind, RuntimeEvent, uuid_of
 from berth.runtime.docker.convert import from_nano
 
 LOG = logging.getLogger(__name__)
@@ -89,7 +89,7 @@ def event_from_docker(raw: Mapping[str, Any]) -> RuntimeEvent | None:
     nanos = int(raw.get("timeNano") or int(raw.get("time") or 0) * 1_000_000_000)
     return RuntimeEvent(
         container_id=str(container_id),
-        uuid=attributes.get(LABEL_UUID),
+        uuid=uuid_of(attributes, attributes.get("name")),
         kind=kind,
         action=action,
         at=from_nano(nanos),
@@ -119,7 +119,7 @@ class EventStream(Iterator[RuntimeEvent]):
                     LOG.info("Docker event stream broke: %s", exc)
                 break
             event = event_from_docker(raw) if isinstance(raw, Mapping) else None
-            if event is not None:
+            if event is not None and event.uuid is not None:   # berth's or Zun's
                 return event
         self.close()
         raise StopIteration

@@ -3,7 +3,12 @@ again in the middle of a create/delete load against ``berth-api`` and ``berth-co
 Both processes must survive each outage without a restart and reconnect on their own,
 and no accepted request may be lost silently: every container the API accepted ends
 Running, deleted, or in Error saying why; none stays in a task or a transitional
-status."""
+status.
+
+The RabbitMQ and PostgreSQL stopped are the machine's own, which the other integration
+tests (and Neutron, Cinder, Placement) use too: ``exclusive``, so the test command runs
+these in its serial part, with nothing beside them (tests/conftest.py).
+"""
 
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ from typing import Any
 import pytest
 from support.outage import ride_out
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.exclusive]
 
 
 def rabbitmqctl(*args: str) -> None:

@@ -64,9 +64,9 @@ def test_an_expired_token_is_401_even_after_it_was_cached(berth_ks: BerthProcess
                                                           tokens: dict[str, str]) -> None:
     """An application credential's tokens expire with it: a token that worked (and
     was cached) is refused once its expiry passes."""
-    expires = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=4)
-    token = _application_credential(keystone, "berth-beta-member", "berth-beta",
-                                    expires_at=expires.strftime("%Y-%m-%dT%H:%M:%S"))
+    token, expires = _application_credential(keystone, "berth-beta-member", "berth-beta",
+                                             lifetime=6)
+    assert expires is not None
     with client(berth_ks, token) as http:
         assert http.get("/v1/containers").status_code == 200
         time.sleep(max(0.0, (expires - dt.datetime.now(dt.UTC)).total_seconds()) + 1.5)
@@ -135,11 +135,20 @@ def test_keystone_down_is_503_and_cached_callers_and_the_agent_go_on(
 
 
 def _application_credential(keystone: ks.Keystone, user: str, project: str,
-                            **fields: object) -> str:
-    """A token of a new application credential of ``user`` with ``fields``."""
+                            lifetime: float | None = None, **fields: object
+                            ) -> tuple[str, dt.datetime | None]:
+    """A token of a new application credential of ``user`` with ``fields``, and when
+    the credential expires: ``lifetime`` seconds after it is asked for (counted from
+    then, not from before the user's own token was issued, which takes seconds on a
+    loaded machine: an expiry already past is a 400), or never."""
+    token = ks.issue_token(user, project=project)
+    expires = None if lifetime is None else \
+        dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(seconds=lifetime)
+    if expires is not None:
+        fields["expires_at"] = expires.strftime("%Y-%m-%dT%H:%M:%S")
     created = httpx.post(
         f"{ks.AUTH_URL}/users/{keystone.user_ids[user]}/application_credentials",
-        timeout=30, headers={"X-Auth-Token": ks.issue_token(user, project=project)},
+        timeout=30, headers={"X-Auth-Token": token},
         json={"application_credential": {"name": f"berth-{uuid.uuid4().hex[:8]}",
                                          **fields}})
     created.raise_for_status()
@@ -148,13 +157,13 @@ def _application_credential(keystone: ks.Keystone, user: str, project: str,
         "methods": ["application_credential"],
         "application_credential": {"id": credential["id"], "secret": credential["secret"]}}}})
     issued.raise_for_status()
-    return issued.headers["X-Subject-Token"]
+    return issued.headers["X-Subject-Token"], expires
 
 
 def test_access_rules_of_an_application_credential_hold_on_every_request(
         berth_ks: BerthProcess, keystone: ks.Keystone) -> None:
     keystone.register_berth(berth_ks.url)     # access rules name berth's service type
-    token = _application_credential(
+    token, _ = _application_credential(
         keystone, "berth-beta-member", "berth-beta",
         access_rules=[{"service": "container", "method": "GET", "path": "/v1/containers"}])
     with client(berth_ks, token) as http:

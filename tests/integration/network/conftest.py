@@ -12,6 +12,7 @@ Neutron's (the ports it binds must be the OVS agent's to become ACTIVE).
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import time
@@ -115,6 +116,38 @@ def remove_leftovers(host: str = NEUTRON_HOST) -> None:
         if name.startswith("tap") and not Path(f"/sys/class/net/{name}").exists():
             subprocess.run(["ovs-vsctl", "--if-exists", "del-port", "br-int", name],
                            check=False, capture_output=True)
+
+
+#: Held while a module's berths run with the Neutron agent's host name: a berth sweeps
+#: the ports bound to its host that its rows do not record, at start-up, so two of them
+#: (of two test runs on one machine) would delete each other's ports.
+HOST_LOCK = Path(os.environ.get("BERTH_CI_STATE", "/var/tmp/berth-ci")) / "neutron-host.lock"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def neutron_host_lock() -> Iterator[None]:
+    """Each module of these tests has the Neutron host to itself (its berths, their
+    containers and ports), against another test run on the same machine; within one
+    run the test command keeps these tests on one worker (tests/conftest.py)."""
+    if os.environ.get("BERTH_NEUTRON_TESTS") not in ("1", "short"):
+        yield                       # skipped: nothing of Neutron's is used
+        return
+    HOST_LOCK.parent.mkdir(parents=True, exist_ok=True)
+    with open(HOST_LOCK, "a") as held:
+        deadline = time.monotonic() + 1200
+        while True:
+            try:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"another test run has held {HOST_LOCK} for 20 minutes "
+                                f"(its berths use the Neutron host {NEUTRON_HOST})")
+                time.sleep(1)
+        try:
+            yield
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="module")

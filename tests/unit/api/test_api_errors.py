@@ -482,6 +482,11 @@ def test_a_bad_list_parameter_has_zuns_code(world: World, query: str, code: str)
     assert err["code"] == code
 
 
+def test_an_unknown_registry_list_filter_has_zuns_code(world: World) -> None:
+    err = the_error(world.client.get("/v1/registries?colour=red", headers=ADMIN), 400)
+    assert err["code"] == "container.invalid-value"
+
+
 @pytest.mark.parametrize("query, needle", [
     ("limit=0", "limit"), ("limit=x", "limit"), ("sort_dir=up", "sort_dir"),
     ("sort_key=bogus", "sort_key"), ("colour=red", "colour"),
