@@ -12,6 +12,7 @@ import uuid
 from sqlalchemy import event
 
 from bench.common import Berth, Result, engine_url
+from berth.compute.capsules.docker.engine import DockerCapsules
 from berth.compute.claims import ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.periodic.sync_state import sync_container_state
@@ -36,7 +37,7 @@ def p4(berth: Berth, hosts: int = 100, per_host: int = 100) -> Result:
                                 memory="64", cpu=0.1, container_type=0))
     runtime = DockerRuntime(engine_url())
     deps = AgentDeps(db=db, runtime=runtime, tracker=ResourceTracker(db, own),
-                     settings=AgentSettings(host=own))
+                     settings=AgentSettings(host=own), capsules=DockerCapsules())
     loaded: set[str] = set()
     foreign: set[str] = set()
 

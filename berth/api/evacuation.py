@@ -61,6 +61,7 @@ from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.log import container_context
 from berth.common.units import memory_mib
+from berth.compute import status_writes
 from berth.compute.states import Status
 from berth.db import actions, nodes
 from berth.db import containers as db_containers
@@ -163,10 +164,10 @@ def evacuate(state: ApiState, row: Container, last_seen: dt.datetime | None) -> 
     except exc.BerthError as err:
         LOG.error("evacuated to %s but its agent could not be told: %s", selection.host,
                   err.msg)
-        db_containers.update_(state.db, row.uuid, {
-            "status": Status.ERROR.value, "task_deadline": None,
-            "status_reason": f"Evacuated from down host {dead} to {selection.host}, whose "
-                             f"agent could not be reached ({err.msg}); rebuild it."})
+        status_writes.mark_error(
+            state.db, row.uuid, f"Evacuated from down host {dead} to {selection.host}, whose "
+                                f"agent could not be reached ({err.msg}); rebuild it.",
+            was=moved.status, columns={"task_deadline": None})
         actions.action_finish(state.db, row.uuid, ctx.request_id, error=True)
         return "failed"
     return "moved"
@@ -180,9 +181,9 @@ def _move(state: ApiState, ctx: RequestContext, row: Container, host: str, reaso
           guard: placing.Guard) -> Container:
     """The swap of the module docstring: ``row``, as read, onto ``host``, with its
     action; ``guard`` (the node still down, the new node's room) runs first."""
-    values: dict[str, object] = awaited(state.settings, {
-        "host": host, "status": Status.REBUILDING.value, "container_id": None,
-        "status_reason": reason, "updated_at": utcnow()})
+    values: dict[str, object] = awaited(state.settings, status_writes.status_values(
+        Status.REBUILDING, was=row.status, uuid=row.uuid, by="evacuation", host=host,
+        container_id=None, status_reason=reason, updated_at=utcnow()))
     meta = row.cni_metadata
     if isinstance(meta, dict) and meta.get("pid"):
         # The plug was into a process of the dead node: the new node plugs afresh.

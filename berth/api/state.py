@@ -8,7 +8,9 @@ from typing import Any
 
 from berth.api.image_checks import RecentImageChecks
 from berth.api.schemas.container import CreateLimits
+from berth.conf import default as conf_default
 from berth.conf.api import BODY_TIMEOUT, MAX_REQUEST_BODY_SIZE
+from berth.conf.quota import DEFAULTS as QUOTA_DEFAULTS
 from berth.db import nodes
 from berth.db.engine import Database
 from berth.db.networks import SubnetPool
@@ -22,7 +24,7 @@ from berth.volume.base import VolumeDriver
 @dataclass(frozen=True, slots=True)
 class ApiSettings:
     max_limit: int = 1000
-    service_down_time: int = 180
+    service_down_time: int = conf_default.SERVICE_DOWN_TIME
     #: [compute]task_state_timeout: how long a status the API writes before a cast
     #: (Restarting, Rebuilding, Deleting) waits for the agent (``cast_deadlines``).
     task_state_timeout: int = 600
@@ -34,14 +36,13 @@ class ApiSettings:
     console_base_url: str = "ws://127.0.0.1:6784/"
     console_token_ttl: int = 600
     #: [quota] defaults (containers, memory, cpu, disk); see berth.db.quotas.
-    quota_defaults: dict[str, int] = field(
-        default_factory=lambda: {"containers": 40, "memory": 51200, "cpu": 20, "disk": 100})
+    quota_defaults: dict[str, int] = field(default_factory=lambda: dict(QUOTA_DEFAULTS))
     #: Fernet key for registry passwords (berth.db.registries.load_key); None: registries
     #: with a password cannot be saved.
     registry_key: bytes | None = None
-    default_availability_zone: str = "nova"
+    default_availability_zone: str = conf_default.AVAILABILITY_ZONE
     #: [DEFAULT]sandbox_image: the image a capsule's row names (its sandbox's).
-    sandbox_image: str = "berth/sandbox:1"
+    sandbox_image: str = conf_default.SANDBOX_IMAGE
     #: [api]max_request_body_size: a larger request body is refused with 400.
     max_request_body_size: int = MAX_REQUEST_BODY_SIZE
     #: [api]body_timeout: seconds a request's body may take to arrive.

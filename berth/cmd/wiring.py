@@ -18,10 +18,13 @@ from berth.cmd import neutron_wiring
 from berth.cni.client import DaemonClient
 from berth.common import exceptions as exc
 from berth.compute.agent import AgentConfig, ComputeAgent
-from berth.compute.deps import AgentSettings
+from berth.compute.capsules.cri.engine import CriCapsules
+from berth.compute.capsules.docker.engine import DockerCapsules
+from berth.compute.deps import AgentSettings, CapsuleEngine
 from berth.compute.networking import ContainerNetworks
 from berth.compute.periodic.inventory import InventorySettings
 from berth.compute.volumes import ContainerVolumes
+from berth.conf.cri import STANDARD_CNI_BIN_DIRS
 from berth.db import registries
 from berth.db.engine import Database, default_url
 from berth.db.networks import SubnetPool
@@ -34,7 +37,6 @@ from berth.quota import QuotaEnforcer
 from berth.quota.enforce import RESOURCES
 from berth.rpc.base import Transport
 from berth.runtime.base import RuntimeDriverError
-from berth.runtime.cri.base import PodRuntime
 from berth.volume.drivers import build_drivers
 
 if TYPE_CHECKING:  # API-only parts are imported where they are built: berth-compute
@@ -182,8 +184,8 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport,
         init_container_timeout=conf.init_container_timeout,
         remount_container_volume=conf.compute.remount_container_volume,
         cri_restart_backoff=(conf.cri.restart_backoff_initial, conf.cri.restart_backoff_max),
-        cni_bin_dirs=tuple(dict.fromkeys(d for d in (conf.cri.cni_bin_dir, "/usr/lib/cni",
-                                                     "/opt/cni/bin") if d)))
+        cni_bin_dirs=tuple(dict.fromkeys(d for d in (conf.cri.cni_bin_dir,
+                                                     *STANDARD_CNI_BIN_DIRS) if d)))
     inventory = InventorySettings(
         host=conf.host, reservations=node_reservations(conf),
         reserve_disk_for_image=conf.compute.reserve_disk_for_image,
@@ -202,7 +204,8 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport,
                         placement=build_placement(conf, db),
                         quota=QuotaEnforcer(quota_defaults(conf)),
                         networks=build_networks(conf, db, networks_url, networks_client),
-                        volumes=build_volumes(conf, db), pods=build_pods(conf),
+                        volumes=build_volumes(conf, db),
+                        capsules=build_capsule_engine(conf),
                         image_stores=build_image_stores(conf),
                         image_driver_list=tuple(d.lower() for d in conf.image_driver_list))
 
@@ -214,11 +217,12 @@ def build_image_stores(conf: cfg.ConfigOpts) -> dict[str, ImageStoreDriver]:
     return {"glance": GlanceImageDriver.from_conf(conf)} if "glance" in names else {}
 
 
-def build_pods(conf: cfg.ConfigOpts) -> PodRuntime | None:
-    """``[DEFAULT]capsule_driver``: cri (a pod runtime on containerd's CRI plugin at
-    ``[cri]containerd_socket``, which must answer) or docker (None)."""
+def build_capsule_engine(conf: cfg.ConfigOpts) -> CapsuleEngine:
+    """``[DEFAULT]capsule_driver``: what runs capsules, chosen here once: cri (pods on
+    containerd's CRI plugin at ``[cri]containerd_socket``, which must answer) or docker
+    (a sandbox Docker container and its members)."""
     if conf.capsule_driver != "cri":
-        return None
+        return DockerCapsules()
     c = conf.cri
     if not os.path.exists(c.containerd_socket):
         raise SystemExit(f"berth: [DEFAULT]capsule_driver = cri, but there is no containerd "
@@ -246,7 +250,7 @@ def build_pods(conf: cfg.ConfigOpts) -> PodRuntime | None:
             raise SystemExit(f"berth: cannot give containerd berth's CNI configuration "
                              f"([cri]cni_conf_dir = {c.cni_conf_dir}, cni_bin_dir = "
                              f"{c.cni_bin_dir}): {err}") from err
-    return pods
+    return CriCapsules(pods)
 
 
 def build_volumes(conf: cfg.ConfigOpts, db: Database) -> ContainerVolumes:

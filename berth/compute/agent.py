@@ -12,10 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from berth.common.exceptions import RPCError
-from berth.compute.capsules.cri.pods import sweep_orphans
-from berth.compute.capsules.status import relist as relist_cri_capsules
+from berth.compute.capsules.docker.engine import DockerCapsules
 from berth.compute.claims import ResourceTracker
-from berth.compute.deps import AgentDeps, AgentSettings
+from berth.compute.deps import AgentDeps, AgentSettings, CapsuleEngine
 from berth.compute.flows.recovery import RecoveryReport, init_containers
 from berth.compute.flows.sync import Outcome, sync_container
 from berth.compute.last_inspected import LastInspected
@@ -35,6 +34,7 @@ from berth.compute.sync_workers import SyncWorkers
 from berth.compute.volumes import ContainerVolumes
 from berth.compute.volumes.reconcile import reconcile_volumes
 from berth.compute.workers import ContainerWorkers
+from berth.conf import default as conf_default
 from berth.db.base import utcnow
 from berth.db.engine import Database
 from berth.image.base import ImageStoreDriver
@@ -44,17 +44,12 @@ from berth.placement.base import Placement
 from berth.quota import QuotaEnforcer
 from berth.rpc.base import Server, Transport
 from berth.runtime.base import Runtime
-from berth.runtime.cri.base import PodRuntime
 
 LOG = logging.getLogger(__name__)
 
 #: The tasks that run only on change (``periodic/idle.py``) run whatever changed
 #: every this many periodic_interval_max (20 minutes with the default 60 s).
 FULL_RUN_INTERVALS = 20
-
-#: Seconds between two relists of the capsules on a CRI runtime (members' states
-#: within about a second, as Docker's event stream gives them).
-CRI_RELIST_SPACING = 1.0
 
 
 def _engine_is_local(runtime: Runtime) -> bool:
@@ -66,12 +61,12 @@ def _engine_is_local(runtime: Runtime) -> bool:
 class AgentConfig:
     settings: AgentSettings
     inventory: InventorySettings
-    availability_zone: str | None = "nova"
+    availability_zone: str | None = conf_default.AVAILABILITY_ZONE
     action_workers: int = 16
     periodic_interval_max: int = 60
     #: seconds; 0 = periodic_interval_max, < 0 = disabled (PLEG still runs)
     sync_container_state_interval: int = 60
-    service_down_time: int = 180
+    service_down_time: int = conf_default.SERVICE_DOWN_TIME
     pleg: PlegSettings = field(default_factory=PlegSettings)
     sync_workers: int = 4
 
@@ -82,7 +77,7 @@ class ComputeAgent:
                  quota: QuotaEnforcer | None = None,
                  networks: ContainerNetworks | None = None,
                  volumes: ContainerVolumes | None = None,
-                 pods: PodRuntime | None = None,
+                 capsules: CapsuleEngine | None = None,
                  image_stores: Mapping[str, ImageStoreDriver] | None = None,
                  image_driver_list: tuple[str, ...] = ("glance", "docker")) -> None:
         self.config = config
@@ -102,7 +97,7 @@ class ComputeAgent:
                               last_inspected=LastInspected(
                                   engine_clock_shared=_engine_is_local(runtime)),
                               workers=self.workers, quota=quota, networks=networks,
-                              volumes=volumes, pods=pods,
+                              volumes=volumes, capsules=capsules or DockerCapsules(),
                               image_stores=dict(image_stores or {}),
                               image_driver_list=image_driver_list)
         self.manager = ComputeManager(self.deps, self.workers,
@@ -223,12 +218,9 @@ class ComputeAgent:
         lost_casts = LostCastRepairer(self.deps, self.workers.submit_flow, self.workers.busy)
         self.task_expirer = TaskExpirer(self.deps, self.workers.busy, lost_casts=lost_casts)
         self.periodic.add("expire_tasks", self.expire_tasks, self.expire_tasks_spacing)
-        if self.deps.pods is not None:
-            # No event stream from the CRI runtime: its capsules are relisted instead.
-            self.periodic.add("relist_cri_capsules", self.relist_cri_capsules,
-                              CRI_RELIST_SPACING)
-            self.periodic.add("sweep_cri_pods", self.sweep_cri_pods, interval,
-                              run_immediately=False)
+        for task in self.deps.capsules.periodic_tasks(self.deps, interval):
+            self.periodic.add(task.name, task.run, task.spacing,
+                              run_immediately=task.run_immediately)
         if self.deps.placement is not None:
             self.periodic.add("audit_allocations", self.audit_allocations_when_due,
                               interval, run_immediately=False)
@@ -246,13 +238,6 @@ class ComputeAgent:
                           read_max_age(sync_spacing, interval, FULL_RUN_INTERVALS)):
             return 0
         return self.task_expirer.run()
-
-    def relist_cri_capsules(self) -> None:
-        relist_cri_capsules(self.deps)
-
-    def sweep_cri_pods(self) -> None:
-        if self.deps.pods is not None:
-            sweep_orphans(self.deps, self.deps.pods)
 
     def stop(self) -> None:
         self.periodic.stop()

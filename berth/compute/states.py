@@ -5,6 +5,8 @@ values are Zun's, letter for letter. :data:`VALID_STATES` is the one table that 
 from which statuses a user action may start (model.md §5.1); the API checks it with
 :func:`check_action_allowed` before it casts anything to an agent, and answers 409
 with the message of the :class:`InvalidStateException` raised here.
+:data:`TRANSITIONS` is the one table of the moves a row's status may make (model.md
+§5.2), which every status write checks (``berth.compute.status_writes``).
 """
 
 from __future__ import annotations
@@ -180,3 +182,45 @@ def _join_or(words: Iterable[str]) -> str:
     if len(items) <= 1:
         return "".join(items)
     return f"{', '.join(items[:-1])} or {items[-1]}"
+
+
+#: The statuses the engine's state maps to (model.md §3.1: ``status_mapping``), which
+#: a sync, a show or the end of an action copies into a row whatever it said before.
+ENGINE_STATUSES: frozenset[Status] = _states(
+    _S.CREATED, _S.RUNNING, _S.STOPPED, _S.PAUSED, _S.RESTARTING, _S.UNKNOWN, _S.DEAD)
+#: What a new row may start as: Creating, or Error when no host can take it.
+INITIAL_STATUSES: frozenset[Status] = _states(_S.CREATING, _S.ERROR)
+_SETTLED = ENGINE_STATUSES | {_S.ERROR, _S.DELETED}
+
+#: The moves a row's status may make (model.md §5.2), by the status it leaves. Zun
+#: refuses none of its own row writes (its agent writes Error wherever a flow fails and
+#: its sync copies whatever Docker says), so this table holds every move Zun's flows
+#: make; berth's flows make no other (``status_writes`` logs one that is not here).
+#: Writing a row's own status again is no move and always allowed.
+TRANSITIONS: Mapping[Status, frozenset[Status]] = MappingProxyType({
+    # the create's end (run or not), its failure, a forced delete
+    _S.CREATING: _SETTLED | {_S.DELETING},
+    _S.CREATED: _SETTLED | {_S.REBUILDING, _S.DELETING},
+    _S.RUNNING: _SETTLED | {_S.REBUILDING, _S.DELETING},
+    _S.STOPPED: _SETTLED | {_S.REBUILDING, _S.DELETING},
+    # not deletable, even with force (VALID_STATES); rebuilt by a heal or an evacuation
+    _S.PAUSED: _SETTLED | {_S.REBUILDING},
+    _S.RESTARTING: _SETTLED | {_S.REBUILDING, _S.DELETING},
+    # a rebuild ends Created (then as the engine shows it) or Error
+    _S.REBUILDING: _SETTLED | {_S.DELETING},
+    # a delete removes the row; without force a failure puts it in Error; the stop of
+    # a ``delete --stop`` writes what the engine shows, then Deleting again
+    _S.DELETING: _SETTLED,
+    # deleting a Deleted row again; a capsule's member in Error with its capsule
+    _S.DELETED: _states(_S.DELETING, _S.ERROR),
+    _S.ERROR: _SETTLED | {_S.REBUILDING, _S.DELETING},
+    _S.UNKNOWN: _SETTLED | {_S.REBUILDING, _S.DELETING},
+    _S.DEAD: _SETTLED | {_S.REBUILDING, _S.DELETING},
+})
+
+
+def transition_allowed(was: str | None, to: str) -> bool:
+    """Whether a row in status ``was`` (None: a new row) may move to ``to``."""
+    if was is None:
+        return to in INITIAL_STATUSES
+    return was == to or to in TRANSITIONS.get(was, frozenset())  # a StrEnum: a str key

@@ -5,6 +5,10 @@ from oslo_config import cfg
 
 GROUP = "cri"
 
+#: Where the standard CNI plugins are looked for after ``cni_bin_dir``: Debian's
+#: directory, then the upstream default (the agent's settings start from these too).
+STANDARD_CNI_BIN_DIRS = ("/usr/lib/cni", "/opt/cni/bin")
+
 OPTS = [
     cfg.StrOpt("containerd_socket", default="/run/containerd/containerd.sock",
                help="Path of the containerd socket whose CRI plugin runs capsules (the "

@@ -7,6 +7,14 @@ from oslo_config import cfg
 
 GROUP = "DEFAULT"
 
+# Defaults that settings dataclasses outside conf/ repeat for their unit tests: declared
+# here once, read there (changing one here changes every user's).
+SERVICE_DOWN_TIME = 180
+#: berth's own sandbox image, made locally (``compute.capsules.sandbox``).
+SANDBOX_IMAGE = "berth/sandbox:1"
+SANDBOX_IMAGE_PULL_POLICY = "ifnotpresent"
+AVAILABILITY_ZONE = "nova"
+
 
 def _default_state_path() -> str:
     if os.geteuid() == 0:
@@ -31,7 +39,7 @@ OPTS = [
                      "lines go to stderr either way (the journal, under systemd)."),
     cfg.IntOpt("periodic_interval_max", default=60,
                help="Longest time in seconds between two runs of a periodic task."),
-    cfg.IntOpt("service_down_time", default=180,
+    cfg.IntOpt("service_down_time", default=SERVICE_DOWN_TIME,
                help="Seconds without a heartbeat after which a service counts as down."),
     cfg.IntOpt("sync_container_state_interval", default=60,
                help="Seconds between two runs of the safety-net state sync "
@@ -75,7 +83,7 @@ OPTS = [
                     "namespaces the members share) or cri (containerd's CRI plugin at "
                     "[cri]containerd_socket runs each capsule as a pod). Zun's default "
                     "is cri."),
-    cfg.StrOpt("sandbox_image", default="berth/sandbox:1",
+    cfg.StrOpt("sandbox_image", default=SANDBOX_IMAGE,
                help="Image of a capsule's sandbox container, which holds the namespaces "
                     "its members share and runs until the capsule is deleted. berth's "
                     "default is made locally, from the host's static busybox, the first "
@@ -83,13 +91,13 @@ OPTS = [
                     "Docker Hub); any image whose default command runs until SIGTERM works."),
     cfg.StrOpt("sandbox_image_driver", default="docker",
                help="Image driver of the sandbox image (only docker)."),
-    cfg.StrOpt("sandbox_image_pull_policy", default="ifnotpresent",
+    cfg.StrOpt("sandbox_image_pull_policy", default=SANDBOX_IMAGE_PULL_POLICY,
                choices=["always", "ifnotpresent", "never"], ignore_case=True,
                help="Pull policy of the sandbox image (Zun never read it)."),
     cfg.IntOpt("init_container_timeout", default=3600, min=1,
                help="Seconds a capsule's init container may run before the capsule is "
                     "put in Error naming it."),
-    cfg.StrOpt("default_availability_zone", default="nova",
+    cfg.StrOpt("default_availability_zone", default=AVAILABILITY_ZONE,
                help="Availability zone of this node (its agent reports it) and of any "
                     "service recorded without one."),
     cfg.StrOpt("default_schedule_zone",

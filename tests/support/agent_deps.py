@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from berth.compute.capsules.docker.engine import DockerCapsules
 from berth.compute.claims import Capacity, ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
 from berth.db import nodes
@@ -40,4 +41,5 @@ def agent_deps(db: Database, runtime: Runtime, host: str = HOST, *,
     tracker = ResourceTracker(db, host)
     tracker.set_capacity(Capacity(cpus=4.0, memory_mib=8192))
     return AgentDeps(db=db, runtime=runtime, tracker=tracker,
-                     settings=AgentSettings(host=host, **settings), placement=placement)
+                     settings=AgentSettings(host=host, **settings), placement=placement,
+                     capsules=DockerCapsules())

@@ -23,6 +23,7 @@ from berth.api.state import ApiState
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.log import container_context
+from berth.compute import status_writes
 from berth.compute.states import Status
 from berth.db import actions, containers
 from berth.db.models import Container
@@ -77,8 +78,10 @@ def _set_status(state: ApiState, row: Container, values: dict[str, Any]) -> Cont
 
 def reboot(state: ApiState, ctx: RequestContext, ident: str, timeout: int | None) -> None:
     row = _prepare(state, ctx, ident, "reboot")
-    undo = {"status": row.status, "task_deadline": row.task_deadline}
-    row = _set_status(state, row, awaited(state.settings, {"status": Status.RESTARTING.value}))
+    undo = status_writes.status_values(row.status, was=Status.RESTARTING, uuid=row.uuid,
+                                       by="reboot's undo", task_deadline=row.task_deadline)
+    row = _set_status(state, row, awaited(state.settings, status_writes.status_values(
+        Status.RESTARTING, was=row.status, uuid=row.uuid, by="reboot")))
     _cast(state, ctx, row, "reboot", "container_reboot", undo=undo, timeout=timeout)
 
 
@@ -104,7 +107,8 @@ def rebuild(state: ApiState, ctx: RequestContext, ident: str, image: str | None,
     reference, or with image validation an image nobody has, is a 400 and changes
     nothing."""
     row = _prepare(state, ctx, ident, "rebuild", needs_engine=False)
-    values: dict[str, Any] = {"status": Status.REBUILDING.value}
+    values: dict[str, Any] = status_writes.status_values(
+        Status.REBUILDING, was=row.status, uuid=row.uuid, by="rebuild")
     if image is not None:
         ref = parse_image(image, default_registry=state.settings.default_registry)
         if state.settings.enable_image_validation and row.host:

@@ -31,6 +31,7 @@ from berth.api.views import container_view, format_time, shown_keys
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.log import container_context
+from berth.compute import status_writes
 from berth.compute.states import Status
 from berth.db import actions, capsules, containers
 from berth.db.models import Container
@@ -57,7 +58,9 @@ def create(state: ApiState, ctx: RequestContext, body: Any) -> Container:
     quota = quotas_api.check_deltas(state, ctx.project_id, deltas)
     values: dict[str, Any] = dict(
         capsule, project_id=ctx.project_id, user_id=ctx.user_id,
-        status=Status.CREATING.value, image=state.settings.sandbox_image,
+        **status_writes.status_values(Status.CREATING, was=status_writes.NEW_ROW, uuid=None,
+                                      by="capsule create"),
+        image=state.settings.sandbox_image,
         image_driver="docker")
     # The pod's networks (the cri driver plugs them: capsules.cri.network).
     requested_networks = networks_api.resolve_for_create(state, ctx, parsed.nets or None)
@@ -72,7 +75,9 @@ def create(state: ApiState, ctx: RequestContext, body: Any) -> Container:
     # The members' images come from [DEFAULT]default_image_driver, as in Zun (a
     # member names no driver); the sandbox's from the sandbox image driver.
     members = [dict(m, uuid=str(uuidlib.uuid4()), project_id=ctx.project_id,
-                    user_id=ctx.user_id, status=Status.CREATING.value,
+                    user_id=ctx.user_id, **status_writes.status_values(
+                        Status.CREATING, was=status_writes.NEW_ROW, uuid=None,
+                        by="capsule create"),
                     image_driver=state.settings.create_limits.default_image_driver)
                for m in parsed.members]
     return volumes_api.created_with(
@@ -105,8 +110,9 @@ def _schedule_and_cast(state: ApiState, ctx: RequestContext, parsed: ParsedCapsu
         selection, row = placing.insert_placed(state, spec, selection, quota, insert)
     except exc.NoValidHost as err:
         mounts.undo(state, ctx)
-        row = capsules.create(state.db, dict(values, status=Status.ERROR.value,
-                                             status_reason=err.msg), members,
+        row = capsules.create(state.db, dict(values, **status_writes.status_values(
+                                  Status.ERROR, was=status_writes.NEW_ROW, uuid=None,
+                                  by="capsule create", status_reason=err.msg)), members,
                               along=lambda uuid: [actions.new_action(ctx, uuid, "create",
                                                                      failed=True)],
                               guard=quota)
@@ -141,8 +147,9 @@ def delete(state: ApiState, ctx: RequestContext, ident: str) -> None:
         capsules.destroy(state.db, row.uuid)
         return
     state.compute.check_host(row)
-    row = containers.update_(state.db, row.uuid,
-                             awaited(state.settings, {"status": Status.DELETING.value}))
+    row = containers.update_(state.db, row.uuid, awaited(state.settings,
+                             status_writes.status_values(Status.DELETING, was=row.status,
+                                                         uuid=row.uuid, by="capsule delete")))
     actions.action_start(state.db, ctx, row.uuid, "delete")
     state.compute.container_delete(ctx, row, True)
 

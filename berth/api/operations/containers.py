@@ -25,7 +25,7 @@ from berth.api.views import SHOW_COLUMNS
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.log import container_context
-from berth.compute import states
+from berth.compute import states, status_writes
 from berth.compute.states import Status
 from berth.db import actions, containers, nodes
 from berth.db import volumes as db_volumes
@@ -69,7 +69,9 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
         fields["security_groups"] = networks_api.neutron.security_groups(
             state, ctx, fields["security_groups"])
     values: dict[str, Any] = dict(fields, project_id=ctx.project_id, user_id=ctx.user_id,
-                                  status=Status.CREATING.value)
+                                  **status_writes.status_values(
+                                      Status.CREATING, was=status_writes.NEW_ROW, uuid=None,
+                                      by="create"))
     return volumes_api.created_with(
         state, ctx, lambda: volumes_api.plan(state, ctx, extras.get("mounts") or []),
         lambda mounts: _schedule_and_cast(state, ctx, values, extras, mounts, quota,
@@ -128,8 +130,9 @@ def _schedule_and_cast(state: ApiState, ctx: RequestContext, values: dict[str, A
         # Zun's contract: still a 202, with the row in Error saying why. The mounts'
         # volumes are not kept: nothing will use them.
         mounts.undo(state, ctx)
-        row = containers.create(state.db, dict(values, status=Status.ERROR.value,
-                                               status_reason=err.msg),
+        row = containers.create(state.db, dict(values, **status_writes.status_values(
+                                    Status.ERROR, was=status_writes.NEW_ROW, uuid=None,
+                                    by="create", status_reason=err.msg)),
                                 along=lambda uuid: [actions.new_action(ctx, uuid, "create",
                                                                        failed=True)],
                                 guard=quota)
@@ -161,9 +164,9 @@ def cast_create(state: ApiState, ctx: RequestContext, row: Container, host: str,
                                        requested_volumes=requested_volumes or {},
                                        run=run)
     except exc.BerthError as err:
-        row = containers.update_(state.db, row.uuid, {
-            "status": Status.ERROR.value,
-            "status_reason": f"Could not reach the compute agent of {host}: {err.msg}"})
+        row = status_writes.mark_error(
+            state.db, row.uuid, f"Could not reach the compute agent of {host}: {err.msg}",
+            was=row.status)
         actions.action_finish(state.db, row.uuid, ctx.request_id, error=True)
         if state.placement is not None:     # what the placement allocated (a row in
             state.placement.remove_allocation(row.uuid)    # Error holds nothing)
@@ -300,8 +303,10 @@ def delete(state: ApiState, ctx: RequestContext, ident: str, force: bool, stop: 
     # is doing (the agent's delete takes the task over).
     expect: dict[str, Any] = {} if force else {"expected_status": row.status,
                                                   "expected_task_state": None}
-    row = containers.update_(state.db, row.uuid,
-                             awaited(state.settings, {"status": Status.DELETING.value}), **expect)
+    row = containers.update_(state.db, row.uuid, awaited(state.settings,
+                             status_writes.status_values(Status.DELETING, was=row.status,
+                                                         uuid=row.uuid, by="delete")),
+                             **expect)
     if stop and was_running:
         actions.action_start(state.db, ctx, row.uuid, "stop")
         state.compute.container_stop(ctx, row, 10)

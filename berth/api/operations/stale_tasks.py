@@ -22,6 +22,7 @@ from typing import Any
 
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
+from berth.compute import status_writes
 from berth.compute.states import CREATE_TASK_STATES, Status
 from berth.db import containers, nodes
 from berth.db.base import utcnow
@@ -73,9 +74,9 @@ def stale_reason(row: Container) -> str:
 
 
 def _expire(state: ApiState, row: Container) -> Container:
-    values: dict[str, object] = {
-        "task_state": None, "task_deadline": None, "status": Status.ERROR.value,
-        "status_reason": stale_reason(row)}
+    values: dict[str, object] = status_writes.status_values(
+        Status.ERROR, was=row.status, uuid=row.uuid, by="stale task", task_state=None,
+        task_deadline=None, status_reason=stale_reason(row))
     if row.task_state in CREATE_TASK_STATES:
         values["container_id"] = None
     try:

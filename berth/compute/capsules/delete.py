@@ -14,10 +14,6 @@ import logging
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute.capsules import create as capsule_create
-from berth.compute.capsules import network as capsule_network
-from berth.compute.capsules import sandbox_options
-from berth.compute.capsules.cri import network as cri_network
-from berth.compute.capsules.cri import pods as cri_pods
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common, outage
 from berth.compute.states import TaskState
@@ -25,8 +21,6 @@ from berth.db import capsules, containers
 from berth.db.models import Container
 from berth.metrics.catalog import timed_action
 from berth.placement.base import PlacementError
-from berth.runtime import base as rt
-from berth.runtime.cri.base import PodRuntime
 
 LOG = logging.getLogger(__name__)
 
@@ -61,7 +55,7 @@ def _delete(deps: AgentDeps, row: Container, force: bool,
     inits, members = capsules.members_of(deps.db, row.id)
     try:
         with common.task(deps, uuid, TaskState.CONTAINER_DELETING, steal=True):
-            if not _engine_parts_removed(deps, row, [*members, *inits], force):
+            if not deps.capsules.remove(deps, row, [*members, *inits], force):
                 return False
             if deps.volumes is not None:
                 deps.volumes.release(ctx, [m.uuid for m in (*members, *inits)])
@@ -82,52 +76,4 @@ def _delete(deps: AgentDeps, row: Container, force: bool,
     deps.tracker.publish_usage_soon()
     LOG.info("capsule deleted (sandbox %s, %d members)", row.container_id or "never created",
              len(members) + len(inits))
-    return True
-
-
-def _engine_parts_removed(deps: AgentDeps, row: Container, members: list[Container],
-                          force: bool) -> bool:
-    if deps.pods is not None:
-        return _pod_removed(deps, deps.pods, row, force)
-    # Members first: the sandbox holds the namespaces they are in; then its interfaces.
-    for docker_id in [m.container_id for m in members] + [row.container_id]:
-        if docker_id and not _removed(deps, row.uuid, docker_id, force):
-            return False
-    capsule_network.withdraw_ports(deps, row, sandbox_options.published_ports(members))
-    capsule_network.release(deps, row)
-    return True
-
-
-def _pod_removed(deps: AgentDeps, pods: PodRuntime, row: Container, force: bool) -> bool:
-    """The capsule's pod stopped and removed with its members (by its labels when the
-    row names none: a create that died before recording it)."""
-    try:
-        found = [row.container_id] if row.container_id else \
-            [p.id for p in pods.pods(deps.host) if p.uuid == row.uuid]
-        for pod_id in found:
-            cri_pods.remove_pod(pods, pod_id, row.uuid)
-            cri_network.release(deps, row, pod_id)
-    except rt.RuntimeDriverError as err:
-        if not force:
-            common.fail(deps, row.uuid, f"containerd could not remove the capsule's pod: "
-                                        f"{err.msg}. Delete it again, or with --force.")
-            return False
-        LOG.warning("containerd could not remove the capsule's pod (%s); forced delete "
-                    "goes on", err.msg)
-    return True
-
-
-def _removed(deps: AgentDeps, uuid: str, docker_id: str, force: bool) -> bool:
-    try:
-        deps.runtime.delete(docker_id, force=True)
-    except rt.RuntimeNotFound:
-        pass
-    except rt.RuntimeDriverError as err:
-        if not force:
-            common.fail(deps, uuid, f"Docker could not remove the capsule's container "
-                                    f"{docker_id[:12]}: {err.msg}. Delete it again, or with "
-                                    f"--force.")
-            return False
-        LOG.warning("Docker could not remove %s (%s); forced delete goes on",
-                    docker_id[:12], err.msg)
     return True

@@ -21,6 +21,7 @@ import logging
 
 from berth.common.context import RequestContext
 from berth.common.log import container_context
+from berth.compute import status_writes
 from berth.compute.capsules import create as capsule_create
 from berth.compute.capsules import delete as capsule_delete
 from berth.compute.capsules import status as capsule_status
@@ -69,12 +70,11 @@ def _undo_create(deps: AgentDeps, row: Container) -> None:
     removed = capsule_create.remove_left_by_create(deps, row)
     reason = (f"{FAILED_CREATE_REASON}: the compute agent of host {deps.host} stopped "
               f"during it. Delete the capsule and create it again.")
-    containers.update_(deps.db, row.uuid, {"status": Status.ERROR.value,
-                                           "status_reason": reason, "task_state": None,
-                                           "task_deadline": None, "container_id": None})
-    capsules.update_members(deps.db, row.id, {"status": Status.ERROR.value,
-                                              "status_reason": reason, "container_id": None,
-                                              "task_state": None})
+    status_writes.mark_error(deps.db, row.uuid, reason, was=row.status,
+                             columns={"task_state": None, "task_deadline": None,
+                                      "container_id": None})
+    status_writes.members_in_error(deps.db, row, reason,
+                                   {"container_id": None, "task_state": None})
     deps.tracker.publish_usage()          # a capsule in Error holds nothing
     LOG.warning("the capsule's create was interrupted: %d %s removed, capsule in Error",
-                removed, "Docker containers" if deps.pods is None else "pods")
+                removed, deps.capsules.units)

@@ -17,12 +17,13 @@ from pathlib import Path
 
 from berth.common import exceptions as exc
 from berth.compute.deps import AgentDeps
+from berth.conf.default import SANDBOX_IMAGE
 from berth.image.reference import normalize_pull_policy, parse_image, pull_decision
 from berth.runtime import base as rt
 
 LOG = logging.getLogger(__name__)
 
-DEFAULT_IMAGE = "berth/sandbox:1"
+DEFAULT_IMAGE = SANDBOX_IMAGE
 BUSYBOX = Path("/bin/busybox")
 #: PID 1 ignores signals it has no handler for: the trap gives it one.
 COMMAND = ("/bin/busybox", "sh", "-c",

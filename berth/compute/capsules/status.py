@@ -2,8 +2,9 @@
 a capsule after its creation).
 
 The PLEG keeps each member's row true to Docker like any container's; whenever a
-member's row or the sandbox changes, the capsule's status is derived again. With the
-cri driver the members' rows are written from the runtime first (``cri.status``). First
+member's row or the sandbox changes, the capsule's status is derived again from what
+the capsule engine sees (``CapsuleEngine.observe``; with the cri driver, which has no
+PLEG, the members' rows are written from the runtime first: ``cri.status``). First
 rule that matches (init containers, which ran to completion at create, do not count)::
 
     sandbox not running             -> Error   "the sandbox stopped: ..."
@@ -26,13 +27,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.common import exceptions as exc
-from berth.common.log import container_context
-from berth.compute.capsules.cri import status as cri_status
+from berth.compute import status_writes
 from berth.compute.deps import AgentDeps
 from berth.compute.states import Status
-from berth.db import capsules, containers
+from berth.db import capsules
 from berth.db.models import Container
-from berth.runtime import base as rt
 
 LOG = logging.getLogger(__name__)
 
@@ -80,43 +79,20 @@ def refresh(deps: AgentDeps, capsule: Container, listing: Any = None) -> bool:
             or capsule.host != deps.host:
         return False
     _, members = capsules.members_of(deps.db, capsule.id)
-    if deps.pods is not None:
-        running, members, codes = cri_status.observe(deps, deps.pods, capsule, members,
-                                                     listing)
-    else:
-        try:
-            seen = deps.runtime.inspect(capsule.container_id)
-            running = seen.state is not None and seen.state.running
-        except rt.RuntimeNotFound:
-            running = False
-        codes = _exit_codes(deps, members)
+    running, members, codes = deps.capsules.observe(deps, capsule, members, listing)
     derived = derive(running, members, codes)
     if derived.status == capsule.status and derived.reason == capsule.status_reason:
         return False
     try:
-        containers.update_(deps.db, capsule.uuid,
-                           {"status": derived.status.value, "status_reason": derived.reason},
-                           expected_task_state=None, expected_status=capsule.status,
-                           expected_container_id=capsule.container_id)
+        status_writes.mark_derived(deps.db, capsule.uuid, derived.status, derived.reason,
+                                   was=capsule.status, expected_task_state=None,
+                                   expected_status=capsule.status,
+                                   expected_container_id=capsule.container_id)
     except (exc.TaskInProgress, exc.ContainerNotFound):
         return False
     LOG.info("capsule %s: %s -> %s%s", capsule.uuid, capsule.status, derived.status.value,
              f" ({derived.reason})" if derived.reason else "")
     return True
-
-
-def _exit_codes(deps: AgentDeps, members: Sequence[Container]) -> dict[str, int | None]:
-    """The exit codes of the Stopped members, from the engine (a row keeps none)."""
-    codes: dict[str, int | None] = {}
-    for member in members:
-        if member.status != Status.STOPPED or not member.container_id:
-            continue
-        try:
-            state = deps.runtime.inspect(member.container_id).state
-        except rt.RuntimeNotFound:
-            continue
-        codes[member.uuid] = state.exit_code if state is not None else None
-    return codes
 
 
 def refresh_of_member(deps: AgentDeps, member: Container) -> None:
@@ -126,28 +102,3 @@ def refresh_of_member(deps: AgentDeps, member: Container) -> None:
     capsule = capsules.find_by_id(deps.db, member.capsule_id)
     if capsule is not None:
         refresh(deps, capsule)
-
-
-def relist(deps: AgentDeps) -> int:
-    """With the cri driver: refresh every capsule of this host from the runtime, from
-    one listing of it (``cri.status.snapshot``); how many changed."""
-    changed = 0
-    rows = containers.list_by_host(deps.db, deps.host, capsules.CAPSULE)
-    if not rows:
-        return 0
-    assert deps.pods is not None
-    try:
-        listing = cri_status.snapshot(deps.pods, deps.host)
-    except rt.RuntimeUnavailable as err:
-        LOG.warning("capsule relist: %s; the next one retries", err.msg)
-        return 0
-    for capsule in rows:
-        with container_context(capsule.uuid):
-            try:
-                changed += refresh(deps, capsule, listing)
-            except rt.RuntimeUnavailable as err:
-                LOG.warning("capsule relist: %s; the next one retries", err.msg)
-                return changed
-            except Exception:  # a loop boundary: log this capsule, go on with the next
-                LOG.exception("could not refresh this capsule from containerd")
-    return changed

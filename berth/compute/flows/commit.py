@@ -27,6 +27,7 @@ from sqlalchemy import select
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.compute import status_writes
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.flows.inspection import created_row, engine_call
@@ -47,8 +48,7 @@ def container_commit(deps: AgentDeps, ctx: RequestContext, uuid: str, repository
         if running:
             # Zun shows Paused while the filesystem is frozen for the commit. Only when
             # no task owns the row: the worker queue orders us after other actions.
-            containers.update_(deps.db, uuid, {"status": Status.PAUSED.value},
-                               expected_task_state=None)
+            status_writes.mark_paused(deps.db, uuid, was=row.status, expected_task_state=None)
         try:
             with engine_call(deps, row):
                 image = deps.runtime.commit(container_id, repository, tag, pause=running)

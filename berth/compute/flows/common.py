@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.compute import status_writes
 from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.last_inspected import Mark
 from berth.compute.states import CREATE_TASK_STATES, Status
@@ -222,8 +223,7 @@ def fail(deps: AgentDeps, uuid: str, reason: str, **extra: Any) -> None:
     """Mark the container Error with ``reason`` (what went wrong, what to do)."""
     LOG.error("container failed: %s", reason)
     try:
-        containers.update_(deps.db, uuid, {"status": Status.ERROR.value,
-                                           "status_reason": reason[:2000], **extra})
+        status_writes.mark_error(deps.db, uuid, reason[:2000], columns=extra)
     except exc.ContainerNotFound:
         LOG.info("container row is gone; nothing to mark")
 
@@ -265,6 +265,7 @@ def _write_runtime_state(deps: AgentDeps, row: Container, seen: RuntimeContainer
     changed = {k: v for k, v in values.items() if getattr(row, k) != v}
     if not changed:
         return row
+    status_writes.engine_state(row, changed)
     if "status" in changed:
         LOG.info("status %s -> %s (%s)", row.status, changed["status"],
                  changed.get("status_detail") or values.get("status_detail") or "")

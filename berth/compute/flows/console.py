@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from berth.common import exceptions as exc
-from berth.compute.capsules.cri import consoles, members
 from berth.compute.deps import AgentDeps
 from berth.console import execs
 from berth.db import containers
@@ -57,8 +56,9 @@ def execute(deps: AgentDeps, uuid: str, command: str | Sequence[str], run: bool,
     issues the real console token."""
     row = containers.get_by_uuid(deps.db, uuid)
     argv = _argv(command)
-    if deps.pods is not None and row.capsule_id is not None:   # a member of a CRI pod
-        return members.execute(deps, row, argv, run, interactive)
+    member = deps.capsules.member_console(row)
+    if member is not None:          # a member the capsule engine runs
+        return member.execute(deps, row, argv, run, interactive)
     exec_id = deps.runtime.exec_create(_docker_id(row), argv, interactive=interactive)
     if not run:
         execs.record(deps.db, row.id, exec_id)
@@ -81,7 +81,7 @@ def execute(deps: AgentDeps, uuid: str, command: str | Sequence[str], run: bool,
 
 def exec_resize(deps: AgentDeps, exec_id: str, height: int, width: int) -> None:
     """``container_exec_resize``: a 400 (Invalid) when the engine has no such exec."""
-    if deps.pods is not None and consoles.exec_resize(deps, exec_id, height, width):
+    if deps.capsules.exec_resize(deps, exec_id, height, width):
         return
     try:
         deps.runtime.exec_resize(exec_id, height, width)
@@ -98,8 +98,9 @@ def attach(deps: AgentDeps, uuid: str) -> str:
     Docker id (the API issues the token and builds the URL). For a member of a CRI
     pod: the id of the attach stream made for it, which the token binds to."""
     row = containers.get_by_uuid(deps.db, uuid)
-    if deps.pods is not None and row.capsule_id is not None:
-        return consoles.attach(deps, row)
+    member = deps.capsules.member_console(row)
+    if member is not None:
+        return member.attach(deps, row)
     docker_id = _docker_id(row)
     seen = deps.runtime.inspect(docker_id)
     if seen.state is None or not seen.state.running:
@@ -112,8 +113,9 @@ def attach(deps: AgentDeps, uuid: str) -> str:
 def resize(deps: AgentDeps, uuid: str, height: int, width: int) -> None:
     """``container_resize``: the TTY of the container's main process."""
     row = containers.get_by_uuid(deps.db, uuid)
-    if deps.pods is not None and row.capsule_id is not None:
-        consoles.resize(deps, row, height, width)
+    member = deps.capsules.member_console(row)
+    if member is not None:
+        member.resize(deps, row, height, width)
         return
     deps.runtime.resize(_docker_id(row), height, width)
     LOG.info("TTY resized to %sx%s", height, width)

@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from typing import Any
 
 from berth.common import exceptions as exc
-from berth.compute.capsules.cri import members
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import lifecycle
 from berth.compute.states import Status
@@ -78,9 +77,10 @@ def container_logs(deps: AgentDeps, uuid: str, *, stdout: bool, stderr: bool,
                    timestamps: bool, tail: int | None, since: float | None) -> str:
     """The container's output as one string (``tail`` None = all lines)."""
     row, container_id = created_row(deps, uuid)
-    if deps.pods is not None and row.capsule_id is not None:   # a member of a CRI pod
-        return members.logs(deps, row, stdout=stdout, stderr=stderr, timestamps=timestamps,
-                            tail=tail, since=since)
+    member = deps.capsules.member_console(row)
+    if member is not None:          # a member the capsule engine runs
+        return member.logs(deps, row, stdout=stdout, stderr=stderr, timestamps=timestamps,
+                           tail=tail, since=since)
     with engine_call(deps, row):
         return deps.runtime.logs(container_id, stdout=stdout, stderr=stderr,
                                  timestamps=timestamps, tail=tail, since=since)

@@ -11,6 +11,7 @@ import logging
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.compute import status_writes
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common, outage
 from berth.compute.flows.network_step import (
@@ -32,8 +33,7 @@ def vanished(deps: AgentDeps, row: Container) -> None:
     (auto_remove), else Error with a reason."""
     if row.auto_remove:
         LOG.info("Docker removed the container itself (auto_remove); marking Deleted")
-        containers.update_(deps.db, row.uuid, {"status": Status.DELETED.value,
-                                               "status_detail": None})
+        status_writes.mark_deleted(deps.db, row.uuid, was=row.status)
     else:
         common.fail(deps, row.uuid,
                     f"No such container: {row.container_id} in docker. It was removed "
@@ -134,8 +134,7 @@ def _await_delete(deps: AgentDeps, uuid: str) -> None:
     ``expire_tasks`` does it once the deadline passes (``periodic/lost_casts.py``).
     Left alone when a flow holds a task (a forced delete took it) or the row is gone."""
     try:
-        containers.update_(deps.db, uuid, {
-            "status": Status.DELETING.value,
+        status_writes.mark_deleting(deps.db, uuid, was=None, columns={
             "task_deadline": common.task_deadline(deps.settings,
                                                   TaskState.CONTAINER_DELETING)},
             expected_task_state=None)

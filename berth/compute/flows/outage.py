@@ -29,9 +29,9 @@ import tenacity
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.compute import status_writes
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import unexpected
-from berth.compute.states import Status
 from berth.db import containers
 
 LOG = logging.getLogger(__name__)
@@ -107,10 +107,12 @@ def give_up(deps: AgentDeps, uuid: str, what: str, err: BaseException, *,
         if undo is not None:
             undo()
         values: dict[str, Any] = {"status_reason": reason[:2000], **extra}
-        if not keep_status:
-            values.update(status=Status.ERROR.value, task_state=None, task_deadline=None)
         try:
-            containers.update_(deps.db, uuid, values)
+            if keep_status:
+                containers.update_(deps.db, uuid, values)
+            else:
+                status_writes.mark_error(deps.db, uuid, reason[:2000], columns={
+                    **extra, "task_state": None, "task_deadline": None})
         except exc.ContainerNotFound:
             LOG.info("container row is gone; nothing to mark")
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.compute import status_writes
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common, outage
 from berth.compute.flows.allocation import allocate, release_allocation
@@ -126,7 +127,7 @@ def _attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
 def _rebuild(deps: AgentDeps, row: Container) -> Container:
     uuid = row.uuid
     if row.status != Status.REBUILDING:
-        row = containers.update_(deps.db, uuid, {"status": Status.REBUILDING.value})
+        row = status_writes.mark_rebuilding(deps.db, uuid, was=row.status)
     if row.container_id:
         row = _remove_old(deps, row)
     _hold_resources(deps, row)
@@ -200,11 +201,12 @@ def _remove_old(deps: AgentDeps, row: Container) -> Container:
 def _rebuilt_values(row: Container, image: tuple[rt.ImageRef, rt.ImageInfo],
                     container_id: str) -> dict[str, Any]:
     _, info = image
-    values: dict[str, Any] = {"container_id": container_id,
-                              "image_driver": row.image_driver if row.image_driver == "glance"
-                              else "docker",
-                              "status": Status.CREATED.value, "status_reason": None,
-                              "status_detail": "Created"}
+    values: dict[str, Any] = status_writes.status_values(
+        Status.CREATED, was=Status.REBUILDING, uuid=row.uuid, by="rebuild",
+        container_id=container_id,
+        image_driver=row.image_driver if row.image_driver == "glance" else "docker",
+        status_reason=None,
+        status_detail="Created")
     # As create: the image's defaults are saved when the record has none.
     if row.command is None and info.cmd is not None:
         values["command"] = list(info.cmd)

@@ -51,8 +51,7 @@ from typing import Any
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.log import container_context
-from berth.compute import networking
-from berth.compute.capsules.cri import pods as cri_pods
+from berth.compute import networking, status_writes
 from berth.compute.capsules.recovery import recover_capsules
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import actions, delete, lifecycle, network_step, sync
@@ -64,7 +63,6 @@ from berth.db import containers
 from berth.db.models import Container
 from berth.placement.base import PlacementError
 from berth.runtime import base as rt
-from berth.runtime.cri.base import PodRuntime
 
 LOG = logging.getLogger(__name__)
 
@@ -118,8 +116,7 @@ def init_containers(deps: AgentDeps, started_at: dt.datetime | None = None
                               "going on with the next one", row.status, row.task_state)
                 report.failures += 1
     report.capsules_recovered = recover_capsules(deps, started_at)
-    if deps.pods is not None:
-        report.orphans_removed += _sweep_pods(deps, deps.pods)
+    report.orphans_removed += _sweep_capsule_engine(deps)
     report.orphans_removed += remove_unreachable(deps, _engine_containers(deps))
     report.orphans_removed += _sweep_ports(deps)
     report.allocations_released = release_failed_allocations(deps)
@@ -136,12 +133,12 @@ def _sweep_ports(deps: AgentDeps) -> int:
         lambda: {r.uuid: r for r in containers.list_by_host(deps.db, deps.host)})
 
 
-def _sweep_pods(deps: AgentDeps, pods: PodRuntime) -> int:
+def _sweep_capsule_engine(deps: AgentDeps) -> int:
     try:
-        return cri_pods.sweep_orphans(deps, pods)
+        return deps.capsules.sweep_orphans(deps)
     except rt.RuntimeDriverError as err:
-        LOG.error("could not list this host's pods (%s); recovery goes on without them",
-                  err.msg)
+        LOG.error("could not list this host's %s (%s); recovery goes on without them",
+                  deps.capsules.units, err.msg)
         return 0
 
 
@@ -156,7 +153,7 @@ def _engine_containers(deps: AgentDeps) -> list[rt.RuntimeContainer]:
 
 def _recover(deps: AgentDeps, ctx: RequestContext, row: Container,
              engine: list[rt.RuntimeContainer], started_at: dt.datetime | None) -> str:
-    if deps.pods is not None and row.capsule_id is not None:
+    if deps.capsules.runs_member(row):
         return "untouched"      # a member of a pod: recovered with its capsule
     task = row.task_state
     if row.status == Status.CREATING and task == TaskState.CONTAINER_STARTING \
@@ -221,10 +218,10 @@ def fail_interrupted_create(deps: AgentDeps, row: Container, reason: str,
         LOG.info("removing Docker container %s left by the interrupted create", container_id)
         deps.runtime.delete(container_id, force=True)
     try:
-        containers.update_(deps.db, row.uuid, {
-            "status": Status.ERROR.value, "status_reason": reason[:2000],
-            "status_detail": None, "task_state": None, "task_deadline": None,
-            "container_id": None},
+        status_writes.mark_error(
+            deps.db, row.uuid, reason[:2000], was=row.status,
+            columns={"status_detail": None, "task_state": None, "task_deadline": None,
+                     "container_id": None},
             expected_task_state=row.task_state, expected_task_deadline=expected_deadline)
     except exc.TaskInProgress as err:
         LOG.info("not failing the create: the row moved on (%s)", err.msg)
@@ -299,9 +296,9 @@ def _fail_task(deps: AgentDeps, row: Container, what: str) -> str:
     so waiting for its deadline would only keep the container busy for nothing."""
     reason = (f"{what} was interrupted: the compute agent of host {deps.host} stopped "
               f"during it; the container is in an unknown state — check it and retry")
-    containers.update_(deps.db, row.uuid, {
-        "task_state": None, "task_deadline": None, "status": Status.ERROR.value,
-        "status_reason": reason}, expected_task_state=row.task_state)
+    status_writes.mark_error(deps.db, row.uuid, reason, was=row.status,
+                             columns={"task_state": None, "task_deadline": None},
+                             expected_task_state=row.task_state)
     LOG.warning("%s was interrupted; marked Error, reading its state from Docker", what)
     sync.refresh(deps, row.uuid)
     return "failed_tasks"

@@ -36,7 +36,7 @@ from typing import Any
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
-from berth.compute import networking
+from berth.compute import networking, status_writes
 from berth.compute.capsules import status as capsule_status
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common, rebuild
@@ -68,13 +68,14 @@ class Outcome(enum.StrEnum):
     ERROR = "error"            # vanished: marked Error
 
 
-def skip_reason(row: Container, host: str, pods: bool = False) -> str | None:
-    """Why a sync must not touch ``row``; None when it may. ``pods``: this agent runs
-    capsules on a CRI runtime, whose members Docker never sees (``capsules.cri.status``
-    syncs them)."""
+def skip_reason(row: Container, host: str, capsule_engine_runs_it: bool = False
+                ) -> str | None:
+    """Why a sync must not touch ``row``; None when it may. ``capsule_engine_runs_it``:
+    ``row`` is a member the capsule engine runs outside Docker, which syncs it
+    (``CapsuleEngine.runs_member``; the cri driver's ``capsules.cri.status``)."""
     if row.host != host:
         return f"it belongs to host {row.host}"
-    if pods and row.capsule_id is not None:
+    if capsule_engine_runs_it:
         return "it is a member of a capsule on the CRI runtime"
     if row.task_state:
         return f"task {row.task_state} is in progress"
@@ -105,7 +106,7 @@ def sync_container(deps: AgentDeps, uuid: str) -> Outcome:
 
 
 def _sync_row(deps: AgentDeps, row: Container) -> Outcome:
-    why = skip_reason(row, deps.host, deps.pods is not None)
+    why = skip_reason(row, deps.host, deps.capsules.runs_member(row))
     if why is not None:
         LOG.debug("not syncing: %s", why)
         return Outcome.SKIPPED
@@ -175,8 +176,7 @@ def handle_vanished(deps: AgentDeps, row: Container) -> Outcome:
         if row.auto_remove:
             LOG.info("Docker container %s is gone and auto_remove is set; marking Deleted",
                      cid[:12])
-            containers.update_(deps.db, row.uuid, {"status": Status.DELETED.value,
-                                                   "status_detail": None}, **judged)
+            status_writes.mark_deleted(deps.db, row.uuid, was=row.status, **judged)
             return Outcome.DELETED
         if row.auto_heal and row.status in VALID_STATES["rebuild"]:
             return queue_heal(deps, row)
@@ -185,9 +185,8 @@ def handle_vanished(deps: AgentDeps, row: Container) -> Outcome:
             return Outcome.UNCHANGED
         reason = (f"{NO_SUCH_CONTAINER}: {cid} in docker. It was removed outside berth; "
                   f"rebuild the container or delete it.")
-        containers.update_(deps.db, row.uuid, {"status": Status.ERROR.value,
-                                               "status_reason": reason,
-                                               "status_detail": None}, **judged)
+        status_writes.mark_error(deps.db, row.uuid, reason, was=row.status,
+                                 columns={"status_detail": None}, **judged)
         LOG.warning("Docker container %s vanished; marked Error", cid[:12])
         return Outcome.ERROR
     except (exc.TaskInProgress, exc.ContainerNotFound) as err:

@@ -39,6 +39,7 @@ from typing import Any
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
+from berth.compute import status_writes
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.states import Status
@@ -102,9 +103,9 @@ def _fail(deps: AgentDeps, row: Container, what: str, err: BaseException,
             LOG.exception("could not undo what the failed %s held", what)
             extra = {k: v for k, v in extra.items() if k != "container_id"}
     try:
-        return containers.update_(deps.db, row.uuid, {
-            "status": Status.ERROR.value, "status_reason": reason_for(what, err)[:2000],
-            "task_state": None, "task_deadline": None, **extra},
+        return status_writes.mark_error(
+            deps.db, row.uuid, reason_for(what, err)[:2000], was=row.status,
+            columns={"task_state": None, "task_deadline": None, **extra},
             expected_status=row.status, expected_task_state=row.task_state)
     except (exc.TaskInProgress, exc.ContainerNotFound) as moved:
         LOG.info("the row moved on meanwhile (%s); left as it is", moved.msg)

@@ -48,6 +48,7 @@ from berth.compute.flows import recovery, sync
 from berth.compute.flows.sync import Outcome
 from berth.compute.periodic.cleanup import is_unused
 from berth.compute.states import Status
+from berth.conf.default import SERVICE_DOWN_TIME
 from berth.db import containers, nodes
 from berth.db.base import utcnow
 from berth.db.models import Container
@@ -121,7 +122,8 @@ def orphans(host: str, listed: Iterable[rt.RuntimeContainer], candidates: set[st
             and c.labels.get(rt.LABEL_HOST) == host]
 
 
-def sync_container_state(deps: AgentDeps, service_down_time: int = 180) -> SyncReport:
+def sync_container_state(deps: AgentDeps,
+                         service_down_time: int = SERVICE_DOWN_TIME) -> SyncReport:
     """One run (see the module docstring). One row's failure is logged and counted,
     and the run goes on; a failed ``docker ps`` fails the run (nothing is written)."""
     report = SyncReport(read_at=utcnow())
@@ -165,7 +167,7 @@ def sync_container_state(deps: AgentDeps, service_down_time: int = 180) -> SyncR
 
 def _sync_row(deps: AgentDeps, row: Container, by_id: dict[str, rt.RuntimeContainer],
               report: SyncReport) -> Outcome:
-    if sync.skip_reason(row, deps.host, deps.pods is not None) is not None:
+    if sync.skip_reason(row, deps.host, deps.capsules.runs_member(row)) is not None:
         return Outcome.SKIPPED
     assert row.container_id is not None
     seen = by_id.get(row.container_id)

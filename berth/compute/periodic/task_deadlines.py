@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 from berth.common import exceptions as exc
 from berth.common.log import container_context
+from berth.compute import status_writes
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common, recovery, sync
 from berth.compute.periodic.lost_casts import LostCastRepairer
@@ -84,9 +85,9 @@ class TaskExpirer:
             return int(recovery.fail_interrupted_create(
                 self._deps, row, reason, expected_deadline=row.task_deadline))
         try:
-            containers.update_(self._deps.db, row.uuid, {
-                "task_state": None, "task_deadline": None, "status": Status.ERROR.value,
-                "status_reason": overdue_reason(task, seconds)},
+            status_writes.mark_error(
+                self._deps.db, row.uuid, overdue_reason(task, seconds), was=row.status,
+                columns={"task_state": None, "task_deadline": None},
                 expected_task_state=task, expected_task_deadline=row.task_deadline)
         except exc.TaskInProgress:
             LOG.info("%s ended or was set again meanwhile; nothing to expire", task)

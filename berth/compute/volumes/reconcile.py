@@ -21,9 +21,8 @@ from __future__ import annotations
 import logging
 
 from berth.common import exceptions as exc
-from berth.compute.states import Status
+from berth.compute import status_writes
 from berth.compute.volumes.attachments import ContainerVolumes, needs_attached
-from berth.db import containers
 from berth.db import volumes as db_volumes
 
 LOG = logging.getLogger(__name__)
@@ -54,8 +53,8 @@ def _remount(volumes: ContainerVolumes, volume: db_volumes.Volume, needed: list[
     except exc.BerthError as err:
         LOG.error("volume %s could not be mounted again: %s", volume.uuid, err.msg)
         for uuid in needed:
-            containers.update_(volumes.db, uuid, {
-                "status": Status.ERROR.value, "status_reason": f"{REMOUNT_FAILED}: {err.msg}"})
+            status_writes.mark_error(volumes.db, uuid, f"{REMOUNT_FAILED}: {err.msg}",
+                                     was=None)
         return
     db_volumes.set_attached(volumes.db, volume.id, volumes.host, attached.connection_info)
     LOG.info("volume %s mounted again for %d containers", volume.uuid, len(needed))

@@ -72,6 +72,7 @@ def test_no_capacity_reported_yet_is_refused(db) -> None:
 def test_a_resize_the_project_quota_cannot_hold_is_refused_in_the_claim(db, tracker) -> None:
     """The agent checks the project's quota again in the claim's own transaction
     (issue 24 item 1: the API's check alone let concurrent resizes exceed it)."""
+    from berth.compute.capsules.docker.engine import DockerCapsules
     from berth.compute.deps import AgentDeps, AgentSettings
     from berth.compute.flows import actions
     from berth.db import quotas as db_quotas
@@ -84,7 +85,8 @@ def test_a_resize_the_project_quota_cannot_hold_is_refused_in_the_claim(db, trac
                            "project_id": "p1"})
     db_quotas.set_project_limits(db, "p1", {"cpu": 1, "memory": 600})
     deps = AgentDeps(db=db, runtime=None, tracker=tracker,  # type: ignore[arg-type]
-                     settings=AgentSettings(host=HOST), quota=QuotaEnforcer())
+                     settings=AgentSettings(host=HOST), capsules=DockerCapsules(),
+                     quota=QuotaEnforcer())
     with pytest.raises(exc.OverQuota) as refused:
         actions.update_container(deps, uuid, {"cpu": 0.75})
     assert refused.value.kwargs["overs"] == ["cpu"]

@@ -12,6 +12,7 @@ import pytest
 from support.migrated_sqlite import migrated_url
 
 from berth.common import exceptions as exc
+from berth.compute.capsules.docker.engine import DockerCapsules
 from berth.compute.claims import ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.store_images import pull_from_store
@@ -70,7 +71,7 @@ def db(tmp_path: Path) -> Iterator[Database]:
 
 def deps_with(db: Database, engine: Engine) -> AgentDeps:
     return AgentDeps(db=db, runtime=engine, tracker=ResourceTracker(db, "n1"),  # type: ignore[arg-type]
-                     settings=AgentSettings(host="n1"))
+                     settings=AgentSettings(host="n1"), capsules=DockerCapsules())
 
 
 def test_a_download_is_always_loaded_and_the_tarballs_reference_used(db: Database) -> None:
@@ -113,7 +114,8 @@ def test_the_driver_of_a_container_is_one_of_the_nodes_image_driver_list(db: Dat
     from berth.compute.image_puller import served_by
 
     glance_node = AgentDeps(db=db, runtime=Engine(), tracker=ResourceTracker(db, "n1"),  # type: ignore[arg-type]
-                            settings=AgentSettings(host="n1"), image_stores={"glance": Store()})
+                            settings=AgentSettings(host="n1"), image_stores={"glance": Store()},
+                            capsules=DockerCapsules())
     docker_only = deps_with(db, Engine())
     row = SimpleNamespace(image="app", image_driver="glance")
     assert served_by(glance_node, row) == "glance"  # type: ignore[arg-type]

@@ -23,6 +23,7 @@ from berth.compute.deps import AgentDeps
 from berth.console import execs
 from berth.db.models import Container
 from berth.runtime import base as rt
+from berth.runtime.cri.base import PodRuntime
 
 LOG = logging.getLogger(__name__)
 
@@ -30,14 +31,13 @@ LOG = logging.getLogger(__name__)
 ATTACH_MARKER = "/attach/"
 
 
-def attach(deps: AgentDeps, member: Container) -> str:
+def attach(deps: AgentDeps, pods: PodRuntime, member: Container) -> str:
     """A new attach stream of the member's main process, recorded; the id the
     console token binds to."""
-    assert deps.pods is not None
     if not member.container_id:
         raise exc.UncreatedContainer(uuid=member.uuid)
     try:
-        seen = deps.pods.member(member.container_id)
+        seen = pods.member(member.container_id)
     except rt.RuntimeNotFound as err:
         raise exc.Conflict(f"Cannot attach to container {member.uuid}: it has no CRI "
                            f"container any more ({err.msg}).") from err
@@ -45,7 +45,7 @@ def attach(deps: AgentDeps, member: Container) -> str:
         status = seen.state.status if seen.state else "unknown"
         raise exc.Conflict(f"Cannot attach to container {member.uuid}: containerd reports "
                            f"it {status}, not running.")
-    url = deps.pods.attach_url(member.container_id, tty=bool(member.tty))
+    url = pods.attach_url(member.container_id, tty=bool(member.tty))
     stream_id = hashlib.sha256(url.encode()).hexdigest()
     execs.record(deps.db, member.id, stream_id, url=url)
     LOG.info("attach %s to member %s made on containerd's streaming server",

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
@@ -50,7 +50,7 @@ LOG = logging.getLogger(__name__)
 
 
 def make_pod(deps: AgentDeps, pods: PodRuntime, row: Container, inits: list[Container],
-             members: list[Container], binds: dict[str, tuple[str, ...]], undo: ExitStack,
+             members: list[Container], binds: Mapping[str, tuple[str, ...]], undo: ExitStack,
              clock: Callable[[], float]) -> rt.RuntimeContainer:
     """Run the capsule ``row`` as a pod (see the module docstring); the pod's removal is
     on ``undo``. Returns the pod as the capsule's row records it."""

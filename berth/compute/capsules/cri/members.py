@@ -41,10 +41,6 @@ from berth.runtime.cri.base import PodRuntime
 LOG = logging.getLogger(__name__)
 
 
-def is_cri_member(deps: AgentDeps, row: Container) -> bool:
-    return deps.pods is not None and row.capsule_id is not None
-
-
 def log_path(deps: AgentDeps, pods: PodRuntime, member: Container) -> Path:
     capsule = capsules.find_by_id(deps.db, member.capsule_id) \
         if member.capsule_id is not None else None
@@ -99,21 +95,19 @@ def read_logs(path: Path, *, stdout: bool, stderr: bool, timestamps: bool,
     return "".join(kept)
 
 
-def logs(deps: AgentDeps, member: Container, **kwargs: Any) -> str:
-    assert deps.pods is not None
-    return read_logs(log_path(deps, deps.pods, member), **kwargs)
+def logs(deps: AgentDeps, pods: PodRuntime, member: Container, **kwargs: Any) -> str:
+    return read_logs(log_path(deps, pods, member), **kwargs)
 
 
-def execute(deps: AgentDeps, member: Container, argv: Sequence[str], run: bool,
-            interactive: bool) -> dict[str, Any]:
+def execute(deps: AgentDeps, pods: PodRuntime, member: Container, argv: Sequence[str],
+            run: bool, interactive: bool) -> dict[str, Any]:
     """``container_exec`` on a member: ExecSync with ``run``; otherwise an exec of
     containerd's streaming server, recorded under an id of its own (the console proxy
     finds its URL by that id)."""
-    assert deps.pods is not None
     if not member.container_id:
         raise exc.UncreatedContainer(uuid=member.uuid)
     if not run:
-        url = deps.pods.exec_url(member.container_id, list(argv), tty=interactive)
+        url = pods.exec_url(member.container_id, list(argv), tty=interactive)
         exec_id = hashlib.sha256(url.encode()).hexdigest()
         execs.record(deps.db, member.id, exec_id, url=url)
         LOG.info("exec %s of %s in member %s created on containerd's streaming server",
@@ -121,7 +115,7 @@ def execute(deps: AgentDeps, member: Container, argv: Sequence[str], run: bool,
         return {"output": None, "exit_code": None, "exec_id": exec_id, "token": None}
     timeout = deps.settings.execute_timeout
     try:
-        output, code = deps.pods.exec_sync(member.container_id, list(argv), timeout)
+        output, code = pods.exec_sync(member.container_id, list(argv), timeout)
     except TimeoutError:
         raise exc.Conflict(
             f"Timeout on executing command: {shlex.join(argv)} did not end within "

@@ -3,7 +3,7 @@
 
 A member that exited and whose restart policy starts it again is restarted here
 (``restarts``). No engine event stream feeds these rows (containerd 1.6 has no GetContainerEvents):
-the agent relists every second (``capsules.status.relist``, as kubelet's generic PLEG does: one
+the agent relists every second (``relist``, as kubelet's generic PLEG does: one
 ListPodSandbox and one ListContainers for the whole host, then ContainerStatus only for
 a member whose listed state differs from its row) and each capsule's members' rows
 are written from ContainerStatus with the code that writes a Docker container's
@@ -19,11 +19,13 @@ from dataclasses import dataclass
 
 from berth.common import exceptions as exc
 from berth.common.log import container_context
+from berth.compute import status_writes
+from berth.compute.capsules import status as capsule_status
 from berth.compute.capsules.cri import restarts
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.states import Status
-from berth.db import containers
+from berth.db import capsules, containers
 from berth.db.models import Container
 from berth.runtime import base as rt
 from berth.runtime.cri.base import PodRuntime
@@ -109,9 +111,33 @@ def _vanished(deps: AgentDeps, member: Container) -> Container:
     LOG.warning("member %s: its CRI container %s is gone", member.name,
                 (member.container_id or "")[:12])
     try:
-        return containers.update_(deps.db, member.uuid,
-                                  {"status": Status.ERROR.value, "status_reason": reason},
-                                  expected_task_state=None, expected_status=member.status,
-                                  expected_container_id=member.container_id)
+        return status_writes.mark_error(deps.db, member.uuid, reason, was=member.status,
+                                        expected_task_state=None,
+                                        expected_status=member.status,
+                                        expected_container_id=member.container_id)
     except (exc.TaskInProgress, exc.ContainerNotFound):
         return member
+
+
+def relist(deps: AgentDeps, pods: PodRuntime) -> int:
+    """Refresh every capsule of this host from the runtime, from one listing of it
+    (``snapshot``); how many changed."""
+    changed = 0
+    rows = containers.list_by_host(deps.db, deps.host, capsules.CAPSULE)
+    if not rows:
+        return 0
+    try:
+        listing = snapshot(pods, deps.host)
+    except rt.RuntimeUnavailable as err:
+        LOG.warning("capsule relist: %s; the next one retries", err.msg)
+        return 0
+    for capsule in rows:
+        with container_context(capsule.uuid):
+            try:
+                changed += capsule_status.refresh(deps, capsule, listing)
+            except rt.RuntimeUnavailable as err:
+                LOG.warning("capsule relist: %s; the next one retries", err.msg)
+                return changed
+            except Exception:  # a loop boundary: log this capsule, go on with the next
+                LOG.exception("could not refresh this capsule from containerd")
+    return changed

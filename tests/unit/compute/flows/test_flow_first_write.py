@@ -13,6 +13,7 @@ from support.fake_runtime import FakeRuntime
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.log import ContainerFilter, container_context
+from berth.compute.capsules.docker.engine import DockerCapsules
 from berth.compute.claims import ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.flows import common
@@ -26,7 +27,8 @@ EVENT = "compute__do_container_create"
 @pytest.fixture
 def deps(db: Database) -> Iterator[AgentDeps]:
     d = AgentDeps(db=db, runtime=FakeRuntime(), tracker=ResourceTracker(db, "n1"),
-                  settings=AgentSettings(host="n1", create_task_timeout=1800))
+                  settings=AgentSettings(host="n1", create_task_timeout=1800),
+                  capsules=DockerCapsules())
     yield d
     d.overlap.shutdown(wait=True)
 

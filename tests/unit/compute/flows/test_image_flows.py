@@ -14,6 +14,7 @@ from support.migrated_sqlite import migrated_url
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute import image_puller
+from berth.compute.capsules.docker.engine import DockerCapsules
 from berth.compute.claims import ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.flows import images as flows
@@ -82,7 +83,8 @@ def engine() -> ImageEngine:
 def deps(tmp_path: Path, engine: ImageEngine) -> Iterator[AgentDeps]:
     db = Database(migrated_url(tmp_path))
     yield AgentDeps(db=db, runtime=engine, tracker=ResourceTracker(db, HOST),  # type: ignore[arg-type]
-                    settings=AgentSettings(host=HOST, registry_key=KEY))
+                    settings=AgentSettings(host=HOST, registry_key=KEY),
+                    capsules=DockerCapsules())
     db.dispose()
 
 
@@ -213,13 +215,15 @@ def test_registry_credentials_are_decrypted_for_that_registry_only(deps: AgentDe
 def test_without_the_key_a_registry_password_is_a_clear_pull_error(deps: AgentDeps) -> None:
     reg = add_registry(deps)
     keyless = AgentDeps(db=deps.db, runtime=deps.runtime, tracker=deps.tracker,
-                        settings=AgentSettings(host=HOST, registry_key=None))
+                        settings=AgentSettings(host=HOST, registry_key=None),
+                        capsules=DockerCapsules())
     with pytest.raises(exc.ImageNotFound) as err:
         image_puller.registry_auth_for(keyless, rt.ImageRef("reg.example:5000/app"), reg)
     assert reg.uuid in err.value.msg
     other_key = AgentDeps(db=deps.db, runtime=deps.runtime, tracker=deps.tracker,
                           settings=AgentSettings(host=HOST,
-                                                 registry_key=registries.derive_key("x")))
+                                                 registry_key=registries.derive_key("x")),
+                          capsules=DockerCapsules())
     with pytest.raises(exc.ImageNotFound) as err:
         image_puller.registry_auth_for(other_key, rt.ImageRef("reg.example:5000/app"), reg)
     assert "auth_encryption_key" in err.value.msg

@@ -11,6 +11,7 @@ from support.fake_runtime import FakeRuntime
 from support.migrated_sqlite import migrated_url
 
 from berth.common import exceptions as exc
+from berth.compute.capsules.docker.engine import DockerCapsules
 from berth.compute.claims import ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.flows import common
@@ -30,7 +31,7 @@ def db(tmp_path: Path) -> Iterator[Database]:
 
 def deps_with(db: Database, **settings: int) -> AgentDeps:
     return AgentDeps(db=db, runtime=FakeRuntime(), tracker=ResourceTracker(db, "n1"),
-                     settings=AgentSettings(host="n1", **settings))
+                     settings=AgentSettings(host="n1", **settings), capsules=DockerCapsules())
 
 
 def seconds_left(deadline: dt.datetime | None) -> float:
