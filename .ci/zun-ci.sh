@@ -9,8 +9,8 @@
 #                       user and catalog entries, Placement instance and Neutron network, then its
 #                       four services; only checks them when they answer already
 #   zun-ci.sh stop      stop what start started (by pid) and its node engine, delete its Neutron
-#                       and OVS ports, drop its database and vhost; leaves the shared services
-#                       and the Keystone entries alone
+#                       and OVS ports, drop its database and vhost, take its region's catalog
+#                       entries out of Keystone; leaves the shared services and its user alone
 #   zun-ci.sh status    "zun: up ..." or "zun: down"
 #   zun-ci.sh env       BERTH_ZUN_URL, BERTH_ZUN_IMAGE, BERTH_ZUN_REGION, BERTH_ZUN_NETWORK, ...
 #   zun-ci.sh takeover  stop Zun's four services (its database, engine, Placement and Neutron
@@ -389,6 +389,9 @@ stop() {
     # Zun's leftovers on the shared Neutron: its ports (device_owner compute:zun) and their OVS
     # ports on br-int (Zun names every one's vm-uuid "zun"); then its engine and containers
     [ -x "$V/python" ] && keystone cleanup-ports 2>/dev/null || true
+    # and its catalog entries (region $REGION): a second 'container' service left behind
+    # makes the docs' `openstack endpoint create ... container` ambiguous
+    [ -x "$V/python" ] && keystone teardown "$REGION" 2>/dev/null || true
     if command -v ovs-vsctl >/dev/null && ovs-vsctl --timeout=2 show >/dev/null 2>&1; then
         for s in $(ovs-vsctl --timeout=5 --bare --columns=name find Interface external_ids:vm-uuid=zun 2>/dev/null); do
             ovs-vsctl --timeout=5 --if-exists del-port br-int "$s" || true

@@ -88,6 +88,28 @@ def setup(zun_url, neutron_url, placement_url, region):
                 ks.call('PATCH', '/endpoints/{}'.format(endpoint['id']), json={'endpoint': {'url': url}})
 
 
+def teardown(region):
+    """Take out of the catalog what setup put in for ``region``: its endpoints, each
+    service left without any endpoint (setup's zun, neutron and placement entries when
+    nothing else uses them), and the region. Another stack's entries for the same
+    service types (the project's own Neutron, Placement, a berth registered as
+    container) stay, and a second 'container' service no longer makes
+    `openstack endpoint create ... container` ambiguous for the docs tests."""
+    ks = Keystone()
+    for stype, name in (('container', 'zun'), ('network', 'neutron'),
+                        ('placement', 'placement')):
+        service = ks.find('services', type=stype, name=name)
+        if service is None:
+            continue
+        endpoints = ks.call('GET', '/endpoints', params={'service_id': service['id']}).json()['endpoints']
+        for endpoint in endpoints:
+            if endpoint.get('region_id') == region:
+                ks.call('DELETE', '/endpoints/{}'.format(endpoint['id']))
+        if all(e.get('region_id') == region for e in endpoints):
+            ks.call('DELETE', '/services/{}'.format(service['id']))
+    ks.call('DELETE', f'/regions/{region}')
+
+
 def network(name, cidr):
     _, admin_project = admin_token()
 
@@ -143,6 +165,8 @@ if __name__ == '__main__':
         setup(*args)
     elif action == 'network':
         network(*args)
+    elif action == 'teardown':
+        teardown(*args)
     elif action == 'cleanup-ports':
         cleanup_ports()
     elif action == 'services-up':

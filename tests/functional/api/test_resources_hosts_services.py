@@ -37,8 +37,10 @@ def made(zun, docker_client):  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="module")
 def private_berth(docker_url):  # type: ignore[no-untyped-def]
     """One private berth for this module's service tests (a disabled or forced-down
-    node refuses every new container, so the shared berth must not be touched)."""
-    proc = BerthProcess().start()
+    node refuses every new container, so the shared berth must not be touched). Its
+    heartbeat beats every 10 s (periodic_interval_max), not the default minute, so that
+    a deleted service record comes back within the tests' waits."""
+    proc = BerthProcess("[DEFAULT]\nperiodic_interval_max = 10\n").start()
     yield proc
     proc.stop()
     client = docker.from_env()
