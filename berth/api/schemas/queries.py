@@ -197,7 +197,7 @@ class QueryParams:
         try:
             return self._schema.check(sent)
         except SchemaValidationError as err:
-            if any(f"field '{name}'" in err.msg for name in self.hand_checked):
+            if err.kwargs.get("field") in self.hand_checked:
                 raise InvalidParameterValue(err=err.msg) from None
             raise
 

@@ -52,10 +52,10 @@ def show(value: object) -> str:
 
 def invalid(field: str, value: object, why: str,
             error: type[InvalidParameterValue] = InvalidParameterValue) -> InvalidParameterValue:
-    """The 400 error for ``field``; ``why`` says what is wrong and what is accepted."""
-    return error(
-        err=f"Invalid input for field '{field}'. Value: '{show(value)}'. {why}"
-    )
+    """The 400 error for ``field`` (kept in its ``kwargs['field']``); ``why`` says what is
+    wrong and what is accepted."""
+    return error(field=field,
+                 err=f"Invalid input for field '{field}'. Value: '{show(value)}'. {why}")
 
 
 def is_none_string(value: object) -> bool:
