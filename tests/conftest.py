@@ -54,6 +54,7 @@ PARALLEL: tuple[tuple[str, str], ...] = (
     ("tests/functional/", "module"),
     ("tests/docs/", "module"),
     ("tests/integration/network/", "neutron"),
+    ("tests/integration/db/", "dir"),
     ("tests/integration/deploy/", "module"),
     # not tests/integration/fleet: its bursts hold up to 20 connections per API
     # process of the machine's PostgreSQL (100 in all), and beside another

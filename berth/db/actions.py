@@ -74,6 +74,16 @@ _FINISH_EVENT = (
 _FINISH_EVENT_OF_ACTION = _FINISH_EVENT.returning(_EVENTS.c.action_id)
 _INSERT_EVENT = insert(_EVENTS).values(event=bindparam("name"), action_id=bindparam("of"),
                                        start_time=bindparam("at"))
+#: An event on the action of a request, found and inserted in one round trip where the
+#: database returns the new id of an INSERT ... SELECT (PostgreSQL, SQLite, MariaDB
+#: 10.5+): no row when the request began no action on the container.
+_INSERT_EVENT_OF_REQUEST = insert(_EVENTS).from_select(
+    ["event", "action_id", "start_time"],
+    select(bindparam("name", type_=_EVENTS.c.event.type), _ACTIONS.c.id,
+           bindparam("at", type_=_EVENTS.c.start_time.type))
+    .where(_ACTIONS.c.container_uuid == bindparam("uuid"),
+           _ACTIONS.c.request_id == bindparam("request_id"))
+    .order_by(_ACTIONS.c.id.desc()).limit(1)).returning(_EVENTS.c.id)
 #: Finishing an action, for success and for error: the columns ``_finished`` writes.
 _FINISH_ACTION = {
     error: update(_ACTIONS).where(_ACTIONS.c.id == bindparam("action_id"))
@@ -115,6 +125,13 @@ def event_start(db: Database, container_uuid: str, request_id: str | None, event
 def start_event_in(s: Session, container_uuid: str, request_id: str | None,
                    event: str) -> int | None:
     """``event_start`` within the caller's write transaction ``s``."""
+    conn = s.connection()
+    if request_id and conn.dialect.insert_returning:
+        found = conn.execute(_INSERT_EVENT_OF_REQUEST, {
+            "name": event, "at": utcnow(), "uuid": container_uuid,
+            "request_id": request_id}).scalar()
+        if found is not None:
+            return int(found)
     action_id = _action_id(s, container_uuid, request_id)
     return None if action_id is None else _insert_event(s, action_id, event)
 
