@@ -133,3 +133,33 @@ def test_an_event_without_its_requests_action_goes_on_the_newest(db: Database) -
     _, first = actions.get_action(db, uuid, "req-1")
     assert first == []
     assert actions.event_start(db, "no-such-container", "req-1", "x") is None
+
+
+def test_an_event_finished_then_the_next_begun_on_its_action(db: Database) -> None:
+    uuid = _container(db)
+    first = actions.event_start(db, uuid, "req-1", "compute__do_container_create")
+    seen = Statements(db)
+    second = actions.event_finish(db, first, False,
+                                  then=(uuid, "req-1", "compute__do_container_start"))
+    if db.engine.dialect.name == "postgresql":
+        assert seen.sent == ["WITH"]
+    actions.event_finish(db, second, True, "Traceback: boom", action_of=(uuid, "req-1"))
+    if db.engine.dialect.name == "postgresql":
+        assert seen.sent == ["WITH", "WITH"]
+    action, events = actions.get_action(db, uuid, "req-1")
+    assert action.finish_time is not None and action.message == "Error"
+    assert [(e.id, e.event, e.result, e.traceback) for e in events] == [
+        (first, "compute__do_container_create", "Success", None),
+        (second, "compute__do_container_start", "Error", "Traceback: boom")]
+    assert all(e.finish_time is not None and e.action_id == action.id for e in events)
+
+
+def test_an_event_gone_finishes_its_requests_action_all_the_same(db: Database) -> None:
+    uuid = _container(db)
+    assert actions.event_finish(db, 999_999, False, action_of=(uuid, "req-1")) is None
+    action, _ = actions.get_action(db, uuid, "req-1")
+    assert action.finish_time is not None and action.message is None
+    started = actions.event_finish(db, 999_998, False,
+                                   then=(uuid, "req-1", "compute__do_container_start"))
+    _, events = actions.get_action(db, uuid, "req-1")
+    assert [(e.id, e.event) for e in events] == [(started, "compute__do_container_start")]
