@@ -43,7 +43,7 @@ class Read:
         return sum(1 for row in self.rows if values & {str(v) for v in row.values()})
 
 
-def _connect(database: str | None = None) -> pymysql.connections.Connection:
+def connect(database: str | None = None) -> pymysql.connections.Connection:
     return pymysql.connect(autocommit=True, database=database,
                            cursorclass=pymysql.cursors.DictCursor, **MARIADB)
 
@@ -58,7 +58,7 @@ class GeneralLog:
         self._watcher: threading.Thread | None = None
 
     def __enter__(self) -> Self:
-        with _connect() as conn, conn.cursor() as cur:
+        with connect() as conn, conn.cursor() as cur:
             cur.execute("SELECT @@GLOBAL.general_log AS on_, @@GLOBAL.general_log_file AS "
                         "file, @@GLOBAL.log_output AS output, @@datadir AS datadir")
             self._saved = dict(cur.fetchone())
@@ -75,7 +75,7 @@ class GeneralLog:
 
     def _watch(self) -> None:
         """Which connection uses which database, every second while the log is on."""
-        with _connect() as conn, conn.cursor() as cur:
+        with connect() as conn, conn.cursor() as cur:
             while not self._stop.is_set():
                 cur.execute("SELECT ID, DB FROM information_schema.PROCESSLIST")
                 for row in cur.fetchall():
@@ -88,7 +88,7 @@ class GeneralLog:
         self._stop.set()
         if self._watcher is not None:
             self._watcher.join(10)
-        with _connect() as conn, conn.cursor() as cur:
+        with connect() as conn, conn.cursor() as cur:
             cur.execute("SET GLOBAL general_log = 0")
             cur.execute("SET GLOBAL general_log_file = %s", (self._saved["file"],))
             cur.execute("SET GLOBAL log_output = %s", (self._saved["output"],))
@@ -119,7 +119,7 @@ class GeneralLog:
                  if command == "Query" and self.thread_db.get(thread) == database
                  and argument.lstrip().upper().startswith("SELECT")
                  and on_table.search(argument)]
-        with _connect(database) as conn, conn.cursor() as cur:
+        with connect(database) as conn, conn.cursor() as cur:
             for read in found:
                 cur.execute(read.sql)   # no arguments: PyMySQL formats nothing
                 read.rows = list(cur.fetchall())

@@ -23,7 +23,7 @@ import httpx
 import pytest
 from support.berth_proc import TEST_IMAGE, BerthProcess, wait_for
 
-from compat.statement_log import GeneralLog, Read, _connect
+from compat.statement_log import GeneralLog, Read, connect
 from compat.zun_client import NEUTRON_URL, ZUN_IMAGE, ZUN_NETWORK
 from compat.zun_services import DEFECTS_OPT_IN, LOGS, LogTail, force_delete, settle
 
@@ -38,7 +38,7 @@ SYNC_STARTS = "Start syncing container states"
 def copy_rows(database: str, uuid: str, count: int) -> set[str]:
     """``count`` copies of row ``uuid`` recorded on host ``ELSEWHERE``; their uuids."""
     made: set[str] = set()
-    with _connect(database) as conn, conn.cursor() as cur:
+    with connect(database) as conn, conn.cursor() as cur:
         cur.execute("SELECT * FROM container WHERE uuid = %s", (uuid,))
         row = dict(cur.fetchone())
         row.pop("id")
@@ -55,7 +55,7 @@ def copy_rows(database: str, uuid: str, count: int) -> set[str]:
 
 def drop_rows(database: str, uuids: set[str]) -> None:
     if uuids:
-        with _connect(database) as conn, conn.cursor() as cur:
+        with connect(database) as conn, conn.cursor() as cur:
             cur.execute("DELETE FROM container WHERE uuid IN %s", (tuple(uuids),))
 
 
