@@ -45,9 +45,12 @@ apt_install() {
     t0=$(now); mkdir -p "$(dirname "$log_file")"
     log "apt-get install ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -q --no-install-recommends "${missing[@]}" >>"$log_file" 2>&1 || {
-        apt-get update -q >>"$log_file" 2>&1
-        apt-get install -y -q --no-install-recommends "${missing[@]}" >>"$log_file" 2>&1
+    # the test command installs Neutron's packages while ci-services.sh installs others:
+    # the second apt-get waits for dpkg's lock instead of failing
+    local apt=(apt-get -o DPkg::Lock::Timeout=600)
+    "${apt[@]}" install -y -q --no-install-recommends "${missing[@]}" >>"$log_file" 2>&1 || {
+        "${apt[@]}" update -q >>"$log_file" 2>&1
+        "${apt[@]}" install -y -q --no-install-recommends "${missing[@]}" >>"$log_file" 2>&1
     } || { tail -n 30 "$log_file" >&2; die "apt-get install ${missing[*]} failed"; }
     log "installed ${missing[*]} in $(since "$t0") s"
 }
