@@ -55,6 +55,8 @@ PARALLEL: tuple[tuple[str, str], ...] = (
     ("tests/docs/", "module"),
     ("tests/integration/network/", "neutron"),
     ("tests/integration/deploy/", "module"),
+    # Glance's tests: a berth of their own, images and tags named per session
+    ("tests/integration/image/", "dir"),
     # not tests/integration/fleet: its bursts hold up to 20 connections per API
     # process of the machine's PostgreSQL (100 in all), and beside another
     # deployment's they ran out of them ("remaining connection slots are reserved")
@@ -62,6 +64,8 @@ PARALLEL: tuple[tuple[str, str], ...] = (
     ("tests/integration/placement/", "dir"),
     ("tests/integration/quota/", "dir"),
     ("tests/integration/rpc/", "dir"),
+    # the takeover's: a Zun database (takeover_zun_<hex>) and a berth host per test
+    ("tests/integration/takeover/", "dir"),
     ("tests/integration/volume/", "dir"),
     ("tests/reliability/", "dir"),
 )
