@@ -32,8 +32,8 @@ the node engines of session fixtures have names per worker or per directory.
 
 Scopes are handed out longest first (``weight``): the integration directories and the
 docs and reliability tests, whose tests wait on heartbeats, outages and other services,
-then the functional modules, then unit tests; within a rank, the scope with more tests
-first. A long scope handed out last would leave the other worker idle at the end.
+and the Schemathesis unit tests (minutes each), then the functional modules, then the
+other unit tests; within a rank, the scope with more tests first. A long scope handed out last would leave the other worker idle at the end.
 
 (xdist's own ``--dist loadgroup`` would read ``xdist_group`` marks, but it renames
 node ids in a way pytest 9 no longer reads: the marks have no effect there.)
@@ -71,7 +71,12 @@ PARALLEL: tuple[tuple[str, str], ...] = (
 )
 PARTS = ("parallel", "serial")
 #: Hand-out rank of a scope by its path (higher first), see the docstring.
-RANKS = (("tests/unit/", 0), ("tests/functional/", 1))
+#: The Schemathesis runs over the OpenAPI document are unit tests that each take minutes
+#: on a loaded machine: handed out with the integration directories, not last, where one
+#: would keep a worker busy long after the other ran out of work.
+RANKS = (("tests/unit/api/test_openapi_conformance.py", 2),
+         ("tests/unit/api/test_openapi_fuzz.py", 2),
+         ("tests/unit/", 0), ("tests/functional/", 1))
 
 
 def _rule(path: str) -> tuple[str, str] | None:
