@@ -58,12 +58,9 @@ BERTH_BASE=$BASE/berth
 BERTH_PORT=${BERTH_ZUN_TAKEOVER_PORT:-9518}
 BERTH_PYTHON=${BERTH_PYTHON:-$HERE/../.venv/bin/python}
 
-log() { printf '[zun-ci] %s\n' "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1f", b-a}'; }
-pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
-pid_is() { pid_alive "$1" && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q -- "$2"; }
+CI_TAG=zun-ci
+# shellcheck source=lib.sh
+source "$HERE/lib.sh"
 neutron_host() { bash "$HERE/neutron-ci.sh" env | sed -n 's/^BERTH_NEUTRON_HOST=//p'; }
 
 # keystone ACTION ARGS: the Keystone and Neutron side, idempotent (zun_keystone_setup.py)
@@ -309,17 +306,9 @@ start() {
 }
 
 stop_pids() {   # stop_pids NAME...: each by its pid file (its process group), then forget it
-    local s pid pids=""
-    for s in "$@"; do
-        pid=$(cat "$BASE/pids/$s.pid" 2>/dev/null || true)
-        if pid_alive "$pid"; then kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true; pids="$pids $pid"; fi
-        rm -f "$BASE/pids/$s.pid"
-    done
-    for pid in $pids; do
-        for _ in $(seq 1 50); do pid_alive "$pid" || break; sleep 0.2; done
-        pid_alive "$pid" && { kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true; }
-    done
-    return 0
+    local s files=()
+    for s in "$@"; do files+=("$BASE/pids/$s.pid"); done
+    stop_pidfiles "${files[@]}" || true
 }
 
 start_zun_services() {
