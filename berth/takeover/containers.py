@@ -87,6 +87,12 @@ def _container(plan: Plan, row: dict[str, Any], capsule_ids: set[int],
         plan.notes.append(f"container {ident}: its registry (id {out['registry_id']}) is not "
                           f"carried; berth pulls its image again without credentials")
         out["registry_id"] = None
+    if not out.get("host") and out.get("container_id") and kind in (CONTAINER, CAPSULE):
+        plan.notes.append(f"container {ident}: Zun failed its create and unset its host, "
+                          f"leaving Docker container {out['container_id'][:12]} (zun-{ident}) "
+                          f"on the node that ran it; berth cannot know that node, so its "
+                          f"delete removes the rows only, as Zun's does: remove zun-{ident} "
+                          f"on that node by hand")
     if out.get("task_state"):
         out["task_deadline"] = now()
         plan.notes.append(f"container {ident} was in task {out['task_state']} when Zun "
