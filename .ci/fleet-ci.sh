@@ -22,7 +22,8 @@
 # nodes PI, namespaces berth-PI and berth-Pwire, the host's veth bP0, database and vhost
 # berth_fleet_P, state $BERTH_CI_STATE/P-fleet, and an underlay 198.18.X.0/24 of its own
 # (BERTH_FLEET_UNDERLAY=198.18.X to choose it; one some interface of the host holds
-# already is refused). Give the same BERTH_FLEET_NAME to fleet-stop and restart-cni.
+# already is refused). Give the same BERTH_FLEET_NAME to fleet-stop and restart-cni;
+# fleet-stop removes a named fleet's state, logs and node data (the default one's stay).
 # BERTH_FLEET_OVERLAY=false starts the fleet with [network]local_overlay off (each node's
 # local networks its own: bench P16C's baseline).
 set -euo pipefail
@@ -202,6 +203,10 @@ DROP DATABASE IF EXISTS $NAME WITH (FORCE);
 SQL
     rabbitmqctl -q delete_vhost "$NAME" >/dev/null 2>&1 || true
     rm -f "$FLEET/count"
+    if [ "$PREFIX" != ovlf ]; then   # a named fleet (a bench's, a docs run's) leaves nothing
+        for node in $(nodes "$n"); do rm -rf "${STATE:?}/nodes/$node"; done
+        rm -rf "$FLEET"
+    fi
     log "fleet $PREFIX stopped"
 }
 
