@@ -67,7 +67,8 @@ NOT_RUN = {
 #: Pages with commands, and the test module that runs each.
 RUN_BY = {"single-node.md": "test_single_node.py", "multi-node.md": "test_multi_node.py",
           "upgrade.md": "test_upgrade.py", "monitoring.md": "test_monitoring.py",
-          "migrating-from-zun.md": "test_migrating_from_zun.py"}
+          "migrating-from-zun.md": "test_migrating_from_zun.py",
+          "networking.md": "test_networking.py"}
 
 
 def test_the_blocks_not_run_are_the_known_ones() -> None:
