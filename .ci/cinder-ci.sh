@@ -36,17 +36,9 @@ V=$BASE/venv/bin
 URL="http://127.0.0.1:$PORT/v3/$PROJECT"
 SERVICES=(api scheduler volume)
 
-log() { printf '[cinder-ci] %s\n' "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1f", b-a}'; }
-pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
-pid_is() { pid_alive "$1" && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q -- "$2"; }
-
-db_url() {
-    if [ "$DB" = pgsql ]; then echo "postgresql+psycopg2://$DBNAME:$DBNAME@127.0.0.1:5432/$DBNAME"
-    else echo "mysql+pymysql://$DBNAME:$DBNAME@127.0.0.1:3306/$DBNAME"; fi
-}
+CI_TAG=cinder-ci
+# shellcheck source=lib.sh
+source "$HERE/lib.sh"
 
 services_up() {   # the API answers and both the scheduler and the volume service report up
     local up
@@ -56,19 +48,9 @@ services_up() {   # the API answers and both the scheduler and the volume servic
 }
 
 install() {
-    local missing=() p t0
-    for p in nfs-common qemu-utils e2fsprogs util-linux; do   # mount.nfs must exist; qemu-img runs on every create
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-    done
-    if [ ${#missing[@]} -gt 0 ]; then
-        t0=$(now); mkdir -p "$BASE"
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get install -y -q --no-install-recommends "${missing[@]}" >>"$BASE/apt.log" 2>&1 || {
-            apt-get update -q >>"$BASE/apt.log" 2>&1
-            apt-get install -y -q --no-install-recommends "${missing[@]}" >>"$BASE/apt.log" 2>&1
-        } || { tail -n 20 "$BASE/apt.log" >&2; die "apt-get install ${missing[*]} failed"; }
-        log "installed ${missing[*]} in $(since "$t0") s"
-    fi
+    local t0
+    # mount.nfs must exist; qemu-img runs on every create
+    apt_install "$BASE/apt.log" nfs-common qemu-utils e2fsprogs util-linux
     local want; want="cinder==$CINDER_VERSION $(md5sum <"$CONSTRAINTS" | cut -c1-32)"
     [ -f "$BASE/venv/.berth-installed" ] && [ "$(cat "$BASE/venv/.berth-installed")" = "$want" ] && return 0
     t0=$(now); mkdir -p "$BASE"; rm -rf "$BASE/venv"
@@ -78,30 +60,6 @@ install() {
         || { tail -n 20 "$BASE/pip.log" >&2; die "pip install cinder==$CINDER_VERSION failed"; }
     echo "$want" >"$BASE/venv/.berth-installed"
     log "venv $BASE/venv ready in $(since "$t0") s"
-}
-
-setup_database() {
-    if [ "$DB" = pgsql ]; then
-        su postgres -c "psql -q -v ON_ERROR_STOP=1" >/dev/null <<SQL
-DO \$\$BEGIN
-  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$DBNAME') THEN CREATE ROLE $DBNAME; END IF;
-END\$\$;
-ALTER ROLE $DBNAME WITH LOGIN PASSWORD '$DBNAME';
-SELECT 'CREATE DATABASE $DBNAME OWNER $DBNAME' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '$DBNAME')\gexec
-SQL
-    else
-        mysql -h127.0.0.1 -uroot -e "CREATE DATABASE IF NOT EXISTS $DBNAME CHARACTER SET utf8mb4;
-            CREATE USER IF NOT EXISTS '$DBNAME'@'127.0.0.1' IDENTIFIED BY '$DBNAME';
-            GRANT ALL ON $DBNAME.* TO '$DBNAME'@'127.0.0.1';"
-    fi
-}
-
-drop_database() {
-    if [ "$DB" = pgsql ]; then
-        su postgres -c "psql -q -c 'DROP DATABASE IF EXISTS $DBNAME WITH (FORCE)'" >/dev/null 2>&1 || true
-    else
-        mysql -h127.0.0.1 -uroot -e "DROP DATABASE IF EXISTS $DBNAME; DROP USER IF EXISTS '$DBNAME'@'127.0.0.1';" 2>/dev/null || true
-    fi
 }
 
 setup() {
@@ -175,18 +133,10 @@ start() {
 }
 
 stop() {
-    local s pid stopped=0
-    for s in "${SERVICES[@]}"; do
-        pid=$(cat "$BASE/$s.pid" 2>/dev/null || true)
-        if pid_is "$pid" "cinder-$s"; then kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true; stopped=1; fi
-    done
-    for s in "${SERVICES[@]}"; do
-        pid=$(cat "$BASE/$s.pid" 2>/dev/null || true)
-        for _ in $(seq 1 50); do pid_alive "$pid" || break; sleep 0.2; done
-        pid_alive "$pid" && kill -KILL -- "-$pid" 2>/dev/null || true
-        rm -f "$BASE/$s.pid"
-    done
-    [ "$stopped" = 1 ] && log "cinder: stopped" || log "cinder: not started by this script"
+    local s files=()
+    for s in "${SERVICES[@]}"; do files+=("$BASE/$s.pid"); done
+    if stop_pidfiles --match "$BASE/etc/cinder.conf" "${files[@]}"; then log "cinder: stopped"
+    else log "cinder: not started by this script"; fi
     # leftovers of a run: file volumes still loop-mounted (mount points under the tests' own
     # directories), then the emulated share
     if [ -d "$BASE/export" ]; then
@@ -217,12 +167,4 @@ BERTH_CINDER_BASE=$BASE
 ENV
 }
 
-[ "$(id -u)" = 0 ] || die "run as root"
-case "${1:-}" in
-    install) install ;;
-    start) start ;;
-    stop) stop ;;
-    status) status ;;
-    env) print_env ;;
-    *) sed -n '2,23p' "$0"; exit 2 ;;
-esac
+ci_main 23 "${1:-}"

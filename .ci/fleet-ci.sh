@@ -16,6 +16,16 @@
 # through fleet_relay.py. Prints BERTH_FLEET_URL=... (the API root, noauth, token "admin") and
 # BERTH_FLEET_HOSTS=... (the nodes' host names). State and logs: $BERTH_CI_STATE/ovl-fleet.
 # The API's port: $BERTH_FLEET_API_PORT, or a free one.
+#
+# Several fleets at once (a bench beside the CI's tests, two engineers): BERTH_FLEET_NAME=P
+# (lower-case letters and digits, at most 10) names everything after P instead of "ovlf":
+# nodes PI, namespaces berth-PI and berth-Pwire, the host's veth bP0, database and vhost
+# berth_fleet_P, state $BERTH_CI_STATE/P-fleet, and an underlay 198.18.X.0/24 of its own
+# (BERTH_FLEET_UNDERLAY=198.18.X to choose it; one some interface of the host holds
+# already is refused). Give the same BERTH_FLEET_NAME to fleet-stop and restart-cni;
+# fleet-stop removes a named fleet's state, logs and node data (the default one's stay).
+# BERTH_FLEET_OVERLAY=false starts the fleet with [network]local_overlay off (each node's
+# local networks its own: bench P16C's baseline).
 set -euo pipefail
 
 STATE=${BERTH_CI_STATE:-/var/tmp/berth-ci}
@@ -23,11 +33,18 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 PY=${BERTH_FLEET_PYTHON:-$ROOT/.venv/bin/python}
 [ -x "$PY" ] || PY=/work/main/.venv/bin/python
-FLEET=$STATE/ovl-fleet
-NAME=berth_fleet_ovl
-UNDERLAY=198.18.39
+PREFIX=${BERTH_FLEET_NAME:-ovlf}
+[[ "$PREFIX" =~ ^[a-z][a-z0-9]{0,9}$ ]] || { echo "[fleet-ci] ERROR: BERTH_FLEET_NAME=$PREFIX: lower-case letters and digits, at most 10" >&2; exit 1; }
+if [ "$PREFIX" = ovlf ]; then
+    FLEET=$STATE/ovl-fleet NAME=berth_fleet_ovl UNDERLAY=${BERTH_FLEET_UNDERLAY:-198.18.39}
+else    # another fleet's underlay: a /24 of 198.18.40-239 chosen from the name
+    FLEET=$STATE/$PREFIX-fleet NAME=berth_fleet_$PREFIX
+    UNDERLAY=${BERTH_FLEET_UNDERLAY:-198.18.$(( 40 + $(printf '%s' "$PREFIX" | cksum | cut -d' ' -f1) % 200 ))}
+fi
+OVERLAY=${BERTH_FLEET_OVERLAY:-true}
 IMAGE=${BERTH_FLEET_IMAGE:-127.0.0.1:5000/berth-test/busybox:latest}
-WIRE=berth-ovlfwire
+WIRE=berth-${PREFIX}wire
+HOSTVETH=b${PREFIX}0
 
 log() { printf '[fleet-ci] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -37,23 +54,23 @@ wait_for() { local t=$1; shift; local end=$(( $(date +%s) + t )); until "$@"; do
 berth() { PYTHONPATH=$ROOT "$PY" -m "$@"; }
 psql_admin() { su postgres -c "psql -v ON_ERROR_STOP=1 -q" >/dev/null; }
 
-nodes() { local i; for ((i = 1; i <= $1; i++)); do echo "ovlf$i"; done; }
+nodes() { local i; for ((i = 1; i <= $1; i++)); do echo "$PREFIX$i"; done; }
 count() { cat "$FLEET/count" 2>/dev/null || echo 0; }
 
 underlay() {   # underlay N: the wire namespace, its bridge, the host's veth, one veth per node
     ip netns add "$WIRE"
     ip netns exec "$WIRE" ip link add ul0 type bridge
     ip netns exec "$WIRE" ip link set ul0 up
-    ip link add bovlf0 type veth peer name host netns "$WIRE"
+    ip link add "$HOSTVETH" type veth peer name host netns "$WIRE"
     ip netns exec "$WIRE" ip link set host master ul0 up
-    ip addr add "$UNDERLAY.254/24" dev bovlf0
-    ip link set bovlf0 up
+    ip addr add "$UNDERLAY.254/24" dev "$HOSTVETH"
+    ip link set "$HOSTVETH" up
     local i
     for ((i = 1; i <= $1; i++)); do
-        ip link add "n$i" netns "$WIRE" type veth peer name ul0 netns "berth-ovlf$i"
+        ip link add "n$i" netns "$WIRE" type veth peer name ul0 netns "berth-$PREFIX$i"
         ip netns exec "$WIRE" ip link set "n$i" master ul0 up
-        ip netns exec "berth-ovlf$i" ip addr add "$UNDERLAY.$i/24" dev ul0
-        ip netns exec "berth-ovlf$i" ip link set ul0 up
+        ip netns exec "berth-$PREFIX$i" ip addr add "$UNDERLAY.$i/24" dev ul0
+        ip netns exec "berth-$PREFIX$i" ip link set ul0 up
     done
 }
 
@@ -81,20 +98,20 @@ port = $API_PORT
 
 [network]
 driver = local
-local_overlay = true
+local_overlay = $OVERLAY
 local_overlay_interval = 1
 CONF
     local i
     for ((i = 1; i <= $1; i++)); do
-        mkdir -p "$FLEET/ovlf$i"
-        cat >"$FLEET/ovlf$i/node.conf" <<CONF
+        mkdir -p "$FLEET/$PREFIX$i"
+        cat >"$FLEET/$PREFIX$i/node.conf" <<CONF
 [DEFAULT]
-host = ovlf$i
+host = $PREFIX$i
 my_ip = $UNDERLAY.$i
-state_path = $FLEET/ovlf$i
+state_path = $FLEET/$PREFIX$i
 
 [docker]
-api_url = unix:///run/berth-node-ovlf$i.sock
+api_url = unix:///run/berth-node-$PREFIX$i.sock
 CONF
     done
 }
@@ -112,7 +129,9 @@ start_proc() {   # start_proc NAME NETNS|- MODULE CONFIGS...: a berth process, p
 start() {
     local n=${1:-2} t0; t0=$(now)
     [[ "$n" =~ ^[1-9]$ ]] || die "fleet-start N: N is a small number (2 or 3)"
-    [ -e "/run/netns/$WIRE" ] && die "a fleet runs already (fleet-stop first)"
+    [ -e "/run/netns/$WIRE" ] && die "a fleet $PREFIX runs already (BERTH_FLEET_NAME=$PREFIX fleet-stop first)"
+    [ -z "$(ip -4 -o addr show to "$UNDERLAY.0/24")" ] \
+        || die "an interface of the host holds an address of $UNDERLAY.0/24 already: choose another underlay with BERTH_FLEET_UNDERLAY=198.18.X"
     mkdir -p "$FLEET" && echo "$n" >"$FLEET/count"
     API_PORT=${BERTH_FLEET_API_PORT:-$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
     local node
@@ -143,7 +162,7 @@ SQL
     for node in $(nodes "$n"); do
         wait_for 120 services_up "$node" || die "node $node did not report: $(tail -n 20 "$FLEET/$node-compute.log")"
     done
-    log "fleet of $n started in $(since "$t0") s (logs in $FLEET)"
+    log "fleet $PREFIX of $n started in $(since "$t0") s (logs in $FLEET)"
     echo "BERTH_FLEET_URL=http://127.0.0.1:$API_PORT/v1"
     echo "BERTH_FLEET_HOSTS=$(nodes "$n" | tr '\n' ' ' | sed 's/ $//')"
 }
@@ -177,14 +196,18 @@ stop() {
         docker -H "unix:///run/berth-node-$node.sock" rm -f $(docker -H "unix:///run/berth-node-$node.sock" ps -aq 2>/dev/null) >/dev/null 2>&1 || true
         bash "$HERE/ci-services.sh" node-stop "$node" || true
     done
-    ip link del bovlf0 2>/dev/null || true
+    ip link del "$HOSTVETH" 2>/dev/null || true
     [ -e "/run/netns/$WIRE" ] && ip netns del "$WIRE"
     psql_admin <<SQL || true
 DROP DATABASE IF EXISTS $NAME WITH (FORCE);
 SQL
     rabbitmqctl -q delete_vhost "$NAME" >/dev/null 2>&1 || true
     rm -f "$FLEET/count"
-    log "fleet stopped"
+    if [ "$PREFIX" != ovlf ]; then   # a named fleet (a bench's, a docs run's) leaves nothing
+        for node in $(nodes "$n"); do rm -rf "${STATE:?}/nodes/$node"; done
+        rm -rf "$FLEET"
+    fi
+    log "fleet $PREFIX stopped"
 }
 
 restart_cni() {

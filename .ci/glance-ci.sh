@@ -30,20 +30,12 @@ V=$VENV/bin
 URL="http://127.0.0.1:$PORT"
 SERVICE_PASSWORD=glance-ci
 
-log() { printf '[glance-ci] %s\n' "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1f", b-a}'; }
-pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
-pid_is() { pid_alive "$1" && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q -- "$2"; }
+CI_TAG=glance-ci
+# shellcheck source=lib.sh
+source "$HERE/lib.sh"
 # gunicorn retitles itself ("gunicorn: master [glance.wsgi.api:application]") when
 # setproctitle is installed, as it is in Glance's venv: match the application's name.
 APP=glance.wsgi.api
-
-db_url() {
-    if [ "$DB" = pgsql ]; then echo "postgresql+psycopg2://$DBNAME:$DBNAME@127.0.0.1:5432/$DBNAME"
-    else echo "mysql+pymysql://$DBNAME:$DBNAME@127.0.0.1:3306/$DBNAME"; fi
-}
 
 api_up() { curl -fsS -m 3 -o /dev/null "$URL/versions" 2>/dev/null; }
 
@@ -57,30 +49,6 @@ install() {
         || { tail -n 20 "$VENV.pip.log" >&2; die "pip install glance==$GLANCE_VERSION failed"; }
     echo "$want" >"$VENV/.berth-installed"
     log "venv $VENV ready in $(since "$t0") s"
-}
-
-setup_database() {
-    if [ "$DB" = pgsql ]; then
-        su postgres -c "psql -q -v ON_ERROR_STOP=1" >/dev/null <<SQL
-DO \$\$BEGIN
-  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$DBNAME') THEN CREATE ROLE $DBNAME; END IF;
-END\$\$;
-ALTER ROLE $DBNAME WITH LOGIN PASSWORD '$DBNAME';
-SELECT 'CREATE DATABASE $DBNAME OWNER $DBNAME' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '$DBNAME')\gexec
-SQL
-    else
-        mysql -h127.0.0.1 -uroot -e "CREATE DATABASE IF NOT EXISTS $DBNAME CHARACTER SET utf8mb4;
-            CREATE USER IF NOT EXISTS '$DBNAME'@'127.0.0.1' IDENTIFIED BY '$DBNAME';
-            GRANT ALL ON $DBNAME.* TO '$DBNAME'@'127.0.0.1';"
-    fi
-}
-
-drop_database() {
-    if [ "$DB" = pgsql ]; then
-        su postgres -c "psql -q -c 'DROP DATABASE IF EXISTS $DBNAME WITH (FORCE)'" >/dev/null 2>&1 || true
-    else
-        mysql -h127.0.0.1 -uroot -e "DROP DATABASE IF EXISTS $DBNAME; DROP USER IF EXISTS '$DBNAME'@'127.0.0.1';" 2>/dev/null || true
-    fi
 }
 
 setup() {
@@ -156,15 +124,8 @@ start() {
 }
 
 stop() {
-    local pid stopped=0
-    pid=$(cat "$BASE/api.pid" 2>/dev/null || true)
-    if pid_is "$pid" "$APP"; then
-        kill -TERM "$pid" 2>/dev/null || true; stopped=1
-        for _ in $(seq 1 50); do pid_alive "$pid" || break; sleep 0.2; done
-        pid_alive "$pid" && kill -KILL "$pid" 2>/dev/null || true
-    fi
-    rm -f "$BASE/api.pid"
-    [ "$stopped" = 1 ] && log "glance: stopped" || log "glance: not started by this script"
+    if stop_pidfiles --match "$APP" "$BASE/api.pid"; then log "glance: stopped"
+    else log "glance: not started by this script"; fi
     # A Glance this script did not start still answers: its database and files stay.
     if api_up; then log "glance: another glance-api answers at $URL; its state is left"; return 0; fi
     [ -f "$BASE/etc/glance-api.conf" ] && drop_database
@@ -183,12 +144,4 @@ BERTH_GLANCE_PROJECT=admin
 ENV
 }
 
-[ "$(id -u)" = 0 ] || die "run as root"
-case "${1:-}" in
-    install) install ;;
-    start) start ;;
-    stop) stop ;;
-    status) status ;;
-    env) print_env ;;
-    *) sed -n '2,18p' "$0"; exit 2 ;;
-esac
+ci_main 18 "${1:-}"

@@ -33,11 +33,9 @@ CONSTRAINTS=$HERE/constraints/kuryr.txt
 SPEC=${BERTH_KURYR_SPEC:-/etc/docker/plugins/kuryr.spec}
 V=$BASE/venv/bin
 
-log() { printf '[kuryr-ci] %s\n' "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1f", b-a}'; }
-pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
+CI_TAG=kuryr-ci
+# shellcheck source=lib.sh
+source "$HERE/lib.sh"
 
 answers() {   # the plugin's handshake, as dockerd does it
     curl -fsS -m 5 -X POST "$URL/Plugin.Activate" 2>/dev/null | grep -q NetworkDriver
@@ -103,16 +101,8 @@ start() {
 }
 
 stop() {
-    local pid; pid=$(cat "$BASE/pids/kuryr-server.pid" 2>/dev/null || true)
-    if pid_alive "$pid"; then
-        kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-        for _ in $(seq 1 50); do pid_alive "$pid" || break; sleep 0.2; done
-        pid_alive "$pid" && { kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true; }
-        log "kuryr: stopped"
-    else
-        log "kuryr: not started by this script"
-    fi
-    rm -f "$BASE/pids/kuryr-server.pid"
+    if stop_pidfiles "$BASE/pids/kuryr-server.pid"; then log "kuryr: stopped"
+    else log "kuryr: not started by this script"; fi
     [ -f "$SPEC" ] && grep -qx "$URL" "$SPEC" && rm -f "$SPEC"
     return 0
 }
@@ -128,12 +118,4 @@ BERTH_KURYR_BASE=$BASE
 ENV
 }
 
-[ "$(id -u)" = 0 ] || die "run as root"
-case "${1:-}" in
-    install) install ;;
-    start) start ;;
-    stop) stop ;;
-    status) status ;;
-    env) print_env ;;
-    *) sed -n '2,12p' "$0"; exit 2 ;;
-esac
+ci_main 12 "${1:-}"

@@ -38,11 +38,9 @@ URL="http://127.0.0.1:$PORT"
 CONF="--config-file $BASE/etc/neutron.conf --config-file $BASE/etc/plugins/ml2/ml2_conf.ini"
 SERVICES=(api rpc-server ovs-agent)
 
-log() { printf '[neutron-ci] %s\n' "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1f", b-a}'; }
-pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
+CI_TAG=neutron-ci
+# shellcheck source=lib.sh
+source "$HERE/lib.sh"
 
 agent_up() {   # the API answers, the OVS agent is alive and has finished a loop
     curl -fsS -m 10 "$URL/v2.0/agents?binary=neutron-openvswitch-agent&host=$NEUTRON_HOST" 2>/dev/null \
@@ -57,17 +55,8 @@ install() {
     for c in ovs-vswitchd:openvswitch-switch ethtool:ethtool nsenter:util-linux curl:curl mysql:mariadb-client; do
         command -v "${c%%:*}" >/dev/null || need="$need ${c##*:}"
     done
-    if [ -n "$need" ]; then
-        t0=$(now); mkdir -p "$BASE"
-        export DEBIAN_FRONTEND=noninteractive
-        # shellcheck disable=SC2086
-        apt-get install -y -q --no-install-recommends $need >>"$BASE/apt.log" 2>&1 || {
-            apt-get update -q >>"$BASE/apt.log" 2>&1
-            # shellcheck disable=SC2086
-            apt-get install -y -q --no-install-recommends $need >>"$BASE/apt.log" 2>&1
-        } || { tail -n 20 "$BASE/apt.log" >&2; die "apt-get install$need failed"; }
-        log "installed$need in $(since "$t0") s"
-    fi
+    # shellcheck disable=SC2086
+    [ -z "$need" ] || apt_install "$BASE/apt.log" $need
     local want; want="neutron==$NEUTRON_VERSION $(md5sum <"$CONSTRAINTS" | cut -c1-32)"
     [ -f "$BASE/venv/.berth-installed" ] && [ "$(cat "$BASE/venv/.berth-installed")" = "$want" ] && return 0
     if [ -x "$V/neutron-rpc-server" ] && "$V/pip" freeze 2>/dev/null | grep -v '^-e' \
@@ -215,20 +204,13 @@ start() {
 }
 
 stop() {
-    local s pid pids="" priv
+    local s pid stopped=0 priv files=()
     # privsep daemons are re-parented to init: remember them before the agent goes
     priv=$(pgrep -f "privsep-helper --config-file $BASE/etc/neutron.conf" || true)
-    for s in "${SERVICES[@]}"; do
-        pid=$(cat "$BASE/pids/$s.pid" 2>/dev/null || true)
-        if pid_alive "$pid"; then kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true; pids="$pids $pid"; fi
-    done
-    for pid in $pids; do
-        for _ in $(seq 1 50); do pid_alive "$pid" || break; sleep 0.2; done
-        pid_alive "$pid" && { kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true; }
-    done
+    for s in "${SERVICES[@]}"; do files+=("$BASE/pids/$s.pid"); done
+    stop_pidfiles "${files[@]}" && stopped=1
     for pid in $priv; do kill "$pid" 2>/dev/null || true; done
-    rm -f "$BASE"/pids/{api,rpc-server,ovs-agent}.pid
-    [ -n "$pids" ] && log "neutron: stopped" || log "neutron: not started by this script"
+    [ "$stopped" = 1 ] && log "neutron: stopped" || log "neutron: not started by this script"
     if command -v ovs-vsctl >/dev/null && ovs-vsctl --timeout=2 show >/dev/null 2>&1; then
         for s in br-int br-phys1; do ovs-vsctl --if-exists del-br "$s" 2>/dev/null || true; done
         if [ -f "$BASE/pids/ovs-vswitchd.pid" ]; then   # only when start started OVS
@@ -268,11 +250,4 @@ if [[ ${1:-} =~ ^(start|stop)$ ]] && [ -z "${NEUTRON_CI_LOCKED:-}" ]; then
     mkdir -p "${LOCK%/*}"
     NEUTRON_CI_LOCKED=1 exec flock -o -w 1800 "$LOCK" bash "$0" "$1"
 fi
-case "${1:-}" in
-    install) install ;;
-    start) start ;;
-    stop) stop ;;
-    status) status ;;
-    env) print_env ;;
-    *) sed -n '2,23p' "$0"; exit 2 ;;
-esac
+ci_main 23 "${1:-}"

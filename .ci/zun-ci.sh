@@ -12,6 +12,7 @@
 #                       and OVS ports, drop its database and vhost, take its region's catalog
 #                       entries out of Keystone; leaves the shared services and its user alone
 #   zun-ci.sh status    "zun: up ..." or "zun: down"
+#   zun-ci.sh revive    start those of Zun's four services that do not run (a test killed one)
 #   zun-ci.sh env       BERTH_ZUN_URL, BERTH_ZUN_IMAGE, BERTH_ZUN_REGION, BERTH_ZUN_NETWORK, ...
 #   zun-ci.sh takeover  stop Zun's four services (its database, engine, Placement and Neutron
 #                       ports stay), `berth db import-zun` its database into berth's own, start
@@ -40,6 +41,7 @@ PORT=${BERTH_ZUN_PORT:-9517}
 WSPROXY_PORT=${BERTH_ZUN_WSPROXY_PORT:-6784}
 CNI_PORT=${BERTH_ZUN_CNI_PORT:-9036}
 PLACEMENT_PORT=${BERTH_ZUN_PLACEMENT_PORT:-8779}
+DOCKER_TCP_PORT=${BERTH_ZUN_DOCKER_TCP_PORT:-2385}
 KEYSTONE=http://127.0.0.1:${BERTH_KEYSTONE_PORT:-5001}/v3
 NEUTRON=http://127.0.0.1:${BERTH_NEUTRON_PORT:-9696}
 REGION=zun-ci
@@ -56,12 +58,9 @@ BERTH_BASE=$BASE/berth
 BERTH_PORT=${BERTH_ZUN_TAKEOVER_PORT:-9518}
 BERTH_PYTHON=${BERTH_PYTHON:-$HERE/../.venv/bin/python}
 
-log() { printf '[zun-ci] %s\n' "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1f", b-a}'; }
-pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
-pid_is() { pid_alive "$1" && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q -- "$2"; }
+CI_TAG=zun-ci
+# shellcheck source=lib.sh
+source "$HERE/lib.sh"
 neutron_host() { bash "$HERE/neutron-ci.sh" env | sed -n 's/^BERTH_NEUTRON_HOST=//p'; }
 
 # keystone ACTION ARGS: the Keystone and Neutron side, idempotent (zun_keystone_setup.py)
@@ -169,12 +168,15 @@ connection = mysql+pymysql://$DBNAME:$DBNAME@127.0.0.1:3306/$DBNAME
 [docker]
 api_url = unix://$NODE_SOCK
 docker_data_root = $STATE/nodes/$NODE/data
+# zun-wsproxy reaches the engine over TCP only (the attach URL it stores is ws://HOST:PORT)
+docker_remote_api_host = 127.0.0.1
+docker_remote_api_port = $DOCKER_TCP_PORT
 [network]
 driver = cni
 [cni_daemon]
 cni_daemon_host = 127.0.0.1
 cni_daemon_port = $CNI_PORT
-worker_num = 4
+worker_num = 1
 zun_cni_config_file = $BASE/etc/cni/10-zun-cni.conf
 [websocket_proxy]
 wsproxy_host = 127.0.0.1
@@ -256,6 +258,14 @@ start_registry_path() {   # the node's 127.0.0.1:5000 -> a unix socket -> the ho
     die "the node $NODE cannot reach the registry through $BASE/registry.sock"
 }
 
+start_docker_tcp() {   # the node engine on 127.0.0.1:$DOCKER_TCP_PORT, for zun-wsproxy (Zun's way)
+    start_bg docker-tcp socat "TCP-LISTEN:$DOCKER_TCP_PORT,bind=127.0.0.1,fork,reuseaddr" "UNIX-CONNECT:$NODE_SOCK"
+    for _ in $(seq 1 50); do
+        curl -fsS -m 2 "http://127.0.0.1:$DOCKER_TCP_PORT/_ping" >/dev/null 2>&1 && return 0; sleep 0.1
+    done
+    die "the node engine does not answer on 127.0.0.1:$DOCKER_TCP_PORT (socat to $NODE_SOCK)"
+}
+
 images() {   # Zun's test image and its capsule sandbox, in the host's registry
     curl -fsS -m 3 "http://127.0.0.1:5000/v2/berth-test/busybox/manifests/latest" \
         -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' >/dev/null 2>&1 \
@@ -279,6 +289,7 @@ start() {
     write_config
     images
     start_registry_path
+    start_docker_tcp
     setup_database
     start_placement
     t1=$(now)
@@ -295,17 +306,9 @@ start() {
 }
 
 stop_pids() {   # stop_pids NAME...: each by its pid file (its process group), then forget it
-    local s pid pids=""
-    for s in "$@"; do
-        pid=$(cat "$BASE/pids/$s.pid" 2>/dev/null || true)
-        if pid_alive "$pid"; then kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true; pids="$pids $pid"; fi
-        rm -f "$BASE/pids/$s.pid"
-    done
-    for pid in $pids; do
-        for _ in $(seq 1 50); do pid_alive "$pid" || break; sleep 0.2; done
-        pid_alive "$pid" && { kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true; }
-    done
-    return 0
+    local s files=()
+    for s in "$@"; do files+=("$BASE/pids/$s.pid"); done
+    stop_pidfiles "${files[@]}" || true
 }
 
 start_zun_services() {
@@ -375,7 +378,7 @@ stop() {
     local s pid pids="" priv
     stop_pids berth
     priv=$(pgrep -f "privsep-helper --config-file $BASE/etc/zun.conf" || true)
-    for s in "${SERVICES[@]}" placement registry-node registry-host; do
+    for s in "${SERVICES[@]}" placement registry-node registry-host docker-tcp; do
         pid=$(cat "$BASE/pids/$s.pid" 2>/dev/null || true)
         if pid_alive "$pid"; then kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true; pids="$pids $pid"; fi
     done
@@ -405,6 +408,14 @@ stop() {
     rm -rf "$BASE/state" "$BASE/placement" "$BASE/etc"
 }
 
+revive() {   # after a test killed one of the four: start those that do not run
+    [ -f "$BASE/etc/zun.conf" ] || die "no Zun here: run zun-ci.sh start first"
+    start_zun_services
+    for _ in $(seq 1 240); do services_up && break; sleep 0.5; done
+    services_up || die "zun did not come back within 120 s (logs in $BASE/logs)"
+    log "zun: services running at $URL"
+}
+
 status() { [ -x "$V/python" ] && services_up && echo "zun: up at $URL" || echo "zun: down"; }
 
 print_env() {
@@ -428,5 +439,6 @@ case "${1:-}" in
     env) print_env ;;
     takeover) takeover ;;
     handback) handback ;;
-    *) sed -n '2,28p' "$0"; exit 2 ;;
+    revive) revive ;;
+    *) sed -n '2,29p' "$0"; exit 2 ;;
 esac

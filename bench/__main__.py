@@ -33,6 +33,7 @@ from bench import (
     p13_dashboard_list,
     p14_neutron_create,
     p16_overlay_datapath,
+    p16c_overlay_create,
     z_zun,
 )
 from bench.common import Berth, MissingImage, Result, docker_client, require_images
@@ -59,6 +60,7 @@ BENCHMARKS = {
     "Z1": z_zun.z1,
     "Z3": z_zun.z3,
     "P16": p16_overlay_datapath.p16,
+    "P16C": p16c_overlay_create.p16c,
 }
 
 

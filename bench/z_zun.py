@@ -8,8 +8,10 @@ engine 20.10 of its own kind (berth the host's, Zun its node engine ``zun``).
   Median and p90 of each; the row's ratio is berth/Zun of the sequential medians.
   Goal: ratio ≤ 0.5.
 * Z3: a running container killed in its engine behind the service's back; how long until
-  the list shows it Stopped (polled every 0.05 s). Zun notices only in its periodic sync.
-  The row's ratio is Zun/berth of the medians. Goal: ≥ 100.
+  the list shows it Stopped (polled every 0.05 s), 5 times on each side. Zun notices only
+  in its periodic sync (every 60 s). The row's ratio is Zun/berth of the medians; the
+  detail keeps every figure, the creates lost and the 1-minute load average before,
+  between and after. Goal: ≥ 100.
 
 Zun's image is ``BERTH_ZUN_IMAGE`` with ``image_pull_policy: ifnotpresent`` (present after
 the first create), berth's the same test image from the host's engine.
@@ -193,29 +195,48 @@ def z1(_berth: object, runs: int = 20) -> Result:
                   detail)
 
 
-def _kill_latency(side: Service, runs: int) -> list[float]:
-    lat = []
-    for _ in range(runs):
+def _kill_latency(side: Service, runs: int) -> tuple[list[float], list[str]]:
+    """``runs`` kills timed; a create that does not reach Running (Zun's "failed to
+    configure network" under load) is counted lost and another is made, up to twice
+    ``runs`` creates in all."""
+    lat: list[float] = []
+    lost: list[str] = []
+    for _ in range(2 * runs):
+        if len(lat) == runs:
+            break
         ident = side.create()
-        wait(lambda i=ident: side.status(i) == "Running", 300, 0.1)
+        status = wait(lambda i=ident: (s := side.status(i)) in ("Running", "Error", "Stopped")
+                      and s, 300, 0.1)
+        if status != "Running":
+            lost.append(f"{ident}: {status}")
+            side.delete(ident)
+            continue
         t0 = time.perf_counter()
         side.engine.containers.get(f"zun-{ident}").kill()
+        # the list, as a dashboard reads it (Zun's GET of one container asks zun-compute,
+        # which inspects Docker on every such GET)
         wait(lambda i=ident: side.statuses().get(i) == "Stopped", 300, 0.05)
         lat.append(time.perf_counter() - t0)
         side.delete(ident)
-    return lat
+    return lat, lost
 
 
-def z3(_berth: object, runs: int = 3) -> Result:
+def z3(_berth: object, runs: int = 5) -> Result:
     if not ZUN_URL:
         return _not_run("Z3", "Zun/berth ≥ 100")
     zun, ours = _zun(), _Berth()
+    load = [os.getloadavg()[0]]
     try:
-        b_all, z_all = _kill_latency(ours.side, runs), _kill_latency(zun, runs)
+        b_all, b_lost = _kill_latency(ours.side, runs)
+        load.append(os.getloadavg()[0])
+        z_all, z_lost = _kill_latency(zun, runs)
+        load.append(os.getloadavg()[0])
     finally:
         ours.close()
-    b, z = median(b_all), median(z_all)
+    b = median(b_all) if b_all else None
+    z = median(z_all) if z_all else None
     r = ratio(z, b)
-    return Result("Z3", f"docker kill → API shows Stopped, median of {runs}, vs Zun 18",
+    return Result("Z3", f"docker kill → the list shows Stopped, median of {runs}, vs Zun 18",
                   b, z, "s", "Zun/berth ≥ 100", r is not None and r >= 100, r,
-                  {"berth_all": b_all, "zun_all": z_all})
+                  {"berth_all": b_all, "zun_all": z_all, "lost": b_lost + z_lost,
+                   "load_average_1m": load})

@@ -32,8 +32,8 @@ the node engines of session fixtures have names per worker or per directory.
 
 Scopes are handed out longest first (``weight``): the integration directories and the
 docs and reliability tests, whose tests wait on heartbeats, outages and other services,
-then the functional modules, then unit tests; within a rank, the scope with more tests
-first. A long scope handed out last would leave the other worker idle at the end.
+and the Schemathesis unit tests (minutes each), then the functional modules, then the
+other unit tests; within a rank, the scope with more tests first. A long scope handed out last would leave the other worker idle at the end.
 
 (xdist's own ``--dist loadgroup`` would read ``xdist_group`` marks, but it renames
 node ids in a way pytest 9 no longer reads: the marks have no effect there.)
@@ -56,6 +56,8 @@ PARALLEL: tuple[tuple[str, str], ...] = (
     ("tests/integration/network/", "neutron"),
     ("tests/integration/db/", "dir"),
     ("tests/integration/deploy/", "module"),
+    # Glance's tests: a berth of their own, images and tags named per session
+    ("tests/integration/image/", "dir"),
     # not tests/integration/fleet: its bursts hold up to 20 connections per API
     # process of the machine's PostgreSQL (100 in all), and beside another
     # deployment's they ran out of them ("remaining connection slots are reserved")
@@ -63,12 +65,19 @@ PARALLEL: tuple[tuple[str, str], ...] = (
     ("tests/integration/placement/", "dir"),
     ("tests/integration/quota/", "dir"),
     ("tests/integration/rpc/", "dir"),
+    # the takeover's: a Zun database (takeover_zun_<hex>) and a berth host per test
+    ("tests/integration/takeover/", "dir"),
     ("tests/integration/volume/", "dir"),
     ("tests/reliability/", "dir"),
 )
 PARTS = ("parallel", "serial")
 #: Hand-out rank of a scope by its path (higher first), see the docstring.
-RANKS = (("tests/unit/", 0), ("tests/functional/", 1))
+#: The Schemathesis runs over the OpenAPI document are unit tests that each take minutes
+#: on a loaded machine: handed out with the integration directories, not last, where one
+#: would keep a worker busy long after the other ran out of work.
+RANKS = (("tests/unit/api/test_openapi_conformance.py", 2),
+         ("tests/unit/api/test_openapi_fuzz.py", 2),
+         ("tests/unit/", 0), ("tests/functional/", 1))
 
 
 def _rule(path: str) -> tuple[str, str] | None:

@@ -164,9 +164,9 @@ STORABLE = "^[^\\u0000\\ud800-\\udfff]*$"
 
 def storable_strings(node: Any) -> Any:
     """``node`` (a part of the document) with ``STORABLE`` as the pattern of each
-    string schema that has no pattern, format or set of values of its own, so that
-    the document says what the API refuses (a copy: the declarations the checks use
-    stay as they are)."""
+    string schema that has no pattern, format or set of values of its own, and of each
+    object schema's keys (``propertyNames``), so that the document says what the API
+    refuses (a copy: the declarations the checks use stay as they are)."""
     if isinstance(node, list):
         return [storable_strings(item) for item in node]
     if not isinstance(node, dict):
@@ -174,6 +174,8 @@ def storable_strings(node: Any) -> Any:
     out = {key: storable_strings(value) for key, value in node.items()}
     if node.get("type") == "string" and not {"pattern", "format", "enum", "const"} & set(node):
         out["pattern"] = STORABLE
+    if node.get("type") == "object" and "propertyNames" not in node:
+        out["propertyNames"] = {"pattern": STORABLE}
     return out
 
 

@@ -18,7 +18,8 @@ def run(conf: cfg.ConfigOpts, berth_url: str) -> int:
     opts = Options(zun_url=cmd.zun_connection, berth_url=berth_url, dry_run=cmd.dry_run,
                    leave_behind=cmd.leave_behind,
                    zun_key=cmd.zun_encryption_key or images.ZUN_DEFAULT_KEY,
-                   embedded_placement=conf.placement.driver == "embedded")
+                   embedded_placement=conf.placement.driver == "embedded",
+                   network_driver=conf.network.driver)
 
     def encrypter():  # type: ignore[no-untyped-def]
         return PasswordCipher(load_key(conf.auth_encryption_key, conf.state_path)).encrypt

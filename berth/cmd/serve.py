@@ -69,13 +69,10 @@ def _start_cni_daemon(conf: cfg.ConfigOpts) -> CniDaemon | None | Literal[False]
 def run(conf: cfg.ConfigOpts) -> int:
     wiring.check_subnet_pools(conf)    # before anything starts: a bad pool exits here
     try:                               # and so does a TLS setting that cannot work
-        api_tls, console_tls = tls.api_context(conf), tls.console_context(conf)
+        api_tls, console_tls = tls.api_context(conf), tls.console_server_context(conf)
     except TLSConfigError as err:
         LOG.error("berth serve cannot start: %s", err)
         return 2
-    unused = tls.unused_console_cert(conf)
-    if unused:
-        LOG.warning("%s", unused)
     db = wiring.build_database(conf)
     transport = wiring.build_transport(conf)
     cni = _start_cni_daemon(conf)

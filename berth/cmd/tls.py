@@ -31,6 +31,16 @@ def console_context(conf: cfg.ConfigOpts) -> ssl.SSLContext | None:
     return settings.context() if settings is not None else None
 
 
+def console_server_context(conf: cfg.ConfigOpts) -> ssl.SSLContext | None:
+    """``console_context`` as a console proxy starts (``berth serve``'s and
+    ``berth-wsproxy``): with a warning when the certificate is set but not used."""
+    context = console_context(conf)
+    unused = unused_console_cert(conf)
+    if unused:
+        LOG.warning("%s", unused)
+    return context
+
+
 def unused_console_cert(conf: cfg.ConfigOpts) -> str | None:
     """Why ``[websocket_proxy]cert`` is not used (ssl_only is false), or None.
     (websockify, Zun's proxy, serves TLS and plain connections on one port then;

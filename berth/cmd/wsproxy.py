@@ -32,7 +32,7 @@ LOG = logging.getLogger(__name__)
 
 def build_console_server(conf: cfg.ConfigOpts, db: Database,
                          context: ssl.SSLContext | None = None) -> ConsoleServer:
-    """The proxy as configured, over TLS with ``context`` (``tls.console_context``);
+    """The proxy as configured, over TLS with ``context`` (``tls.console_server_context``);
     ValueError when ``[docker] api_url`` is plain TCP."""
     w, d = conf.websocket_proxy, conf.docker
     settings = ProxySettings(host=w.wsproxy_host, port=w.wsproxy_port, base_url=w.base_url,
@@ -50,13 +50,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         prog="berth-wsproxy", description=helptext.WSPROXY)
     log.setup(use_json=CONF.use_json)
     try:
-        context = tls.console_context(CONF)
+        context = tls.console_server_context(CONF)
     except TLSConfigError as err:
         LOG.error("berth-wsproxy cannot start: %s", err)
         return 2
-    unused = tls.unused_console_cert(CONF)
-    if unused:
-        LOG.warning("%s", unused)
     db = wiring.build_database(CONF, upgrade=False)
     try:
         server = build_console_server(CONF, db, context)

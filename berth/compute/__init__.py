@@ -4,8 +4,9 @@ Thin RPC endpoints with Zun's method names live in ``endpoints/``, one mixin per
 combined by ``manager.ComputeManager``; the work they hand off (create, delete,
 start/stop and the other life-cycle steps, rebuild, start-up recovery) is in
 ``flows/``, one module per flow, run by ``workers.py`` one action at a time per
-container; the steps several flows share are beside them (``flows/network_step.py``,
-``flows/volume_step.py``, ``image_puller.py``, ``spec.py``). ``capsules/`` and
+container; the steps several flows share are beside them: ``steps/`` (claim, Placement
+allocation, volumes, engine container: what create, capsule create and rebuild acquire
+and undo), ``flows/network_step.py``, ``image_puller.py``, ``spec.py``. ``capsules/`` and
 ``volumes/`` are the agent's side of capsules and volumes; ``networking.py`` and
 ``neutron_networks.py`` its network drivers. ``pleg/`` notices what changed in the
 engine and ``flows/sync.py``, run by ``sync_workers.py``, brings each row in step with

@@ -17,6 +17,8 @@ identity's ``auth_url``.
 
 from oslo_config import cfg
 
+from berth.conf.service_identity import IdentityGroup
+
 GROUP = "cinder_client"
 
 
@@ -42,24 +44,7 @@ OPTS = [
                     "http://127.0.0.1:8776/v3 without one)."),
 ]
 
-
-def keystoneauth_opts() -> list[cfg.Opt]:
-    """keystoneauth1's ``auth_type`` and ``auth_section``: berth's own identity towards
-    Cinder (the plugin's options are registered when it is loaded)."""
-    from keystoneauth1 import loading
-
-    return loading.get_auth_common_conf_options()
-
-
-def all_opts() -> list[cfg.Opt]:
-    """Every option of the group (oslo-config-generator)."""
-    return OPTS + keystoneauth_opts()
-
-
-def register_opts(conf: cfg.ConfigOpts) -> None:
-    conf.register_opts(OPTS, group=GROUP)
-
-
-def register_auth_opts(conf: cfg.ConfigOpts) -> None:
-    """Before reading berth's own Cinder identity from ``conf`` (idempotent)."""
-    conf.register_opts(keystoneauth_opts(), group=GROUP)
+_GROUP = IdentityGroup(GROUP, OPTS)
+all_opts = _GROUP.all_opts
+register_opts = _GROUP.register_opts
+register_auth_opts = _GROUP.register_auth_opts

@@ -16,6 +16,8 @@ Where Glance is: ``endpoint_override`` when set; otherwise the Keystone catalog
 
 from oslo_config import cfg
 
+from berth.conf.service_identity import IdentityGroup
+
 GROUP = "glance_client"
 
 OPTS = [
@@ -43,24 +45,7 @@ OPTS = [
                     "download's chunks each get this long)."),
 ]
 
-
-def keystoneauth_opts() -> list[cfg.Opt]:
-    """keystoneauth1's ``auth_type`` and ``auth_section``: berth's own identity towards
-    Glance (the plugin's options are registered when it is loaded)."""
-    from keystoneauth1 import loading
-
-    return loading.get_auth_common_conf_options()
-
-
-def all_opts() -> list[cfg.Opt]:
-    """Every option of the group (oslo-config-generator)."""
-    return OPTS + keystoneauth_opts()
-
-
-def register_opts(conf: cfg.ConfigOpts) -> None:
-    conf.register_opts(OPTS, group=GROUP)
-
-
-def register_auth_opts(conf: cfg.ConfigOpts) -> None:
-    """Before reading berth's own Glance identity from ``conf`` (idempotent)."""
-    conf.register_opts(keystoneauth_opts(), group=GROUP)
+_GROUP = IdentityGroup(GROUP, OPTS)
+all_opts = _GROUP.all_opts
+register_opts = _GROUP.register_opts
+register_auth_opts = _GROUP.register_auth_opts

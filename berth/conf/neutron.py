@@ -13,6 +13,8 @@ itself that a user names only networks, ports and security groups of their proje
 
 from oslo_config import cfg
 
+from berth.conf.service_identity import IdentityGroup
+
 GROUP = "neutron"
 
 OPTS = [
@@ -27,23 +29,7 @@ OPTS = [
                help="berth: seconds one Neutron request may take."),
 ]
 
-
-
-def keystoneauth_opts() -> list[cfg.Opt]:
-    from keystoneauth1 import loading
-
-    return loading.get_auth_common_conf_options()
-
-
-def all_opts() -> list[cfg.Opt]:
-    """Every option of ``[neutron]`` (oslo-config-generator)."""
-    return OPTS + keystoneauth_opts()
-
-
-def register_opts(conf: cfg.ConfigOpts) -> None:
-    conf.register_opts(OPTS, group=GROUP)
-
-
-def register_auth_opts(conf: cfg.ConfigOpts) -> None:
-    """Before reading berth's own Neutron identity from ``conf`` (idempotent)."""
-    conf.register_opts(keystoneauth_opts(), group=GROUP)
+_GROUP = IdentityGroup(GROUP, OPTS)
+all_opts = _GROUP.all_opts
+register_opts = _GROUP.register_opts
+register_auth_opts = _GROUP.register_auth_opts

@@ -9,6 +9,13 @@ state>, "pid": <plugged process>}``) becomes berth's (``{"networks": [...], "pid
 same Neutron ports, which berth's cni driver then manages. A container caught in the
 middle of an action (``task_state`` set: Zun was stopped before the action ended) is
 carried with its task's deadline at the import, so berth's sync settles it at once.
+
+A container's Neutron ports are managed after the takeover by the berth driver that
+matches the Zun driver that plugged them: Zun's cni driver records the VIF it plugged
+(``cni_metadata``), its kuryr driver records none (Docker plugged it, on the node's
+Docker network of the Neutron network). A container plugged by the one while berth's
+``[network]driver`` is another is a row the import cannot carry: berth would neither
+unplug it nor free its ports.
 """
 
 from __future__ import annotations
@@ -36,8 +43,16 @@ def cni_metadata(addresses: Any, zun_meta: Any) -> dict[str, Any] | None:
     return {"networks": networks, "pid": int(zun_meta.get("pid") or 0)}
 
 
+def plugged_by(addresses: Any, zun_meta: Any) -> str | None:
+    """Which of Zun's network drivers plugged a container: ``cni`` (a VIF recorded),
+    ``kuryr`` (addresses but no VIF), None (no addresses, no VIF: never networked)."""
+    if isinstance(zun_meta, dict) and "vif" in zun_meta:
+        return "cni"
+    return "kuryr" if addresses else None
+
+
 def _container(plan: Plan, row: dict[str, Any], capsule_ids: set[int],
-               registries: set[int]) -> dict[str, Any] | None:
+               registries: set[int], network_driver: str) -> dict[str, Any] | None:
     ident = row.get("uuid") or f"id={row['id']}"
     if not row.get("uuid"):
         plan.refuse("container", ident, "it has no uuid")
@@ -56,6 +71,15 @@ def _container(plan: Plan, row: dict[str, Any], capsule_ids: set[int],
     except ValueError as err:
         plan.refuse("container", ident, str(err))
         return None
+    plugged = plugged_by(out.get("addresses"), out.get("cni_metadata"))
+    if plugged is not None and plugged != network_driver:
+        plan.refuse("container", ident, f"Zun's {plugged} driver plugged its Neutron ports "
+                                        f"({', '.join(sorted(out.get('addresses') or {})) or 'no addresses'}) "
+                                        f"and berth's [network]driver is {network_driver}: set "
+                                        f"[network]driver = {plugged} in berth's configuration "
+                                        f"and import again, or delete the container in Zun "
+                                        f"first")
+        return None
     out["cni_metadata"] = cni_metadata(out.get("addresses"), out.get("cni_metadata"))
     if kind == CONTAINER:
         out["capsule_id"] = None
@@ -63,6 +87,12 @@ def _container(plan: Plan, row: dict[str, Any], capsule_ids: set[int],
         plan.notes.append(f"container {ident}: its registry (id {out['registry_id']}) is not "
                           f"carried; berth pulls its image again without credentials")
         out["registry_id"] = None
+    if not out.get("host") and out.get("container_id") and kind in (CONTAINER, CAPSULE):
+        plan.notes.append(f"container {ident}: Zun failed its create and unset its host, "
+                          f"leaving Docker container {out['container_id'][:12]} (zun-{ident}) "
+                          f"on the node that ran it; berth cannot know that node, so its "
+                          f"delete removes the rows only, as Zun's does: remove zun-{ident} "
+                          f"on that node by hand")
     if out.get("task_state"):
         out["task_deadline"] = now()
         plan.notes.append(f"container {ident} was in task {out['task_state']} when Zun "
@@ -71,14 +101,16 @@ def _container(plan: Plan, row: dict[str, Any], capsule_ids: set[int],
     return out
 
 
-def convert(zun: ZunRows, plan: Plan, registries: set[int]) -> set[int]:
+def convert(zun: ZunRows, plan: Plan, registries: set[int], network_driver: str = "local"
+            ) -> set[int]:
     """The container rows (capsules first, then the rest), their exec instances and
-    actions; returns the ids carried. ``registries``: the registry ids carried."""
+    actions; returns the ids carried. ``registries``: the registry ids carried;
+    ``network_driver``: berth's ``[network]driver``."""
     rows = zun["container"]
     carried: set[int] = set()
     capsules = [r for r in rows if r.get("container_type") == CAPSULE]
     for row in capsules:
-        out = _container(plan, row, set(), registries)
+        out = _container(plan, row, set(), registries, network_driver)
         if out is not None:
             plan.add("container", out)
             carried.add(row["id"])
@@ -86,7 +118,7 @@ def convert(zun: ZunRows, plan: Plan, registries: set[int]) -> set[int]:
     for row in rows:
         if row.get("container_type") == CAPSULE:
             continue
-        out = _container(plan, row, capsule_ids, registries)
+        out = _container(plan, row, capsule_ids, registries, network_driver)
         if out is not None:
             plan.add("container", out)
             carried.add(row["id"])

@@ -44,18 +44,21 @@ class Options:
     leave_behind: bool = False
     zun_key: str = images.ZUN_DEFAULT_KEY
     embedded_placement: bool = True
+    #: berth's ``[network]driver``: what Zun's networks and plugged containers become
+    network_driver: str = "local"
 
 
 def build_plan(zun: source.ZunRows, decrypt: Callable[[str], str],
-               encrypt: Callable[[str], str], embedded_placement: bool) -> Plan:
+               encrypt: Callable[[str], str], embedded_placement: bool,
+               network_driver: str = "local") -> Plan:
     plan = Plan()
     registries = images.convert_registries(zun, plan, decrypt, encrypt)
-    carried = containers.convert(zun, plan, registries)
+    carried = containers.convert(zun, plan, registries, network_driver)
     volumes.convert(zun, plan, {r["uuid"] for r in zun["container"] if r["id"] in carried})
     images.convert_images(zun, plan)
     quotas.convert(zun, plan)
     nodes.convert(zun, plan)
-    networks.convert(zun, plan)
+    networks.convert(zun, plan, network_driver)
     if embedded_placement:
         placement.convert(plan)
     return plan
@@ -84,7 +87,7 @@ def import_zun(opts: Options, encrypter: Callable[[], Callable[[str], str]],
         raise ImportRefused(str(err)) from err
     encrypt = (lambda password: password) if opts.dry_run else encrypter()
     plan = build_plan(zun, images.zun_decrypter(opts.zun_key), encrypt,
-                      opts.embedded_placement)
+                      opts.embedded_placement, opts.network_driver)
     text = report(plan, opts.dry_run)
     if opts.dry_run:
         return plan, text

@@ -1,5 +1,7 @@
 """Fixtures of the guide's tests. A service a page needs that does not answer FAILS the
-test with the command that starts it: the guide's tests never skip."""
+test with the command that starts it: the guide's tests never skip for a missing
+service. The one opt-in is networking.md's fleet (``BERTH_FLEET_TESTS=1``, as the
+fleet's other tests: it starts a fleet of namespaced nodes)."""
 
 from __future__ import annotations
 

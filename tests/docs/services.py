@@ -100,8 +100,10 @@ def delete_resource_providers(names: list[str]) -> None:
 class KeystoneRegion:
     """A region of this run's own in the shared Keystone: the page's endpoints go there
     (nobody else's catalog lookups find them), with identity endpoints so that the
-    client finds Keystone in it too; ``delete()`` removes the region's endpoints and
-    the region."""
+    client finds Keystone in it too; ``delete()`` removes the region's endpoints, a
+    ``container`` service the page made (``openstack service create``) once it has no
+    endpoint left, and the region. A service left behind would make the next run's
+    ``openstack service show container`` ambiguous, and the page would add one more."""
 
     def __init__(self, name: str) -> None:
         from support import keystone as ks
@@ -110,6 +112,7 @@ class KeystoneRegion:
         self.http = httpx.Client(base_url=KEYSTONE, timeout=30, headers={
             "X-Auth-Token": ks.issue_token("admin", "admin", "admin")})
         self.http.post("/regions", json={"region": {"id": name}}).raise_for_status()
+        self.services_before = self._container_services()
         sid = self.http.get("/services", params={"type": "identity"}
                             ).json()["services"][0]["id"]
         for interface in ("public", "internal", "admin"):
@@ -117,11 +120,20 @@ class KeystoneRegion:
                 "service_id": sid, "interface": interface, "region_id": name,
                 "url": KEYSTONE}}).raise_for_status()
 
+    def _container_services(self) -> set[str]:
+        return {s["id"] for s in self.http.get("/services", params={"type": "container"}
+                                               ).json()["services"]}
+
     def delete(self) -> None:
         try:
             for endpoint in self.http.get("/endpoints").json()["endpoints"]:
                 if endpoint["region_id"] == self.name:
                     self.http.delete(f"/endpoints/{endpoint['id']}")
+            for sid in self._container_services() - self.services_before:
+                left = self.http.get("/endpoints", params={"service_id": sid}
+                                     ).json()["endpoints"]
+                if not left:
+                    self.http.delete(f"/services/{sid}")
             self.http.delete(f"/regions/{self.name}")
         finally:
             self.http.close()

@@ -58,11 +58,17 @@ NOT_RUN = {
                       "tests/integration/fleet/test_simulated_fleet.py runs its short version")),
     ("testing.md", ("it takes tens of minutes; the test command runs the short version of "
                    "each scenario")),
+    ("testing.md", ("it needs the real Zun and Neutron and takes about fifteen minutes; "
+                   "without BERTH_ZUN_URL and BERTH_ZUN_DEFECTS the test command collects "
+                   "and skips these tests")),
+    ("benchmarks.md", ("it needs the real Zun (zun-ci.sh start) and takes about ten minutes; "
+                      "without BERTH_ZUN_URL Z1 and Z3 print NOT RUN")),
 }
 #: Pages with commands, and the test module that runs each.
 RUN_BY = {"single-node.md": "test_single_node.py", "multi-node.md": "test_multi_node.py",
           "upgrade.md": "test_upgrade.py", "monitoring.md": "test_monitoring.py",
-          "migrating-from-zun.md": "test_migrating_from_zun.py"}
+          "migrating-from-zun.md": "test_migrating_from_zun.py",
+          "networking.md": "test_networking.py"}
 
 
 def test_the_blocks_not_run_are_the_known_ones() -> None:

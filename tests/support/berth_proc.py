@@ -97,13 +97,19 @@ class BerthProcess:
             f"{extra_conf}\n")
         self.proc: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout: float = 30.0) -> BerthProcess:
+    def launch(self) -> BerthProcess:
+        """Start ``berth serve`` without waiting for it to answer (a test that kills it
+        while it starts up)."""
         with open(self.log, "ab") as logf:    # the child keeps its own descriptor
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "berth.cmd.main", "--config-file", str(self.conf),
                  "serve"],
                 stdout=logf, stderr=subprocess.STDOUT, start_new_session=True,
                 env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        return self
+
+    def start(self, timeout: float = 30.0) -> BerthProcess:
+        self.launch()
 
         def ready() -> bool:
             if self.proc is not None and self.proc.poll() is not None:

@@ -57,15 +57,24 @@ def console_page(browser: Any, url: str) -> Iterator[Any]:
         context.close()
 
 
-#: Where the console's page screenshots go: docs/web-console.md shows them.
+#: Where the pages' screenshots go when asked for: docs/web-console.md and docs/horizon.md
+#: show them.
 DOC_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 
 
+def doc_images_dir() -> Path:
+    """docs/images with BERTH_DOC_IMAGES=1 (to renew the pictures the docs show), else the
+    artifacts folder: an ordinary run takes the same screenshots without changing tracked
+    files."""
+    if os.environ.get("BERTH_DOC_IMAGES") == "1":
+        DOC_IMAGES.mkdir(parents=True, exist_ok=True)
+        return DOC_IMAGES
+    return artifacts_dir()
+
+
 def doc_shot(page: Any, name: str) -> None:
-    """The viewport as docs/images/console-NAME.png (made by the tests, so the pictures
-    in docs/web-console.md stay true)."""
-    DOC_IMAGES.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(DOC_IMAGES / f"console-{name}.png"))
+    """The viewport as console-NAME.png in doc_images_dir()."""
+    page.screenshot(path=str(doc_images_dir() / f"console-{name}.png"))
 
 
 def log_in(page: Any, token: str = "admin") -> None:

@@ -48,6 +48,10 @@ def test_longer_scopes_are_handed_out_first() -> None:
     assert weight("group:neutron", 11) > weight("tests/functional/api/test_a.py", 40) > \
         weight("tests/unit/a/test_b.py::test_c", 1)
     assert weight("tests/integration/keystone/", 26) > weight("tests/integration/rpc/", 2)
+    # a Schemathesis run takes minutes: never among the last unit tests handed out
+    assert weight("tests/unit/api/test_openapi_fuzz.py::test_x[GET /v1]", 1) > \
+        weight("tests/functional/api/test_a.py", 40) > \
+        weight("tests/unit/api/test_body.py::test_x", 1)
 
 
 def test_every_prefix_names_a_directory_of_the_suite() -> None:

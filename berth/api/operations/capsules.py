@@ -98,7 +98,7 @@ def _schedule_and_cast(state: ApiState, ctx: RequestContext, parsed: ParsedCapsu
     def insert(host: str, guard: placing.Guard) -> Container:
         # The capsule, its members, its create action, its volumes and their mappings
         # in one transaction.
-        return capsules.create(state.db, dict(values, host=host),
+        return capsules.create(state.db, awaited(state.settings, dict(values, host=host)),
                                [dict(m, host=host) for m in members],
                                along=lambda uuid: itertools.chain(
                                    [actions.new_action(ctx, uuid, "create")],

@@ -1,7 +1,8 @@
 """The deadline of a status the API writes before it casts (design.md item 4).
 
-A reboot, a rebuild, an evacuation and a delete change the row's status on the API
-side (Restarting, Rebuilding, Deleting) and then cast to the node's agent. The agent's
+A create writes its row (Creating), and a reboot, a rebuild, an evacuation and a delete
+change the row's status on the API side (Restarting, Rebuilding, Deleting); then they
+cast to the node's agent. The agent's
 flow takes the row with a task of its own, whose deadline replaces this one, and
 clears both when it ends. A cast that never arrives (the broker lost it, or the
 agent's consumer died holding it) would leave the row in that status with nothing to

@@ -103,8 +103,9 @@ def _schedule_and_cast(state: ApiState, ctx: RequestContext, values: dict[str, A
         ctx.project_id, ctx.user_id)
 
     def insert(host: str, guard: placing.Guard) -> Container:
-        # The row, its create action, its volumes and their mappings in one transaction.
-        return containers.create(state.db, dict(values, host=host),
+        # The row, its create action, its volumes and their mappings in one transaction;
+        # the row with the deadline of the cast that follows (cast_deadlines).
+        return containers.create(state.db, awaited(state.settings, dict(values, host=host)),
                                  along=lambda uuid: itertools.chain(
                                      [actions.new_action(ctx, uuid, "create")],
                                      mounts.rows(ctx, [uuid])),

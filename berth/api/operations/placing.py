@@ -92,7 +92,7 @@ def allocate(state: ApiState, conn: Connection, selection: Selection,
     allocation on the chosen node's provider in the transaction that places its row:
     a node Placement refuses is never chosen (NodeFilledMeanwhile: the scheduler
     chooses again without it), and the agent finds the allocation made
-    (``berth.compute.flows.allocation.allocate``) instead of making it. A node that has
+    (``berth.compute.steps.allocation.allocate``) instead of making it. A node that has
     not reported to Placement yet is left to its agent, which allocates (or refuses)
     as before."""
     node = selection.state

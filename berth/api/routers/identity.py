@@ -217,13 +217,17 @@ def _with_body(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, A
 
 
 async def _json_body(request: fastapi.Request) -> Any:
-    """The parsed request body, or None when it is missing or not JSON.
+    """The parsed request body; None when it is missing or not JSON; the refusal
+    itself when it holds a string berth cannot pass on (a NUL, a lone surrogate:
+    ``berth.api.body.refuse_unstorable``), whose message names the field.
 
     Read here rather than through a pydantic model so that bad input gets Keystone's
     error body instead of FastAPI's 422.
     """
     try:
         return request_body.decode(await request_body.read_bounded(request))
+    except exc.InvalidParameterValue as err:
+        return err
     except exc.Invalid:
         return None
 
@@ -257,6 +261,8 @@ def issue_token(
     request: fastapi.Request, body: Any = fastapi.Depends(_json_body)
 ) -> JSONResponse:
     """Log in: any password is accepted; a token method re-scopes an existing token."""
+    if isinstance(body, exc.InvalidParameterValue):
+        return _error(400, body.msg)
     auth = body.get("auth") if isinstance(body, dict) else None
     identity = auth.get("identity") if isinstance(auth, dict) else None
     if not isinstance(auth, dict) or not isinstance(identity, dict):

@@ -3,7 +3,8 @@ share (claim, allocation, volumes, the Error written on failure); the engine's h
 the ``CapsuleEngine``'s ``make`` (``capsules.docker.create``, ``capsules.cri.create``).
 
 Steps, each with its undo on one ExitStack, so that every failure path removes every
-engine container the capsule made and releases its claim and its allocation::
+engine container the capsule made and releases its claim and its allocation (claim,
+allocation and volumes are ``berth.compute.steps``, shared with create and rebuild)::
 
     task container_creating ──► claim the capsule's sums ──► allocate in Placement
       + the create event                                      (undo: release)
@@ -33,13 +34,15 @@ from berth.compute import status_writes
 from berth.compute.capsules import sandbox_options
 from berth.compute.capsules.failure import CapsuleFailed
 from berth.compute.deps import AgentDeps
-from berth.compute.flows import allocation as allocation_flow
 from berth.compute.flows import common, outage
-from berth.compute.flows.volume_step import VOLUME_ERRORS
 from berth.compute.states import Status, TaskState
+from berth.compute.steps import take
+from berth.compute.steps.allocation import Allocation, release_allocation
+from berth.compute.steps.claim import Claim
+from berth.compute.steps.failures import StepFailed, reason_of
+from berth.compute.steps.volumes import Volumes
 from berth.db import capsules, containers
 from berth.db.models import Container
-from berth.placement.base import AllocationFailed, PlacementError
 from berth.runtime import base as rt
 
 LOG = logging.getLogger(__name__)
@@ -90,20 +93,15 @@ def _attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, clock: Callable[[]
 def _create(deps: AgentDeps, ctx: RequestContext, row: Container,
             clock: Callable[[], float]) -> None:
     inits, members = capsules.members_of(deps.db, row.id)
-    binds: dict[str, tuple[str, ...]] = {}
     # The undo runs before errors_written: the Error written is the capsule's last
     # state, with nothing of it left in the engine or in Placement.
     with (common.owned_task(deps, row.uuid, TaskState.CONTAINER_CREATING, held=row) as hold,
           errors_written(deps, row, deps.capsules.name), ExitStack() as undo):
         check_host_ports(deps, row, inits + members)
-        claim(deps, row)
-        if deps.placement is not None:
-            allocate(deps, row)
-            undo.callback(allocation_flow.release_allocation, deps, row.uuid)
-        if deps.volumes is not None:
-            undo.callback(_release_volumes, deps, ctx, inits + members)
-            binds = deps.volumes.binds_of(ctx, [m.uuid for m in inits + members])
-        seen = deps.capsules.make(deps, row, inits, members, binds, undo, clock)
+        take(undo, Claim(deps, row))
+        take(undo, Allocation(deps, row))
+        volumes = take(undo, Volumes(deps, ctx, [m.uuid for m in inits + members]))
+        seen = deps.capsules.make(deps, row, inits, members, volumes.binds(), undo, clock)
         hold.apply_and_end(deps, seen, {"status_reason": None})
         undo.pop_all()
     LOG.info("capsule %s is up: %d init containers, %d containers", row.name, len(inits),
@@ -119,7 +117,7 @@ def remove_left_by_create(deps: AgentDeps, row: Container) -> int:
     containers (or pods) were removed."""
     inits, members = capsules.members_of(deps.db, row.id)
     removed = deps.capsules.remove_left(deps, row, [*members, *inits])
-    allocation_flow.release_allocation(deps, row.uuid)
+    release_allocation(deps, row.uuid)
     if deps.volumes is not None:
         deps.volumes.release_failed(None, [m.uuid for m in (*members, *inits)])
     return removed
@@ -148,18 +146,20 @@ def errors_written(deps: AgentDeps, row: Container, engine: str) -> Iterator[Non
     """A failed create's Error written on the capsule and its members, saying why."""
     try:
         yield
-    except exc.ResourcesUnavailable as err:
-        fail(deps, row, f"ResourcesUnavailable: {err.msg}. Ask for less, or free "
-                        f"resources on host {deps.host}.", placed=False)
-        raise
-    except (CapsuleFailed, exc.ImageNotFound) as err:
+    except CapsuleFailed as err:
         fail(deps, row, err.msg)
         raise
-    except VOLUME_ERRORS as err:
-        fail(deps, row, err.msg, placed=False)
-        raise
+    except StepFailed as err:
+        fail(deps, row, err.reason, placed=not err.clear_host)
+        raise err.error from None
     except rt.RuntimeDriverError as err:
         fail(deps, row, f"{engine} could not make the capsule: {err.msg}")
+        raise
+    except exc.BerthError as err:
+        failure = reason_of(err, deps.host)
+        if failure is None:
+            raise
+        fail(deps, row, failure[0], placed=not failure[1])
         raise
 
 
@@ -174,20 +174,6 @@ def check_host_ports(deps: AgentDeps, row: Container, members: list[Container]) 
             + f" on host {deps.host}: choose another hostPort, or delete that capsule.")
 
 
-def claim(deps: AgentDeps, row: Container) -> None:
-    deps.tracker.claim(row.uuid, row.cpu, row.memory, placed=row.host == deps.host)
-
-
-def allocate(deps: AgentDeps, row: Container) -> None:
-    try:
-        allocation_flow.allocate(deps, row)
-    except AllocationFailed as err:
-        raise exc.ResourcesUnavailable(reason=err.msg) from err
-    except PlacementError as err:
-        raise CapsuleFailed(reason=f"Placement could not record the capsule's resources "
-                                   f"on host {deps.host}: {err.msg}") from err
-
-
 def fail(deps: AgentDeps, row: Container, reason: str, placed: bool = True) -> None:
     """The capsule and its members in Error, saying why (``placed``: False when the
     node refused it, which clears its host as for a container); the node's usage
@@ -199,10 +185,3 @@ def fail(deps: AgentDeps, row: Container, reason: str, placed: bool = True) -> N
     common.fail(deps, row.uuid, reason, container_id=None, addresses={},
                 **({} if placed else {"host": None}))
     deps.tracker.publish_usage()
-
-
-def _release_volumes(deps: AgentDeps, ctx: RequestContext | None,
-                     members: list[Container]) -> None:
-    """Undo of the volume step: what the capsule made removed, the rest detached."""
-    if deps.volumes is not None:
-        deps.volumes.release_failed(ctx, [m.uuid for m in members])

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from typing import Any
 
+from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.common.log import container_context
 from berth.compute import status_writes
@@ -67,14 +69,26 @@ def _recover(deps: AgentDeps, ctx: RequestContext, row: Container,
 
 
 def _undo_create(deps: AgentDeps, row: Container) -> None:
+    fail_create(deps, row, f"{FAILED_CREATE_REASON}: the compute agent of host {deps.host} "
+                           f"stopped during it. Delete the capsule and create it again.")
+
+
+def fail_create(deps: AgentDeps, row: Container, reason: str, **expect: Any) -> bool:
+    """The capsule's create undone: whatever it left in the engine removed, the capsule
+    and its members in Error saying ``reason``. ``expect``: the compare-and-swap of the
+    capsule's write (``expected_task_state=...``); False, and nothing written, when the
+    row moved on meanwhile."""
     removed = capsule_create.remove_left_by_create(deps, row)
-    reason = (f"{FAILED_CREATE_REASON}: the compute agent of host {deps.host} stopped "
-              f"during it. Delete the capsule and create it again.")
-    status_writes.mark_error(deps.db, row.uuid, reason, was=row.status,
-                             columns={"task_state": None, "task_deadline": None,
-                                      "container_id": None})
+    try:
+        status_writes.mark_error(deps.db, row.uuid, reason, was=row.status,
+                                 columns={"task_state": None, "task_deadline": None,
+                                          "container_id": None}, **expect)
+    except (exc.TaskInProgress, exc.ContainerNotFound) as err:
+        LOG.info("not failing the capsule's create: the row moved on (%s)", err.msg)
+        return False
     status_writes.members_in_error(deps.db, row, reason,
                                    {"container_id": None, "task_state": None})
     deps.tracker.publish_usage()          # a capsule in Error holds nothing
-    LOG.warning("the capsule's create was interrupted: %d %s removed, capsule in Error",
+    LOG.warning("the capsule's create did not complete: %d %s removed, capsule in Error",
                 removed, deps.capsules.units)
+    return True

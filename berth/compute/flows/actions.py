@@ -36,11 +36,11 @@ from berth.common.units import memory_mib
 from berth.compute import networking
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common, outage
-from berth.compute.flows.allocation import allocate
 from berth.compute.flows.lifecycle import vanished
 from berth.compute.flows.network_step import follow_network
 from berth.compute.spec import cpu_shares_of
 from berth.compute.states import Status, TaskState
+from berth.compute.steps.allocation import allocate
 from berth.db import containers, nodes
 from berth.db.models import Container
 from berth.metrics.catalog import timed_action

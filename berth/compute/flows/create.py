@@ -1,7 +1,8 @@
 """container_create: turn a Creating row into a Docker container (seed steps 3-7).
 
 Steps, each with its undo on one ExitStack, so every failure path cleans up the same
-way::
+way (claim, allocation, volumes and the engine container are ``berth.compute.steps``,
+shared with rebuild and capsule create)::
 
     task container_creating ──► claim resources ──► pull image ──► docker create
       + the create event          (the row's host;    undo: docker rm -f ─┘
@@ -47,18 +48,24 @@ from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute import networking
 from berth.compute.deps import AgentDeps
-from berth.compute.flows import allocation as allocation_flow
 from berth.compute.flows import common, outage
 from berth.compute.flows.lifecycle import start_in_runtime
 from berth.compute.flows.network_step import drop_reservation, reserve_networks, unplug_quietly
-from berth.compute.flows.volume_step import VOLUME_ERRORS, attach_volumes, release_volumes
 from berth.compute.image_puller import pull_image
-from berth.compute.spec import build_spec
 from berth.compute.states import Status, TaskState
+from berth.compute.steps import take
+from berth.compute.steps.allocation import Allocation, release_allocation
+from berth.compute.steps.claim import Claim
+from berth.compute.steps.engine_container import (
+    EngineContainer,
+    made_values,
+    remove_left_by_create,
+)
+from berth.compute.steps.failures import StepFailed, reason_of
+from berth.compute.steps.volumes import Volumes, release_volumes
 from berth.db import actions, containers
 from berth.db.models import Container
 from berth.metrics.catalog import create_phase
-from berth.placement.base import AllocationFailed, PlacementError
 from berth.runtime import base as rt
 
 LOG = logging.getLogger(__name__)
@@ -131,7 +138,7 @@ def _undo_cut_short(deps: AgentDeps, volumes_for: RequestContext | None, uuid: s
     could not reach (a Docker container already started, an allocation): removed,
     released. Each step is idempotent; the embedded Placement's needs the database."""
     remove_left_by_create(deps, uuid)
-    allocation_flow.release_allocation(deps, uuid)
+    release_allocation(deps, uuid)
     try:
         release_volumes(deps, volumes_for, uuid)
     except outage.DATABASE_ERRORS as err:
@@ -161,7 +168,7 @@ def _fail_unplugged(deps: AgentDeps, ctx: RequestContext | None, uuid: str,
         except rt.RuntimeDriverError as rm_err:
             LOG.warning("could not remove the unplugged Docker container %s: %s",
                         container_id[:12], rm_err.msg)
-    allocation_flow.release_allocation(deps, uuid)
+    release_allocation(deps, uuid)
     release_volumes(deps, ctx, uuid)
     common.fail(deps, uuid, f"{err.msg}. The container was not created; fix the cause "
                             f"and create it again.", container_id=None)
@@ -203,20 +210,11 @@ def _create(deps: AgentDeps, row: Container, run: bool = False,
     # task is cleared.
     with (common.owned_task(deps, uuid, TaskState.CONTAINER_CREATING, held=row) as hold,
           _errors_written(deps, uuid), ExitStack() as undo):
-        # The API allocated with the row (embedded Placement): Placement, counting this
-        # node's own inventory, had room, which is what the claim would check.
-        held, provider = (allocation_flow.held_already(deps, row) if row.host == deps.host
-                          else (False, None))
-        allocation = None if held else allocation_flow.allocate_overlapped(deps, row, provider)
-        undo.callback(allocation_flow.release_when_answered, deps, uuid, allocation, held)
-        if held:
-            deps.tracker.publish_usage_soon()
-        else:
-            try:
-                deps.tracker.claim(uuid, row.cpu, row.memory, placed=row.host == deps.host)
-            except exc.ResourcesUnavailable as err:
-                raise _Failed(err, f"ResourcesUnavailable: {err.msg}. Ask for less, or "
-                                   f"free resources on host {deps.host}.") from err
+        # Begun beside the pull and the create. The API allocated with the row
+        # (embedded Placement): Placement, counting this node's own inventory, had
+        # room, which is what the claim would check.
+        allocation = take(undo, Allocation(deps, row, overlapped=True))
+        take(undo, Claim(deps, row, held=allocation.held))
         # With run, the network reservation (addresses and rules; Neutron's ports,
         # which take it 0.2-0.7 s) begins now, beside the pull and the engine's create
         # and start; the start joins it before the plug.
@@ -225,25 +223,23 @@ def _create(deps: AgentDeps, row: Container, run: bool = False,
             undo.callback(drop_reservation, deps, row, reserving)
         # The volumes are attached beside the pull (a mkfs and a mount take tens of
         # milliseconds); joined before docker create, which binds them.
-        attaching: cf.Future[tuple[str, ...]] | None = None
-        if volumes_for is not None:
-            undo.callback(release_volumes, deps, volumes_for, uuid)
-            attaching = common.overlapped(deps, attach_volumes, deps, volumes_for, uuid)
-            undo.callback(common.settle, attaching)
+        volumes = (take(undo, Volumes(deps, volumes_for, [uuid], overlapped=True))
+                   if volumes_for is not None else None)
         try:
             with create_phase("pull"):
                 image = pull_image(deps, row, ctx)
-            binds = attaching.result() if attaching is not None else ()
-            if allocation is not None and allocation.done():
-                _allocated(deps, row, allocation)     # refused: no docker create
+            binds = volumes.binds().get(uuid, ()) if volumes is not None else ()
+            if allocation.answered():
+                allocation.join()      # refused: no docker create
             with create_phase("create"):
-                container_id, image = _create_in_engine(deps, row, image, binds)
+                engine = take(undo, EngineContainer(deps, row, image, binds))
         except (rt.RuntimeDriverError, exc.ImageNotFound):
-            _allocated(deps, row, allocation)   # a refusal is the reason to give
+            allocation.join()   # a refusal is the reason to give
             raise
-        undo.callback(_remove_quietly, deps, container_id)
-        _allocated(deps, row, allocation)
-        created = _created_values(row, image, container_id)
+        allocation.join()
+        container_id = engine.container_id
+        assert container_id is not None      # acquired
+        created = {**made_values(row, engine.image, container_id), "status_reason": None}
         if run:   # the start's inspect tells the state; Creating until then
             starting = _Starting(common.overlapped(deps, _start_in_engine, deps, container_id),
                                  reserving)
@@ -261,16 +257,6 @@ def _create(deps: AgentDeps, row: Container, run: bool = False,
     return row, starting
 
 
-class _Failed(Exception):
-    """A create step's failure with the reason the row gets: ``error`` is what the
-    flow raises once the Error is written; ``clear_host``: the node refused the
-    container (its host is cleared, as after a failed claim)."""
-
-    def __init__(self, error: exc.BerthError, reason: str, clear_host: bool = True) -> None:
-        super().__init__(reason)
-        self.error, self.reason, self.clear_host = error, reason, clear_host
-
-
 @contextmanager
 def _errors_written(deps: AgentDeps, uuid: str) -> Iterator[None]:
     """A failed create's Error, written once its undo has run; then the node's usage
@@ -282,127 +268,25 @@ def _errors_written(deps: AgentDeps, uuid: str) -> Iterator[None]:
         deps.tracker.publish_usage()
         raise
     except Exception as err:
-        failure = _failure_of(err)
+        failure = _failure_of(err, deps.host)
         if failure is not None:
             reason, host_cleared = failure
             common.fail(deps, uuid, reason, **({"host": None} if host_cleared else {}))
         deps.tracker.publish_usage()      # the claim may be gone with the row's change
-        if isinstance(err, _Failed):
+        if isinstance(err, StepFailed):
             raise err.error from None
         raise
 
 
-def _failure_of(err: Exception) -> tuple[str, bool] | None:
+def _failure_of(err: Exception, host: str) -> tuple[str, bool] | None:
     """The reason a failed create's row gets, and whether its host is cleared (the
     node refused it); None: not a failure the row records."""
-    if isinstance(err, _Failed):
-        return err.reason, err.clear_host
-    if isinstance(err, exc.ImageNotFound):
-        return err.msg, False
     if isinstance(err, networking.NetworkPlugFailed):   # the kuryr driver's ports, at create
         return (f"{err.msg}. The container was not created; fix the cause and create it "
                 f"again."), False
-    if isinstance(err, VOLUME_ERRORS):
-        return err.msg, True
-    if isinstance(err, rt.RuntimeDriverError):
-        return f"Docker could not create the container: {err.msg}", True
-    return None
+    return reason_of(err, host)
 
 
 def _start_in_engine(deps: AgentDeps, container_id: str) -> None:
     with create_phase("start"):
         deps.runtime.start(container_id)
-
-
-def _create_in_engine(deps: AgentDeps, row: Container,
-                      image: tuple[rt.ImageRef, rt.ImageInfo], binds: tuple[str, ...] = ()
-                      ) -> tuple[str, tuple[rt.ImageRef, rt.ImageInfo]]:
-    """docker create; the engine's id, and the image it was created from."""
-    try:
-        try:
-            return deps.runtime.create(build_spec(deps, row, image, binds)), image
-        except rt.RuntimeImageNotFound:
-            # removed since it was last seen: decide again from what the engine has
-            LOG.info("image %s is gone from the engine; looking again", image[0].ref)
-            deps.recent_images.forget(image[0].ref)
-            image = pull_image(deps, row)
-            return deps.runtime.create(build_spec(deps, row, image, binds)), image
-    except (rt.RuntimeInvalid, rt.RuntimeImageNotFound):
-        raise                       # a clear refusal: the engine created nothing
-    except rt.RuntimeDriverError:
-        remove_left_by_create(deps, row.uuid)
-        raise
-
-
-def remove_left_by_create(deps: AgentDeps, uuid: str) -> None:
-    """After an unclear engine failure of ``docker create`` (a time-out, a dropped
-    connection, a 5xx), the engine may have created the container all the same, or
-    may still do so: look it up by its name (``zun-<uuid>``) and remove it. When the
-    engine does not answer now either, the periodic state sync removes it later (a
-    container whose row is a failed create)."""
-    name = f"{rt.NAME_PREFIX}{uuid}"
-    try:
-        found = named_container(deps, uuid)
-        if found is None:
-            return
-        deps.runtime.delete(found.id, force=True)
-    except rt.RuntimeDriverError as err:
-        LOG.warning("could not look for a Docker container %s left by the failed create "
-                    "(%s); the periodic state sync removes it once the engine answers",
-                    name, err.msg)
-        return
-    LOG.warning("removed Docker container %s (%s), which the engine made although its "
-                "create failed", found.id[:12], name)
-
-
-def named_container(deps: AgentDeps, uuid: str) -> rt.RuntimeContainer | None:
-    """This host's Docker container named ``zun-<uuid>``, found even when no row
-    names it yet (a create interrupted before its write); None when there is none.
-    The name is unique on the engine; another berth host sharing this engine could
-    only hold it for the same uuid, and then that host owns it."""
-    try:
-        found = deps.runtime.inspect(f"{rt.NAME_PREFIX}{uuid}")
-    except rt.RuntimeNotFound:
-        return None
-    return found if found.labels.get(rt.LABEL_HOST, deps.host) == deps.host else None
-
-
-def _allocated(deps: AgentDeps, row: Container, allocation: cf.Future[None] | None) -> None:
-    """Join the allocation (once answered, joining again is free). When it did not
-    fit, or Placement failed, the create fails with the node refusing it (its host
-    cleared, as after a failed claim)."""
-    if allocation is None:
-        return
-    try:
-        allocation.result()
-    except AllocationFailed as err:
-        raise _Failed(exc.ResourcesUnavailable(reason=err.msg),
-                      f"ResourcesUnavailable: {err.msg}. Ask for less, or free resources "
-                      f"on host {deps.host}.") from err
-    except (PlacementError, exc.ComputeNodeNotFound) as err:
-        raise _Failed(err, f"Placement could not record the container's resources on "
-                           f"host {deps.host}: {err.msg}") from err
-
-
-def _remove_quietly(deps: AgentDeps, container_id: str) -> None:
-    try:
-        deps.runtime.delete(container_id, force=True)
-    except rt.RuntimeDriverError as err:
-        LOG.warning("could not remove Docker container %s after a failed create: %s",
-                    container_id, err.msg)
-
-
-def _created_values(row: Container, image: tuple[rt.ImageRef, rt.ImageInfo],
-                    container_id: str) -> dict[str, Any]:
-    _, info = image
-    # Zun records the driver that provided the image.
-    values: dict[str, Any] = {"container_id": container_id,
-                              "image_driver": row.image_driver if row.image_driver == "glance"
-                              else "docker",
-                              "status_reason": None}
-    # Zun saves the image's defaults on the record when the user gave none.
-    if row.command is None and info.cmd is not None:
-        values["command"] = list(info.cmd)
-    if row.entrypoint is None and info.entrypoint is not None:
-        values["entrypoint"] = list(info.entrypoint)
-    return values

@@ -11,16 +11,20 @@ auto-heal called rebuild without ``run`` and never healed anything)::
     [run] event compute__do_container_start ─► task container_starting ─► Running
 
 Any failure sets Error with a reason that says what to do; the old Docker container
-is gone by then, so the row no longer names it, and its Placement allocation is
-released (an Error row without a Docker container holds nothing). The container keeps
-its host. Its cpu and memory are claimed on the node and recorded in Placement again
-before the new Docker container is made: a row in Error held neither (a rebuild of a
-failed create used to give it a container but no claim check and no allocation).
+is gone by then, so the row no longer names it. The container keeps its host. Its cpu
+and memory are claimed on the node and recorded in Placement again before the new
+Docker container is made (a row in Error held neither: a rebuild of a failed create
+used to give it a container but no claim check and no allocation). These steps are
+create's (``berth.compute.steps``), on one ExitStack: a failure at any of them undoes
+the ones taken, in reverse (the new Docker container removed, the volumes detached but
+kept, the allocation released), and the Error then releases the claim.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from berth.common import exceptions as exc
@@ -28,17 +32,22 @@ from berth.common.context import RequestContext
 from berth.compute import status_writes
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common, outage
-from berth.compute.flows.allocation import allocate, release_allocation
-from berth.compute.flows.create import remove_left_by_create
 from berth.compute.flows.lifecycle import start_in_runtime
 from berth.compute.flows.network_step import unplug_quietly
-from berth.compute.flows.volume_step import attach_volumes
 from berth.compute.image_puller import pull_image
-from berth.compute.spec import build_spec
 from berth.compute.states import VALID_STATES, Status, TaskState
+from berth.compute.steps import take
+from berth.compute.steps.allocation import Allocation, release_allocation
+from berth.compute.steps.claim import Claim
+from berth.compute.steps.engine_container import (
+    EngineContainer,
+    made_values,
+    remove_left_by_create,
+)
+from berth.compute.steps.failures import StepFailed, reason_of
+from berth.compute.steps.volumes import Volumes
 from berth.db import actions, containers
 from berth.db.models import Container
-from berth.placement.base import AllocationFailed, PlacementError
 from berth.runtime import base as rt
 
 LOG = logging.getLogger(__name__)
@@ -130,57 +139,49 @@ def _rebuild(deps: AgentDeps, row: Container) -> Container:
         row = status_writes.mark_rebuilding(deps.db, uuid, was=row.status)
     if row.container_id:
         row = _remove_old(deps, row)
-    _hold_resources(deps, row)
-    container_id: str | None = None
-    try:
-        binds = attach_volumes(deps, None, uuid)
+    # A row in Error holds nothing (a failed create or rebuild released its claim by
+    # that status, and its allocation with it), so a rebuild from Error is a create as
+    # far as resources go; for a row that held them, the claim fits as it did and the
+    # allocation is found held. A failure undoes every step taken, in reverse, before
+    # the Error is written: the new Docker container removed, the volumes detached
+    # (kept: they are the container's), the allocation released.
+    with _errors_written(deps, uuid), ExitStack() as undo:
+        take(undo, Claim(deps, row))
+        take(undo, Allocation(deps, row))
+        binds = take(undo, Volumes(deps, None, [uuid], made_here=False)).binds()
         image = pull_image(deps, row)
-        container_id = deps.runtime.create(build_spec(deps, row, image, binds))
+        engine = take(undo, EngineContainer(deps, row, image, binds.get(uuid, ())))
+        container_id = engine.container_id
+        assert container_id is not None      # acquired
         seen = deps.runtime.inspect(container_id)
-    except rt.RuntimeDriverError as err:
-        common.fail(deps, uuid, f"Rebuild failed: Docker could not create the new "
-                                f"container: {err.msg}. Fix the cause, then rebuild again.")
-        release_allocation(deps, uuid)
-        raise
-    except exc.BerthError as err:        # image unknown or unpullable, bad reference
-        common.fail(deps, uuid, f"Rebuild failed: {err.msg}")
-        release_allocation(deps, uuid)
-        raise
-    finally:
-        if deps.volumes is not None and container_id is None:
-            deps.volumes.settle_all_of(uuid)     # no Docker container binds them now
-    row = containers.update_(deps.db, uuid, _rebuilt_values(row, image, container_id))
-    row = common.apply_runtime_state(deps, row, seen)
+        row = containers.update_(deps.db, uuid, _rebuilt_values(row, engine.image,
+                                                                container_id))
+        row = common.apply_runtime_state(deps, row, seen)
+        undo.pop_all()
     deps.tracker.publish_usage()
-    LOG.info("rebuilt as Docker container %s from %s", container_id[:12], image[0].ref)
+    LOG.info("rebuilt as Docker container %s from %s", container_id[:12], engine.image[0].ref)
     return row
 
 
-def _hold_resources(deps: AgentDeps, row: Container) -> None:
-    """Claim the container's cpu and memory on this node and record them in Placement
-    again. A row in Error holds nothing (a failed create or rebuild released its claim
-    by that status, and its allocation with it), so a rebuild from Error is a create
-    as far as resources go; for a row that held them, the claim fits as it did and the
-    allocation is written again unchanged. ResourcesUnavailable (and the row in Error)
-    when they no longer fit."""
+@contextmanager
+def _errors_written(deps: AgentDeps, uuid: str) -> Iterator[None]:
+    """A failed rebuild's Error, written once its undo has run, saying what failed
+    (the container keeps its host); then the node's usage published without it (a row
+    in Error holds nothing)."""
     try:
-        deps.tracker.claim(row.uuid, row.cpu, row.memory, placed=row.host == deps.host)
-        if deps.placement is not None:
-            allocate(deps, row)
-    except exc.ResourcesUnavailable as err:
-        common.fail(deps, row.uuid, f"Rebuild failed: ResourcesUnavailable: {err.msg}. "
-                                    f"Free resources on host {deps.host}, then rebuild "
-                                    f"again, or delete it and create it elsewhere.")
+        yield
+    except exc.ContainerNotFound:
+        LOG.info("container row was removed during the rebuild; undone")
+        deps.tracker.publish_usage()
         raise
-    except AllocationFailed as err:
-        common.fail(deps, row.uuid, f"Rebuild failed: ResourcesUnavailable: Placement "
-                                    f"refused the container's resources ({err.msg}).")
-        raise exc.ResourcesUnavailable(reason=err.msg) from err
-    except (PlacementError, exc.ComputeNodeNotFound) as err:
-        common.fail(deps, row.uuid, f"Rebuild failed: Placement could not record the "
-                                    f"container's resources ({err.msg}); rebuild again "
-                                    f"when it answers.")
-        raise exc.ServiceUnavailable(reason=err.msg) from err
+    except Exception as err:
+        failure = reason_of(err, deps.host)
+        if failure is not None:
+            common.fail(deps, uuid, f"Rebuild failed: {failure[0]}")
+        deps.tracker.publish_usage()
+        if isinstance(err, StepFailed):
+            raise err.error from None
+        raise
 
 
 def _remove_old(deps: AgentDeps, row: Container) -> Container:
@@ -200,16 +201,7 @@ def _remove_old(deps: AgentDeps, row: Container) -> Container:
 
 def _rebuilt_values(row: Container, image: tuple[rt.ImageRef, rt.ImageInfo],
                     container_id: str) -> dict[str, Any]:
-    _, info = image
-    values: dict[str, Any] = status_writes.status_values(
+    return status_writes.status_values(
         Status.CREATED, was=Status.REBUILDING, uuid=row.uuid, by="rebuild",
-        container_id=container_id,
-        image_driver=row.image_driver if row.image_driver == "glance" else "docker",
-        status_reason=None,
-        status_detail="Created")
-    # As create: the image's defaults are saved when the record has none.
-    if row.command is None and info.cmd is not None:
-        values["command"] = list(info.cmd)
-    if row.entrypoint is None and info.entrypoint is not None:
-        values["entrypoint"] = list(info.entrypoint)
-    return values
+        status_reason=None, status_detail="Created",
+        **made_values(row, image, container_id))

@@ -55,10 +55,10 @@ from berth.compute import networking, status_writes
 from berth.compute.capsules.recovery import recover_capsules
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import actions, delete, lifecycle, network_step, sync
-from berth.compute.flows.allocation import release_allocation
-from berth.compute.flows.create import named_container
-from berth.compute.flows.volume_step import release_volumes
 from berth.compute.states import CREATE_TASK_STATES, Status, TaskState
+from berth.compute.steps.allocation import release_allocation
+from berth.compute.steps.engine_container import named_container
+from berth.compute.steps.volumes import release_volumes
 from berth.db import containers
 from berth.db.models import Container
 from berth.placement.base import PlacementError

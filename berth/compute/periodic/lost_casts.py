@@ -1,7 +1,7 @@
 """A request the API cast to this agent that never came (part of ``expire_tasks``).
 
-The API writes Restarting, Rebuilding or Deleting itself, with a deadline and no task,
-then casts (``api/operations/cast_deadlines.py``); the flow the cast starts replaces
+The API writes Creating (the new row), Restarting, Rebuilding or Deleting itself, with a
+deadline and no task, then casts (``api/operations/cast_deadlines.py``); the flow the cast starts replaces
 the deadline with its task's. A cast the broker lost, or that died with the agent's
 consumer, would leave the row there for good: the state syncs leave such rows alone,
 and only the agent's start-up recovery used to take them up.
@@ -13,6 +13,11 @@ each row of this host with no task and a deadline past::
     Restarting                                   rebooted (the default stop timeout)
     Rebuilding                                   rebuilt from the row's image, and
                                                  started iff its Docker container runs
+    Creating                                     Error saying the create never came
+                                                 (what it may have left removed, its
+                                                 claim and allocation released): the
+                                                 request's networks and volumes are
+                                                 not in the row, so it cannot be redone
     any other status                             deadline cleared (nothing is awaited)
 
 The flow is queued on the container's worker like a cast's, and records its events
@@ -34,9 +39,10 @@ from typing import Any
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute.capsules import delete as capsule_delete
+from berth.compute.capsules import recovery as capsule_recovery
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import actions as action_flows
-from berth.compute.flows import delete, rebuild
+from berth.compute.flows import delete, rebuild, recovery
 from berth.compute.states import Status
 from berth.db import actions, containers
 from berth.db.capsules import CAPSULE
@@ -74,6 +80,8 @@ class LostCastRepairer:
         queued for it."""
         if self._busy(row.uuid):
             return 0
+        if row.status == Status.CREATING:
+            return self._fail_create(row)
         requested = _REQUESTED_BY.get(str(row.status))
         if requested is None:
             try:
@@ -90,6 +98,26 @@ class LostCastRepairer:
         flow, kwargs = self._flow(row)
         self._submit(row.uuid, flow, self._deps, ctx, row.uuid, **kwargs)
         return 1
+
+    def _fail_create(self, row: Container) -> int:
+        LOG.warning("the create request for it has not reached this agent by its deadline "
+                    "(%s UTC): the cast was lost; marking it Error", row.task_deadline)
+        what = "capsule" if row.container_type == CAPSULE else "container"
+        reason = (f"{what.capitalize()} failed to create correctly: the create request did "
+                  f"not reach the compute agent of host {self._deps.host} by its deadline "
+                  f"({row.task_deadline} UTC; the message was lost). Delete this {what} "
+                  f"and create it again.")
+        if row.container_type == CAPSULE:
+            done = capsule_recovery.fail_create(self._deps, row, reason,
+                                                expected_task_state=None,
+                                                expected_task_deadline=row.task_deadline)
+        else:
+            done = recovery.fail_interrupted_create(self._deps, row, reason,
+                                                    expected_deadline=row.task_deadline)
+        if done:
+            actions.action_finish(self._deps.db, row.uuid,
+                                  _request_of(self._deps, row.uuid, ("create",)), error=True)
+        return int(done)
 
     def _flow(self, row: Container) -> tuple[Callable[..., Any], dict[str, Any]]:
         if row.status == Status.DELETING:

@@ -2,7 +2,11 @@
 
 - ``allocate`` / ``release``: the network-wide IPAM (``ipam``), keyed by attachment;
 - ``ensure``: the network's VXLAN device on its bridge and its tables, when the
-  network is laid on this node (its first attachment, or the daemon's recovery);
+  network is laid on this node (its first attachment, or the daemon's recovery), and
+  the node's own address on the network (``plan.host_owner``): claimed network-wide
+  like a container's, on the bridge with a MAC of its own, the source of what the
+  host sends into the network, so that the host reaches the containers of other
+  nodes as it reaches its own (their exposed ports) and their answers find it;
 - ``reconcile``: a network laid here made to match the store, on a short timer:
   members that came, went or moved, nodes that stopped reporting (their members
   withdrawn once ``service_down_time`` passes) or came back; and this node's own
@@ -11,7 +15,8 @@
   store lost it, claims its address again);
 - ``remote_members``: the members with a policy on other live nodes, which this
   node's security-group rules count as it counts its own (``berth.network.policy``);
-- ``remove``: the device goes with the network's bridge.
+- ``remove``: the device goes with the network's bridge, and the node's address
+  with them.
 
 The store is a ``Membership``: ``berth.db.overlay.OverlayStore`` in the daemon.
 """
@@ -25,9 +30,18 @@ from collections.abc import Collection, Mapping
 from typing import Protocol
 
 from berth.network import policy as pol
-from berth.network.base import NetworkDriverError, NetworkSpec
+from berth.network.base import AddressExhausted, NetworkDriverError, NetworkSpec
 from berth.network.overlay.ipam import AddressStore, Claim, NetworkWideAllocator
-from berth.network.overlay.plan import Member, changes, overlay_mtu, policy_members, wanted
+from berth.network.overlay.plan import (
+    Member,
+    changes,
+    host_mac,
+    host_owner,
+    is_host_owner,
+    overlay_mtu,
+    policy_members,
+    wanted,
+)
 from berth.network.overlay.vxlan import VxlanLinks, underlay_mtu
 from berth.network.policy import Policy
 
@@ -55,6 +69,8 @@ class NodeOverlay:
         #: Network -> the members with a policy on other live nodes, as of the last
         #: read: the security-group rules of this node count them (``remote_members``).
         self._remote: dict[str, list[pol.Member]] = {}
+        #: Network -> this node's own address on it, as claimed.
+        self._host_address: dict[str, ipaddress.IPv4Address] = {}
 
     @property
     def mtu(self) -> int:
@@ -96,12 +112,20 @@ class NodeOverlay:
             raise NetworkDriverError(reason=f"network {spec.name} has no row in the database "
                                             f"(deleted?): it cannot span nodes")
         self.links.ensure(spec, vni, self.tunnel_ip)
+        self._ensure_host_address(spec, None)
         self._write(spec, self.store.members([spec.name])[spec.name],
                     self.store.live_hosts())
 
     def remove(self, spec: NetworkSpec) -> None:
         self.links.remove(spec)
         self._remote.pop(spec.name, None)
+        self._host_address.pop(spec.name, None)
+        try:
+            self.store.release(spec.name, host_owner(self.host), self.host)
+        except Exception as exc:  # noqa: BLE001 - the network goes all the same
+            # The pass releases what this node holds on networks it no longer has.
+            LOG.warning("network %s: could not release this node's address yet (%s); "
+                        "the overlay pass will", spec.name, exc)
 
     def reconcile(self, spec: NetworkSpec,
                   attachments: Mapping[str, Attachment],
@@ -114,8 +138,10 @@ class NodeOverlay:
         vni = self.store.vni(spec.name)
         if vni is None:
             return 0
-        changed = self._reconcile_claims(spec, attachments)
+        held = self.store.owners_on(self.host).get(spec.name, set())
+        changed = self._reconcile_claims(spec, attachments, held)
         self.links.ensure(spec, vni, self.tunnel_ip)   # missing, or off its bridge
+        changed += self._ensure_host_address(spec, held)
         live = self.store.live_hosts() if live is None else live
         return changed + self._write(spec, self.store.members([spec.name])[spec.name], live)
 
@@ -126,11 +152,32 @@ class NodeOverlay:
     def release_owner(self, network: str, owner: str) -> bool:
         return self.store.release(network, owner, self.host)
 
+    def _ensure_host_address(self, spec: NetworkSpec, held: Collection[str] | None) -> int:
+        """This node's address on the network claimed (when it is not known here yet,
+        or ``held``, the owners the store records on this node, lacks it) and laid on
+        the bridge. An exhausted subnet leaves the host without one (logged): the
+        containers come first."""
+        owner, mac = host_owner(self.host), host_mac(spec.name, self.host)
+        address, changed = self._host_address.get(spec.name), 0
+        if address is None or (held is not None and owner not in held):
+            try:
+                address = self.allocator.allocate(spec, owner, mac, None).ip
+            except AddressExhausted:
+                LOG.error("network %s: no address left for this node (%s): its host "
+                          "does not reach the containers of other nodes", spec.name,
+                          self.host)
+                return 0
+            self._host_address[spec.name] = address
+            changed += 1
+        return changed + self.links.set_host_address(spec, address, mac)
+
     def _reconcile_claims(self, spec: NetworkSpec,
-                          attachments: Mapping[str, Attachment]) -> int:
+                          attachments: Mapping[str, Attachment],
+                          held: Collection[str]) -> int:
         changed = 0
-        held = self.store.owners_on(self.host).get(spec.name, set())
-        for owner in sorted(held - set(attachments)):
+        for owner in sorted(set(held) - set(attachments)):
+            if is_host_owner(owner):
+                continue                # the node's own (``_ensure_host_address``)
             LOG.warning("network %s: %s holds an address here but no attachment; "
                         "releasing it", spec.name, owner)
             self.store.release(spec.name, owner, self.host)

@@ -3,7 +3,9 @@
 A node's wanted tables follow from the members of a network that *other, live* nodes
 hold (``Member``): for each, a forwarding entry (its MAC to the tunnel address of its
 node) and a neighbour entry (its IPv4 address, and on a dual-stack network its IPv6
-twin, to its MAC). ``changes`` says what to add and remove to get from what the
+twin, to its MAC). Each node holds one member for itself, its bridge's address
+(``host_owner``), so that its host reaches the containers of other nodes and their
+answers come back to it. ``changes`` says what to add and remove to get from what the
 kernel has to what is wanted; an entry whose value changed (a MAC now behind another
 node, an address now on another MAC) is replaced, not removed and added.
 """
@@ -15,7 +17,13 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 from berth.network import policy as pol
-from berth.network.base import BRIDGE_PREFIX, AttachmentKey, InvalidNetworkSpec, NetworkSpec
+from berth.network.base import (
+    BRIDGE_PREFIX,
+    AttachmentKey,
+    InvalidNetworkSpec,
+    NetworkSpec,
+    stable_mac,
+)
 from berth.network.policy import Policy
 
 #: Every VXLAN device berth makes starts with this; the rest is its bridge's suffix.
@@ -36,6 +44,24 @@ def device_name(spec: NetworkSpec) -> str:
     if not spec.bridge.startswith(BRIDGE_PREFIX):
         raise InvalidNetworkSpec(reason=f"bridge {spec.bridge} is not one of berth's")
     return VXLAN_PREFIX + spec.bridge[len(BRIDGE_PREFIX):]
+
+
+def host_owner(host: str) -> str:
+    """The owner of the address node ``host`` holds on a spanning network for itself
+    (its bridge's): not an attachment's ``network/container/ifname``, so no policy
+    or registry entry is ever looked for under it."""
+    return f"node:{host}"
+
+
+def is_host_owner(owner: str) -> bool:
+    return owner.startswith("node:")
+
+
+def host_mac(network: str, host: str) -> str:
+    """The MAC node ``host`` gives the bridge of ``network``: set, so that it no longer
+    follows the lowest MAC of the bridge's ports (which changes as containers come and
+    go, while the other nodes' entries name it), and different on every node."""
+    return stable_mac(AttachmentKey(network, host_owner(host), "bridge"))
 
 
 def overlay_mtu(underlay_mtu: int) -> int:
@@ -104,8 +130,8 @@ def wanted(spec: NetworkSpec, members: Iterable[Member], me: str,
         mac = m.mac.lower()
         fdb[mac] = m.tunnel_ip
         neigh[m.address] = mac
-        twin = spec.mirror6(m.address)
-        if twin is not None:
+        twin = None if is_host_owner(m.owner) else spec.mirror6(m.address)
+        if twin is not None:     # a node's own address is IPv4 only
             neigh[twin] = mac
     return Tables(fdb, neigh)
 

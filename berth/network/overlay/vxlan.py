@@ -33,6 +33,8 @@ AF_BRIDGE = 7
 _PERMANENT = ndmsg.states["permanent"]
 _NOARP = ndmsg.states["noarp"]
 _SELF = ndmsg.flags["self"]
+_SCOPE_LINK = 253
+_PROTO_KERNEL = 2
 
 
 class VxlanLinks:
@@ -121,6 +123,43 @@ class VxlanLinks:
             for address, mac in change.neigh_set.items():
                 ipr.neigh("replace", family=_family(address), ifindex=index,
                           dst=str(address), lladdr=mac, state=_PERMANENT)
+
+    def set_host_address(self, spec: NetworkSpec, address: ipaddress.IPv4Address,
+                         mac: str) -> bool:
+        """The node's own address on the network (``plan.host_owner``): the bridge gets
+        ``mac`` and ``address``/32, and the subnet's route ``address`` as its source,
+        so that what the host sends into the network (to a container here or on
+        another node) comes from an address the other nodes' tables lead back to
+        this node, not from the gateway's, which every node's bridge holds. Other
+        /32s of the subnet on the bridge (an address held before) go. Idempotent;
+        True when it changed anything."""
+        changed = False
+        with translate_errors(f"setting the node's address on {spec.bridge}"), \
+                self._open() as ipr:
+            index = _index(ipr, spec.bridge)
+            if index is None:
+                raise NetworkDriverError(reason=f"bridge {spec.bridge} does not exist")
+            if (ipr.get_links(index)[0].get("IFLA_ADDRESS") or "").lower() != mac:
+                ipr.link("set", index=index, address=mac)
+                changed = True
+            held = {a.get("IFA_ADDRESS") for a in ipr.get_addr(index=index,
+                                                                 family=socket.AF_INET)
+                    if a["prefixlen"] == 32}
+            for other in held - {str(address)}:
+                if other and ipaddress.IPv4Address(other) in spec.cidr:
+                    _quietly(ipr.addr, "del", index=index, address=other, prefixlen=32)
+                    changed = True
+            if str(address) not in held:
+                ipr.addr("add", index=index, address=str(address), prefixlen=32)
+                changed = True
+            routes = [r for r in ipr.get_routes(family=socket.AF_INET, table=254)
+                      if r.get("RTA_OIF") == index and r["dst_len"] == spec.cidr.prefixlen
+                      and r.get("RTA_DST") == str(spec.cidr.network_address)]
+            if not any(r.get("RTA_PREFSRC") == str(address) for r in routes):
+                ipr.route("replace", dst=str(spec.cidr), oif=index, prefsrc=str(address),
+                          scope=_SCOPE_LINK, proto=_PROTO_KERNEL)
+                changed = True
+        return changed
 
 
 def underlay_mtu(local: ipaddress.IPv4Address,

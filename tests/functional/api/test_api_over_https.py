@@ -8,11 +8,12 @@ from __future__ import annotations
 import ssl
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from support.berth_proc import bin_path
+from support.berth_proc import BerthProcess, bin_path
 from support.tls_ca import TestCA, tls_conf
 
 
@@ -21,8 +22,20 @@ def ca(tmp_path: Path) -> TestCA:
     return TestCA(tmp_path / "ca")
 
 
-def test_clients_reach_the_api_over_https_with_the_ca(berth_factory, ca: TestCA) -> None:
-    berth = berth_factory(tls_conf(ca, console=False), ca_file=str(ca.cert)).start()
+@pytest.fixture(scope="module")
+def https_berth(docker_url: str, tmp_path_factory: pytest.TempPathFactory
+                ) -> Iterator[BerthProcess]:
+    """One berth over HTTPS for the tests that only talk to it (its start is most of
+    their time); it makes no container."""
+    module_ca = TestCA(tmp_path_factory.mktemp("https") / "ca")
+    berth = BerthProcess(tls_conf(module_ca, console=False), ca_file=str(module_ca.cert))
+    berth.start()
+    yield berth
+    berth.stop()
+
+
+def test_clients_reach_the_api_over_https_with_the_ca(https_berth: BerthProcess) -> None:
+    berth = https_berth
     assert berth.url.startswith("https://")
     # python-zunclient, given the CA (cacert=, as OS_CACERT gives it)
     zun = berth.client()
@@ -48,8 +61,8 @@ def test_clients_reach_the_api_over_https_with_the_ca(berth_factory, ca: TestCA)
         httpx.get(f"{berth.url}/healthcheck", timeout=10)
 
 
-def test_plain_http_is_refused_on_the_https_port(berth_factory, ca: TestCA) -> None:
-    berth = berth_factory(tls_conf(ca, console=False), ca_file=str(ca.cert)).start()
+def test_plain_http_is_refused_on_the_https_port(https_berth: BerthProcess) -> None:
+    berth = https_berth
     plain = berth.url.replace("https://", "http://")
     with pytest.raises(httpx.TransportError):
         httpx.get(f"{plain}/healthcheck", timeout=10)

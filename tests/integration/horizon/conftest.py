@@ -34,7 +34,7 @@ import httpx
 import pytest
 from support import keystone as ks
 from support.berth_proc import BerthProcess, wait_for
-from support.browser import artifacts_dir, chromium
+from support.browser import artifacts_dir, chromium, doc_images_dir
 
 ROOT = Path(__file__).resolve().parents[3]
 CI = ROOT / ".ci"
@@ -43,8 +43,6 @@ REGION = "berth-horizon"          # .ci/ci-services.sh: Horizon's DEFAULT_SERVIC
 NEUTRON_URL = os.environ.get("BERTH_NEUTRON_URL", "http://127.0.0.1:9696")
 NEUTRON_HOST = os.environ.get("BERTH_NEUTRON_HOST", "berth-neutron-ci")
 ADMIN = ks.USERS[0]               # berth-alpha-admin: the project's panels and the admin ones
-#: Where the screenshots of the panel's pages go: docs/horizon.md shows them.
-SHOTS = ROOT / "docs" / "images"
 
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
@@ -247,6 +245,5 @@ def page(browser: Any, berth_hz: BerthProcess, horizon: str, request: Any) -> It
 
 
 def shot(page: Any, name: str) -> None:
-    """The viewport as docs/images/horizon-NAME.png."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"horizon-{name}.png"))
+    """The viewport as horizon-NAME.png in doc_images_dir() (docs/images when renewing)."""
+    page.screenshot(path=str(doc_images_dir() / f"horizon-{name}.png"))

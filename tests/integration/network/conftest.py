@@ -18,6 +18,7 @@ import subprocess
 import time
 import uuid as uuidlib
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -58,34 +59,43 @@ PROJECT = f"5a1e{os.getpid():028x}"   # the same however often this module is im
 USER_TOKEN = f"alice:{PROJECT}"
 
 
-def _status() -> str:
-    proc = subprocess.run(["bash", str(CI / "neutron-ci.sh"), "status"], check=False,
+def script_status(script: str) -> str:
+    """``.ci/SCRIPT status``: "NAME: up ...", "NAME: starting ..." or "NAME: down"."""
+    proc = subprocess.run(["bash", str(CI / script), "status"], check=False,
                           capture_output=True, text=True, timeout=60)
     return proc.stdout.strip()
+
+
+def script_start(script: str, what: str, timeout: float) -> None:
+    """``.ci/SCRIPT start``; FAILS the test (never a skip) when it does not end up."""
+    t0 = time.monotonic()
+    proc = subprocess.run(["bash", str(CI / script), "start"], check=False,
+                          capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0 or ": up" not in script_status(script):
+        pytest.fail(f"could not start {what} with `{CI / script} start` "
+                    f"(exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    print(f"{what} up in {time.monotonic() - t0:.1f} s")
+
+
+def script_stop(script: str, timeout: float) -> None:
+    subprocess.run(["bash", str(CI / script), "stop"], check=False, capture_output=True,
+                   timeout=timeout)
 
 
 @pytest.fixture(scope="session")
 def neutron() -> Iterator[str]:
     started = False
-    state = _status()
+    state = script_status("neutron-ci.sh")
     if ": up" not in state:
         # "starting": its processes run (started by the test command) and only answer
         # late; start then waits for them, and they stay for the other tests
-        was_down = ": down" in state
-        t0 = time.monotonic()
         subprocess.run(["bash", str(CI / "ci-services.sh"), "start", "rabbitmq"], check=False,
                        capture_output=True, timeout=900)
-        proc = subprocess.run(["bash", str(CI / "neutron-ci.sh"), "start"], check=False,
-                              capture_output=True, text=True, timeout=1800)
-        if proc.returncode != 0 or ": up" not in _status():
-            pytest.fail(f"could not start Neutron with `{CI / 'neutron-ci.sh'} start` "
-                        f"(exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-        started = was_down
-        print(f"Neutron {'started' if was_down else 'up'} in {time.monotonic() - t0:.1f} s")
+        script_start("neutron-ci.sh", "Neutron", timeout=1800)
+        started = ": down" in state
     yield NEUTRON_URL
     if started:
-        subprocess.run(["bash", str(CI / "neutron-ci.sh"), "stop"], check=False,
-                       capture_output=True, timeout=300)
+        script_stop("neutron-ci.sh", timeout=300)
 
 
 @pytest.fixture(scope="session")
@@ -94,8 +104,10 @@ def neutron_raw(neutron: str) -> Iterator[httpx.Client]:
         yield client
 
 
-def berth_conf(neutron_url: str, timeout: int = 60) -> str:
-    return (f"[network]\ndriver = cni\n"
+def berth_conf(neutron_url: str, timeout: int = 60, driver: str = "cni") -> str:
+    """A berth on Neutron: ``driver`` cni (berth plugs the ports) or kuryr (Docker
+    plugs them through kuryr-libnetwork)."""
+    return (f"[network]\ndriver = {driver}\n"
             f"[neutron]\nendpoint_override = {neutron_url}\n"
             f"[cni_daemon]\nvif_active_timeout = {timeout}\n")
 
@@ -150,12 +162,21 @@ def neutron_host_lock() -> Iterator[None]:
             fcntl.flock(held, fcntl.LOCK_UN)
 
 
+@contextmanager
+def berth_on_neutron(conf: str) -> Iterator[BerthProcess]:
+    """A ``berth serve`` with ``conf`` and the Neutron agent's host name, stopped after."""
+    proc = BerthProcess(conf, host=NEUTRON_HOST)
+    proc.start(timeout=180)
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
+
 @pytest.fixture(scope="module")
 def berth_neutron(neutron: str) -> Iterator[BerthProcess]:
-    proc = BerthProcess(berth_conf(neutron), host=NEUTRON_HOST)
-    proc.start(timeout=180)
-    yield proc
-    proc.stop()
+    with berth_on_neutron(berth_conf(neutron)) as proc:
+        yield proc
     remove_leftovers()
 
 
@@ -166,37 +187,44 @@ def http(berth_neutron: BerthProcess) -> Iterator[httpx.Client]:
 
 
 class Networks:
-    """Neutron networks (with a subnet each) of the test project, removed at the end
-    with every port left on them."""
+    """Neutron networks ``PREFIX-<hex>`` (with a subnet each) of the test project,
+    removed at the end with every port left on them, then the security groups berth
+    made in the project (a group in use is not deleted: the ports go first)."""
+
+    PREFIX = "it"
+    #: the names of the groups made for the tests' containers
+    GROUPS: tuple[str, ...] = ("berth-",)
 
     def __init__(self, raw: httpx.Client) -> None:
         self.raw, self.ids = raw, []  # type: tuple[httpx.Client, list[str]]
 
-    def make(self, cidr: str, v6: str | None = None, project: str = PROJECT
-             ) -> dict[str, Any]:
+    def make(self, cidr: str, v6: str | None = None, project: str = PROJECT,
+             gateway: bool = True) -> dict[str, Any]:
         net = self.raw.post("/networks", json={"network": {
-            "name": f"it-{uuidlib.uuid4().hex[:6]}", "project_id": project}})
+            "name": f"{self.PREFIX}-{uuidlib.uuid4().hex[:6]}", "project_id": project}})
         assert net.status_code == 201, net.text
         network = dict(net.json()["network"])
         self.ids.append(network["id"])
         for version, block in ((4, cidr), (6, v6)):
             if block:
-                sub = self.raw.post("/subnets", json={"subnet": {
+                subnet: dict[str, Any] = {
                     "network_id": network["id"], "ip_version": version, "cidr": block,
-                    "project_id": project}})
+                    "project_id": project, "name": f"{self.PREFIX}-{network['id'][:8]}"}
+                if not gateway:
+                    subnet["gateway_ip"] = None
+                sub = self.raw.post("/subnets", json={"subnet": subnet})
                 assert sub.status_code == 201, sub.text
         return network
 
     def cleanup(self) -> None:
-        for group in self.raw.get("/security-groups").json()["security_groups"]:
-            if group["name"].startswith("berth-") and group["project_id"] == PROJECT:
-                self.raw.delete(f"/security-groups/{group['id']}")
         for net_id in self.ids:
             for port in self.raw.get("/ports", params={"network_id": net_id}).json()["ports"]:
-                if port["device_owner"].startswith("network:"):
-                    continue
-                self.raw.delete(f"/ports/{port['id']}")
+                if not port["device_owner"].startswith("network:"):
+                    self.raw.delete(f"/ports/{port['id']}")
             self.raw.delete(f"/networks/{net_id}")
+        for group in self.raw.get("/security-groups").json()["security_groups"]:
+            if group["name"].startswith(self.GROUPS) and group["project_id"] == PROJECT:
+                self.raw.delete(f"/security-groups/{group['id']}")
 
 
 @pytest.fixture

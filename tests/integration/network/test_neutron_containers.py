@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from integration.network import ovs_diagnostics
-from integration.network.conftest import NEUTRON_URL, PROJECT, Networks
+from integration.network.conftest import NEUTRON_HOST, NEUTRON_URL, PROJECT, Networks
 from integration.network.ovs_diagnostics import container_pid
 from support.berth_proc import TEST_IMAGE, wait_for
 
@@ -70,6 +70,25 @@ def tcp_exchange(http: httpx.Client, client: str, server: str, what: str) -> Non
         raise AssertionError(f"{err}\n{report}") from None
 
 
+def http_server(http: httpx.Client, net: dict[str, Any],
+                ports_of: Callable[[str], list[dict[str, Any]]]
+                ) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """A busybox httpd on port 8080, created on the Neutron network ``net`` by its name,
+    Running on one ACTIVE port bound to the Neutron host whose address it holds: its
+    uuid, its address on ``net`` and its port."""
+    server = run(http, ["httpd", "-f", "-p", "8080", "-h", "/etc"],
+                 nets=[{"network": net["name"]}])
+    body = settled(http, server)
+    assert body["status"] == "Running", body["status_reason"]
+    (address,) = body["addresses"][net["id"]]
+    (port,) = ports_of(server)
+    assert port["status"] == "ACTIVE"
+    assert port["binding:host_id"] == NEUTRON_HOST and port["device_id"] == server
+    assert address["port"] == port["id"]
+    assert address["addr"] == port["fixed_ips"][0]["ip_address"]
+    return server, address, port
+
+
 def ovs_ports() -> set[str]:
     out = subprocess.run(["ovs-vsctl", "list-ports", "br-int"], check=True,
                          capture_output=True, text=True).stdout
@@ -87,16 +106,8 @@ def test_two_containers_on_one_neutron_network_talk_tcp_and_their_ports_go_with_
         http: httpx.Client, networks: Networks,
         ports_of: Callable[[str], list[dict[str, Any]]]) -> None:
     net = networks.make("10.231.1.0/24")
-    server = run(http, ["httpd", "-f", "-p", "8080", "-h", "/etc"],
-                 nets=[{"network": net["name"]}])
-    body = settled(http, server)
-    assert body["status"] == "Running", body["status_reason"]
-    (address,) = body["addresses"][net["id"]]
-    (port,) = ports_of(server)
-    assert port["status"] == "ACTIVE"
-    assert port["binding:host_id"] and port["device_id"] == server
-    assert address["port"] == port["id"] and address["version"] == 4
-    assert address["addr"] == port["fixed_ips"][0]["ip_address"]
+    server, address, port = http_server(http, net, ports_of)
+    assert address["version"] == 4
     assert f"tap{port['id'][:11]}" in ovs_ports()
 
     client = run(http, ["sh", "-c", fetch(address["addr"], "hostname")],

@@ -19,6 +19,7 @@ from integration.network.conftest import (
     USER_TOKEN,
     Networks,
     berth_conf,
+    berth_on_neutron,
     remove_leftovers,
 )
 from integration.network.test_neutron_containers import delete, ovs_ports, run, settled
@@ -32,10 +33,8 @@ VIF_TIMEOUT = 8
 
 @pytest.fixture(scope="module")
 def berth_short(neutron: str) -> Iterator[BerthProcess]:
-    proc = BerthProcess(berth_conf(neutron, timeout=VIF_TIMEOUT), host=NEUTRON_HOST)
-    proc.start(timeout=180)
-    yield proc
-    proc.stop()
+    with berth_on_neutron(berth_conf(neutron, timeout=VIF_TIMEOUT)) as proc:
+        yield proc
     remove_leftovers()
 
 

@@ -29,10 +29,10 @@ def berth_db(kind: str, tmp_path: Path, database_maker):  # type: ignore[no-unty
     return database_maker(kind)
 
 
-def conf_for(tmp_path: Path, url: str) -> Path:
+def conf_for(tmp_path: Path, url: str, network_driver: str = "cni") -> Path:
     conf = tmp_path / "berth.conf"
     conf.write_text(f"[DEFAULT]\nstate_path = {tmp_path / 'state'}\n"
-                    f"[database]\nconnection = {url}\n")
+                    f"[database]\nconnection = {url}\n[network]\ndriver = {network_driver}\n")
     return conf
 
 

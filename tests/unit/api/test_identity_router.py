@@ -225,6 +225,17 @@ def test_malformed_login_is_400_in_keystone_format(client: TestClient, content: 
     assert (error["code"], error["title"]) == (400, "Bad Request") and error["message"]
 
 
+def test_a_login_holding_a_nul_names_the_field_in_keystone_format(client: TestClient) -> None:
+    content = (b'{"auth": {"identity": {"methods": ["password"], "password": {"user": '
+               b'{"name": "alice"}}}, "sc\\u0000pe": {}}}')
+    resp = client.post("/identity/v3/auth/tokens", content=content,
+                       headers={"Content-Type": "application/json"})
+    assert resp.status_code == 400
+    error = resp.json()["error"]
+    assert (error["code"], error["title"]) == (400, "Bad Request")
+    assert "auth.sc\\u0000pe" in error["message"] and "NUL" in error["message"]
+
+
 @pytest.mark.parametrize(
     "identity_doc",
     [

@@ -62,3 +62,19 @@ def test_console_urls_follow_ssl_only(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace("ssl_only = true", "ssl_only = false"))
     conf(args=["--config-file", str(path)], default_config_files=[])
     assert "cert is set but ssl_only is false" in (tls.unused_console_cert(conf) or "")
+
+
+def test_a_proxy_starting_with_an_unused_certificate_says_so(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    files = TestCA(tmp_path / "ca").server()
+    conf, path = _conf(tmp_path, f"[websocket_proxy]\ncert = {files.cert}\n")
+    conf(args=["--config-file", str(path)], default_config_files=[])
+    with caplog.at_level(logging.WARNING, logger="berth.cmd.tls"):
+        assert tls.console_server_context(conf) is None
+    assert "cert is set but ssl_only is false" in caplog.text
+    caplog.clear()
+    path.write_text(path.read_text() + f"ssl_only = true\nkey = {files.key}\n")
+    conf(args=["--config-file", str(path)], default_config_files=[])
+    with caplog.at_level(logging.WARNING, logger="berth.cmd.tls"):
+        assert tls.console_server_context(conf) is not None
+    assert caplog.text == ""

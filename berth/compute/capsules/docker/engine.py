@@ -16,8 +16,8 @@ from berth.compute.capsules import sandbox_options
 from berth.compute.capsules.docker.create import make_capsule
 from berth.compute.deps import AgentDeps, MemberConsole, PeriodicTask
 from berth.compute.flows import common
-from berth.compute.flows.create import named_container
 from berth.compute.states import Status
+from berth.compute.steps.engine_container import named_container
 from berth.db.models import Container
 from berth.runtime import base as rt
 

@@ -246,6 +246,13 @@ def test_spanning_networks_across_daemons_and_a_restarted_daemon(fleet: Fleet) -
     assert tcp_probe(blue_a, ip_b, 7103, timeout=1.0).startswith("ERR")
     mtu = red_a.run("cat", "/sys/class/net/eth0/mtu").strip()
     assert mtu == "1450"
+    # The host of a node reaches a container of another node (from its own address on
+    # the network, which the other node's tables lead back to it), as its own.
+    assert reach(a.netns, red_b, ip_b, 7106) == "pong:ping", fleet.state()
+    assert reach(b.netns, red_a, ip_a, 7107) == "pong:ping", fleet.state()
+    hosts = {m.host: m.address for m in OverlayStore(fleet.db).members(
+        [str(red["name"])])[str(red["name"])] if m.owner.startswith("node:")}
+    assert set(hosts) == {a.host, b.host} and ip_a not in hosts.values()
 
     # A daemon killed: the data path stays; started again, it reconciles and plugs.
     b.kill()

@@ -34,7 +34,7 @@ from berth.db.overlay import OverlayStore
 from berth.network import netns as ns
 from berth.network.base import AttachmentKey, NetworkSpec, stable_mac
 from berth.network.overlay.node import Attachment, NodeOverlay
-from berth.network.overlay.plan import device_name
+from berth.network.overlay.plan import device_name, host_mac, host_owner
 from berth.network.overlay.vxlan import VxlanLinks
 
 
@@ -190,6 +190,29 @@ def test_containers_of_one_network_talk_across_nodes_and_not_across_networks(
     assert f"dst {b.tunnel_ip}" in fdb and "00:00:00:00:00:00" not in fdb  # no flooding
 
 
+def test_a_node_s_host_reaches_the_containers_of_another_node(fabric: Fabric) -> None:
+    fabric.add_nodes(2)
+    a, b = fabric.nodes
+    red = fabric.network("red", "10.251.7.0/24")
+    for node in (a, b):
+        fabric.lay(node, red)
+    red_b, ip_b = fabric.container(b, red, "rb")
+    fabric.reconcile_all([red])
+    with tcp_server(red_b, ip_b, 7008):
+        assert tcp_probe(a.netns, ip_b, 7008) == "pong:ping"
+    # From the node's own address (not the gateway's, which b's bridge holds too),
+    # on a bridge whose MAC is its own; laid once, then left alone.
+    own = {m.host: m.address for m in fabric.store.members([red.name])[red.name]
+           if m.owner == host_owner(m.host)}
+    assert set(own) == {a.name, b.name} and own[a.name] != own[b.name]
+    route = a.netns.run("ip", "-4", "route", "show", str(red.cidr))
+    assert f"src {own[a.name]}" in route
+    link = a.netns.run("ip", "link", "show", red.bridge)
+    assert host_mac(red.name, a.name) in link
+    assert not a.overlay.links.set_host_address(red, own[a.name], host_mac(red.name, a.name))
+    assert a.reconcile([red]) == 0
+
+
 def test_the_mtu_leaves_room_for_vxlan_and_full_frames_cross_whole(fabric: Fabric) -> None:
     fabric.add_nodes(2)
     a, b = fabric.nodes
@@ -260,10 +283,14 @@ def test_released_addresses_leave_the_tables_and_removal_leaves_no_device(
     del b.attachments[red.name][owner]
     fabric.reconcile_all([red])
     assert ip_b not in a.netns.run("ip", "neigh", "show", "dev", device_name(red))
-    assert "dst" not in a.netns.run("bridge", "fdb", "show", "dev", device_name(red))
+    fdb = a.netns.run("bridge", "fdb", "show", "dev", device_name(red))
+    assert stable_mac(AttachmentKey(red.name, f"{fabric.tag}rb", "eth0")) not in fdb
+    # What stays is b's own address (its host's), until b removes the network.
+    assert fdb.count("dst") == 1 and host_mac(red.name, b.name) in fdb
     for node in (a, b):
         node.overlay.remove(red)
         assert device_name(red) not in node.netns.run("ip", "-o", "link", "show")
+    assert fabric.store.taken(red.name) == set()
 
 
 def test_a_restarted_node_reclaims_and_releases_from_its_attachments(fabric: Fabric) -> None:
@@ -281,8 +308,10 @@ def test_a_restarted_node_reclaims_and_releases_from_its_attachments(fabric: Fab
     gone = str(AttachmentKey(red.name, f"{fabric.tag}gone", "eth0"))
     del b.attachments[red.name][gone]
     assert b.reconcile([red]) >= 2
-    assert fabric.store.owners_on(b.name) == {red.name: {kept}}
-    assert fabric.store.taken(red.name) == {ipaddress.IPv4Address(ip_b)}
+    assert fabric.store.owners_on(b.name) == {red.name: {kept, host_owner(b.name)}}
+    hosts = {m.address for m in fabric.store.members([red.name])[red.name]
+             if m.owner.startswith("node:")}
+    assert fabric.store.taken(red.name) - hosts == {ipaddress.IPv4Address(ip_b)}
     assert ipaddress.IPv4Address(gone_ip) not in fabric.store.taken(red.name)
     ns_a, _ = fabric.container(a, red, "ra")
     fabric.reconcile_all([red])

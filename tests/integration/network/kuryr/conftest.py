@@ -19,16 +19,21 @@ every container of that host).
 from __future__ import annotations
 
 import os
-import subprocess
-import time
-import uuid as uuidlib
 from collections.abc import Iterator
 from typing import Any
 
 import docker
 import httpx
 import pytest
-from integration.network.conftest import CI, NEUTRON_HOST, PROJECT, USER_TOKEN
+from integration.network.conftest import (
+    USER_TOKEN,
+    Networks,
+    berth_conf,
+    berth_on_neutron,
+    script_start,
+    script_status,
+    script_stop,
+)
 from support.berth_proc import BerthProcess
 
 
@@ -43,33 +48,15 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
             item.add_marker(skip)
 
 
-def _status() -> str:
-    return subprocess.run(["bash", str(CI / "kuryr-ci.sh"), "status"], check=False,
-                          capture_output=True, text=True, timeout=60).stdout.strip()
-
-
 @pytest.fixture(scope="session")
 def kuryr(neutron: str) -> Iterator[str]:
     started = False
-    if ": up" not in _status():
-        t0 = time.monotonic()
-        proc = subprocess.run(["bash", str(CI / "kuryr-ci.sh"), "start"], check=False,
-                              capture_output=True, text=True, timeout=900)
-        if proc.returncode != 0 or ": up" not in _status():
-            pytest.fail(f"could not start kuryr-libnetwork with `{CI / 'kuryr-ci.sh'} start` "
-                        f"(exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    if ": up" not in script_status("kuryr-ci.sh"):
+        script_start("kuryr-ci.sh", "kuryr-libnetwork", timeout=900)
         started = True
-        print(f"kuryr-libnetwork started in {time.monotonic() - t0:.1f} s")
     yield neutron
     if started:
-        subprocess.run(["bash", str(CI / "kuryr-ci.sh"), "stop"], check=False,
-                       capture_output=True, timeout=120)
-
-
-def berth_conf(neutron_url: str, timeout: int = 60) -> str:
-    return (f"[network]\ndriver = kuryr\n"
-            f"[neutron]\nendpoint_override = {neutron_url}\n"
-            f"[cni_daemon]\nvif_active_timeout = {timeout}\n")
+        script_stop("kuryr-ci.sh", timeout=120)
 
 
 def remove_leftovers(neutron_ids: list[str]) -> None:
@@ -89,10 +76,8 @@ def remove_leftovers(neutron_ids: list[str]) -> None:
 
 @pytest.fixture(scope="module")
 def berth_kuryr(kuryr: str) -> Iterator[BerthProcess]:
-    proc = BerthProcess(berth_conf(kuryr), host=NEUTRON_HOST)
-    proc.start(timeout=180)
-    yield proc
-    proc.stop()
+    with berth_on_neutron(berth_conf(kuryr, driver="kuryr")) as proc:
+        yield proc
 
 
 @pytest.fixture
@@ -101,39 +86,16 @@ def http(berth_kuryr: BerthProcess) -> Iterator[httpx.Client]:
         yield client
 
 
-class KuryrNetworks:
-    """Neutron networks ``kuryr-<hex>`` (a subnet each) of the test project; removed at
-    the end with their Docker networks, ports and the groups berth made."""
+class KuryrNetworks(Networks):
+    """The Neutron suite's networks, named ``kuryr-<hex>``; their Docker containers and
+    Docker networks go first, and the groups kuryr made go with berth's."""
 
-    def __init__(self, raw: httpx.Client) -> None:
-        self.raw, self.ids = raw, []  # type: tuple[httpx.Client, list[str]]
-
-    def make(self, cidr: str, gateway: bool = True) -> dict[str, Any]:
-        net = self.raw.post("/networks", json={"network": {
-            "name": f"kuryr-{uuidlib.uuid4().hex[:6]}", "project_id": PROJECT}})
-        assert net.status_code == 201, net.text
-        network = dict(net.json()["network"])
-        self.ids.append(network["id"])
-        subnet: dict[str, Any] = {"network_id": network["id"], "ip_version": 4,
-                                  "cidr": cidr, "project_id": PROJECT,
-                                  "name": f"kuryr-{network['id'][:8]}"}
-        if not gateway:
-            subnet["gateway_ip"] = None
-        sub = self.raw.post("/subnets", json={"subnet": subnet})
-        assert sub.status_code == 201, sub.text
-        return network
+    PREFIX = "kuryr"
+    GROUPS = ("berth-", "kuryr-")
 
     def cleanup(self) -> None:
         remove_leftovers(self.ids)
-        for net_id in self.ids:      # the ports first: a group in use is not deleted
-            for port in self.raw.get("/ports", params={"network_id": net_id}).json()["ports"]:
-                if not port["device_owner"].startswith("network:"):
-                    self.raw.delete(f"/ports/{port['id']}")
-            self.raw.delete(f"/networks/{net_id}")
-        for group in self.raw.get("/security-groups").json()["security_groups"]:
-            if group["name"].startswith(("berth-", "kuryr-")) and \
-                    group["project_id"] == PROJECT:
-                self.raw.delete(f"/security-groups/{group['id']}")
+        super().cleanup()
 
 
 @pytest.fixture

@@ -14,10 +14,17 @@ from typing import Any
 import docker
 import httpx
 import pytest
-from integration.network.conftest import NEUTRON_HOST
-from integration.network.kuryr.conftest import KuryrNetworks, berth_conf
+from integration.network.conftest import berth_conf
+from integration.network.kuryr.conftest import KuryrNetworks
 from integration.network.ovs_diagnostics import container_pid
-from integration.network.test_neutron_containers import delete, fetch, logs, run, settled
+from integration.network.test_neutron_containers import (
+    delete,
+    fetch,
+    http_server,
+    logs,
+    run,
+    settled,
+)
 from support.berth_proc import BerthProcess, wait_for
 
 pytestmark = pytest.mark.integration
@@ -40,16 +47,7 @@ def test_two_containers_talk_tcp_on_one_docker_network_of_the_kuryr_plugin(
         http: httpx.Client, networks: KuryrNetworks,
         ports_of: Callable[[str], list[dict[str, Any]]]) -> None:
     net = networks.make("10.232.1.0/24")
-    server = run(http, ["httpd", "-f", "-p", "8080", "-h", "/etc"],
-                 nets=[{"network": net["name"]}])
-    body = settled(http, server)
-    assert body["status"] == "Running", body["status_reason"]
-    (address,) = body["addresses"][net["id"]]
-    (port,) = ports_of(server)
-    assert port["status"] == "ACTIVE"
-    assert port["binding:host_id"] == NEUTRON_HOST and port["device_id"] == server
-    assert address["port"] == port["id"] and address["addr"] == \
-        port["fixed_ips"][0]["ip_address"]
+    server, address, port = http_server(http, net, ports_of)
     # one Docker network of the plugin, named after the Neutron network
     (docker_net,) = docker_networks(net["id"])
     assert docker_net["Driver"] == "kuryr" and docker_net["IPAM"]["Driver"] == "kuryr"
@@ -157,7 +155,7 @@ def test_a_port_that_never_becomes_active_ends_the_create_in_error_with_nothing_
     them ACTIVE on its host; the create ends in Error naming the port and the cause,
     without its Docker container or ports."""
     net = networks.make("10.232.5.0/24")
-    proc = BerthProcess(berth_conf(kuryr, timeout=8), host="kuryr-elsewhere")
+    proc = BerthProcess(berth_conf(kuryr, timeout=8, driver="kuryr"), host="kuryr-elsewhere")
     proc.start(timeout=180)
     try:
         with proc.http(token="alice:" + net["project_id"]) as http:

@@ -18,6 +18,7 @@ from berth.common.context import RequestContext
 from berth.compute.capsules import delete as capsule_delete
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import actions as action_flows
+from berth.compute.flows import create as create_flow
 from berth.compute.flows import delete, lifecycle, rebuild
 from berth.compute.flows.sync import skip_reason
 from berth.compute.periodic.lost_casts import (
@@ -139,6 +140,33 @@ def test_a_lost_capsule_delete_goes_to_the_capsules_flow(
     repairer(deps, queue).run()
     [(_, fn, _, kwargs)] = queue.jobs
     assert (fn, kwargs) == (capsule_delete.delete_capsule, {"force": True})
+
+
+def test_a_lost_create_ends_in_error_and_a_late_cast_does_not_make_it(
+        db: Database, deps: AgentDeps, engine: FakeRuntime) -> None:
+    # The API wrote the row Creating with a deadline and cast; the cast never came.
+    r = awaited_row(db, engine, Status.CREATING, run_state=None, action="create")
+    queue = Queue()
+    assert repairer(deps, queue).run() == 1
+    assert queue.jobs == []                 # nothing to redo: the request is not in the row
+    after = containers.get_by_uuid(db, r.uuid)
+    assert (after.status, after.task_state, after.task_deadline) == (Status.ERROR, None, None)
+    assert "did not reach the compute agent of host" in after.status_reason
+    assert "Delete this container and create it again" in after.status_reason
+    [create] = actions.list_actions(db, r.uuid)
+    assert create.finish_time is not None and create.message == "Error"
+    # The cast arriving late finds the row no longer Creating: nothing is made.
+    create_flow.create_container(deps, RequestContext(request_id="req-create"), r.uuid,
+                                 run=True, volumes=False)
+    assert engine.containers == {}
+    assert containers.get_by_uuid(db, r.uuid).status == Status.ERROR
+
+
+def test_a_create_still_queued_behind_other_work_is_left_to_its_flow(
+        db: Database, deps: AgentDeps, engine: FakeRuntime) -> None:
+    r = awaited_row(db, engine, Status.CREATING, run_state=None, action="create")
+    assert repairer(deps, Queue(), busy=lambda uuid: uuid == r.uuid).run() == 0
+    assert containers.get_by_uuid(db, r.uuid).status == Status.CREATING
 
 
 def test_nothing_is_taken_before_the_deadline_elsewhere_or_while_a_flow_is_queued(

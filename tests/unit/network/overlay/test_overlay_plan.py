@@ -13,7 +13,11 @@ from berth.network.overlay.plan import (
     changes,
     check_vni,
     device_name,
+    host_mac,
+    host_owner,
+    is_host_owner,
     overlay_mtu,
+    policy_members,
     wanted,
 )
 
@@ -62,6 +66,19 @@ def test_a_dual_stack_member_has_its_ipv6_twin_as_a_neighbour_too() -> None:
     tables = wanted(SPEC6, [m], me="me", live={"b"})
     assert tables.neigh == {IP("10.244.4.7"): "02:00:00:00:00:07",
                             ipaddress.IPv6Address("fd00:b:4::7"): "02:00:00:00:00:07"}
+
+
+def test_a_node_s_own_address_is_a_member_without_ipv6_twin_or_policy() -> None:
+    owner = host_owner("b")
+    assert is_host_owner(owner) and not is_host_owner("net-6/ctr/eth0")
+    mac = host_mac("net-6", "b")
+    assert mac != host_mac("net-6", "c") and mac != host_mac("net-1", "b")
+    assert int(mac.split(":")[0], 16) & 0b11 == 0b10     # local, unicast
+    node_b = Member(IP("10.244.4.9"), mac, "b", IP("192.0.2.2"), owner)
+    tables = wanted(SPEC6, [node_b], me="me", live={"b"})
+    assert tables.fdb == {mac: IP("192.0.2.2")}
+    assert tables.neigh == {IP("10.244.4.9"): mac}
+    assert policy_members(SPEC6, [node_b], me="me", live={"b"}) == []
 
 
 def test_changes_add_remove_and_replace_what_moved() -> None:

@@ -1,0 +1,137 @@
+"""The allocation step (``berth.compute.steps.allocation``) against the embedded
+Placement over a real SQLite database (the node's provider: 4 VCPU, 8192 MB): what it
+writes, what it takes over from the API, the one wording of each failure, and a
+release that is idempotent and touches nothing it did not acquire."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from support.agent_deps import HOST, agent_deps
+from support.fake_runtime import FakeRuntime
+
+from berth.common import exceptions as exc
+from berth.compute.deps import AgentDeps
+from berth.compute.steps.allocation import Allocation
+from berth.compute.steps.failures import StepFailed, placement_unanswered, resources_unavailable
+from berth.db import containers, nodes
+from berth.db.engine import Database
+from berth.db.models import Container
+from berth.placement.base import MEMORY_MB, VCPU, Inventory
+from berth.placement.embedded import EmbeddedPlacement
+from berth.placement.requests import container_resources
+
+
+@pytest.fixture
+def provider(db: Database) -> str:
+    node = nodes.upsert_compute_node(db, HOST, {"cpus": 4, "mem_total": 8192})
+    ledger = EmbeddedPlacement(db)
+    ledger.ensure_provider(node.uuid, HOST)
+    ledger.set_inventory(node.uuid, {VCPU: Inventory(total=4),
+                                     MEMORY_MB: Inventory(total=8192)})
+    return node.uuid
+
+
+@pytest.fixture
+def deps(db: Database) -> Iterator[AgentDeps]:
+    d = agent_deps(db, FakeRuntime(), placement=EmbeddedPlacement(db))
+    yield d
+    d.overlap.shutdown(wait=True)
+
+
+def row(deps: AgentDeps, cpu: float = 1.0, host: str | None = HOST) -> Container:
+    return containers.create(deps.db, {"status": "Creating", "project_id": "p1",
+                                       "cpu": cpu, "memory": "64", "host": host})
+
+
+def ledger(deps: AgentDeps) -> EmbeddedPlacement:
+    assert isinstance(deps.placement, EmbeddedPlacement)
+    return deps.placement
+
+
+def test_acquire_records_the_resources_and_release_removes_them_once(
+        deps: AgentDeps, provider: str) -> None:
+    r = row(deps)
+    step = Allocation(deps, r)
+    step.acquire()
+    assert ledger(deps).get_allocation(r.uuid) == {provider: container_resources(1.0, "64",
+                                                                               None)}
+    step.release()
+    step.release()
+    assert ledger(deps).get_allocation(r.uuid) == {}
+
+
+def test_a_release_without_acquire_leaves_an_allocation_alone(deps: AgentDeps,
+                                                              provider: str) -> None:
+    r = row(deps)
+    Allocation(deps, r).acquire()
+    Allocation(deps, r).release()           # another step that never acquired
+    assert ledger(deps).get_allocation(r.uuid) != {}
+
+
+def test_resources_that_do_not_fit_are_refused_in_the_claims_wording(
+        deps: AgentDeps, provider: str) -> None:
+    r = row(deps, cpu=6)
+    step = Allocation(deps, r)
+    with pytest.raises(StepFailed) as failed:
+        step.acquire()
+    assert isinstance(failed.value.error, exc.ResourcesUnavailable)
+    assert failed.value.reason.startswith("ResourcesUnavailable: ")
+    assert failed.value.reason == resources_unavailable(HOST, failed.value.error.kwargs["reason"])
+    assert failed.value.clear_host
+    step.release()
+    assert ledger(deps).get_allocation(r.uuid) == {}
+
+
+def test_placement_failing_is_worded_as_unanswered(db: Database, provider: str) -> None:
+    # A node Placement has no provider for: ComputeNodeNotFound from the lookup.
+    d = agent_deps(db, FakeRuntime(), "ghost", placement=EmbeddedPlacement(db))
+    r = row(d, host="ghost")
+    with pytest.raises(StepFailed) as failed:
+        Allocation(d, r).acquire()
+    assert isinstance(failed.value.error, exc.ComputeNodeNotFound)
+    assert failed.value.reason == placement_unanswered("ghost", failed.value.error.msg)
+
+
+def test_overlapped_the_allocation_is_joined_later(deps: AgentDeps, provider: str) -> None:
+    r = row(deps)
+    step = Allocation(deps, r, overlapped=True)
+    step.acquire()
+    step.join()
+    assert step.answered() and not step.held
+    assert ledger(deps).get_allocation(r.uuid) != {}
+    step.release()
+    assert ledger(deps).get_allocation(r.uuid) == {}
+
+
+def test_overlapped_a_refusal_is_raised_by_join(deps: AgentDeps, provider: str) -> None:
+    r = row(deps, cpu=6)
+    step = Allocation(deps, r, overlapped=True)
+    step.acquire()                           # begun only
+    with pytest.raises(StepFailed):
+        step.join()
+    step.release()
+    assert ledger(deps).get_allocation(r.uuid) == {}
+
+
+def test_the_allocation_the_api_made_is_taken_over_and_released_on_failure(
+        deps: AgentDeps, provider: str) -> None:
+    r = row(deps)
+    ledger(deps).allocate(r.uuid, provider, container_resources(1.0, "64", None), "p1", None)
+    generation = ledger(deps).get_provider(provider).generation    # type: ignore[union-attr]
+    step = Allocation(deps, r, overlapped=True)
+    step.acquire()
+    assert step.held and step.answered()
+    assert ledger(deps).get_provider(provider).generation == generation   # type: ignore[union-attr]
+    step.release()
+    assert ledger(deps).get_allocation(r.uuid) == {}
+
+
+def test_without_placement_the_step_does_nothing(db: Database) -> None:
+    d = agent_deps(db, FakeRuntime())
+    step = Allocation(d, row(d), overlapped=True)
+    step.acquire()
+    step.join()
+    step.release()
+    assert step.answered() and not step.held
