@@ -54,6 +54,7 @@ PARALLEL: tuple[tuple[str, str], ...] = (
     ("tests/functional/", "module"),
     ("tests/docs/", "module"),
     ("tests/integration/network/", "neutron"),
+    ("tests/integration/db/", "dir"),
     ("tests/integration/deploy/", "module"),
     # Glance's tests: a berth of their own, images and tags named per session
     ("tests/integration/image/", "dir"),

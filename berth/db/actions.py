@@ -74,11 +74,41 @@ _FINISH_EVENT = (
 _FINISH_EVENT_OF_ACTION = _FINISH_EVENT.returning(_EVENTS.c.action_id)
 _INSERT_EVENT = insert(_EVENTS).values(event=bindparam("name"), action_id=bindparam("of"),
                                        start_time=bindparam("at"))
+#: An event on the action of a request, found and inserted in one round trip where the
+#: database returns the new id of an INSERT ... SELECT (PostgreSQL, SQLite, MariaDB
+#: 10.5+): no row when the request began no action on the container.
+_INSERT_EVENT_OF_REQUEST = insert(_EVENTS).from_select(
+    ["event", "action_id", "start_time", "created_at"],
+    select(bindparam("name", type_=_EVENTS.c.event.type), _ACTIONS.c.id,
+           bindparam("at", type_=_EVENTS.c.start_time.type),
+           bindparam("at", type_=_EVENTS.c.created_at.type))
+    .where(_ACTIONS.c.container_uuid == bindparam("uuid"),
+           _ACTIONS.c.request_id == bindparam("request_id"))
+    .order_by(_ACTIONS.c.id.desc()).limit(1)).returning(_EVENTS.c.id)
 #: Finishing an action, for success and for error: the columns ``_finished`` writes.
 _FINISH_ACTION = {
     error: update(_ACTIONS).where(_ACTIONS.c.id == bindparam("action_id"))
     .values(**{column: bindparam(f"new_{column}") for column in _finished(error)})
     for error in (False, True)}
+# PostgreSQL runs an UPDATE inside a WITH: an event finished and, in the same
+# statement, its action finished or the next event begun on its action (a create
+# with run does each once: bench P15). No row (nothing updated, no id) when the
+# event is gone.
+# (Each UPDATE names its ``updated_at`` bound: the columns' own ``onupdate`` would
+# give both the same name.)
+_FINISHED = _FINISH_EVENT_OF_ACTION.values(updated_at=bindparam("at")).cte("finished")
+_FINISH_EVENT_AND_ACTION = {
+    error: update(_ACTIONS).where(_ACTIONS.c.id.in_(select(_FINISHED.c.action_id)))
+    .values(updated_at=bindparam("at"),
+            **{column: bindparam(f"new_{column}") for column in _finished(error)})
+    .add_cte(_FINISHED)
+    for error in (False, True)}
+_FINISH_EVENT_THEN_START = insert(_EVENTS).from_select(
+    ["event", "action_id", "start_time", "created_at"],
+    select(bindparam("name", type_=_EVENTS.c.event.type), _FINISHED.c.action_id,
+           bindparam("at", type_=_EVENTS.c.start_time.type),
+           bindparam("at", type_=_EVENTS.c.created_at.type))).add_cte(
+    _FINISHED).returning(_EVENTS.c.id)
 
 
 def _action_id(s: Session, container_uuid: str, request_id: str | None) -> int | None:
@@ -115,6 +145,13 @@ def event_start(db: Database, container_uuid: str, request_id: str | None, event
 def start_event_in(s: Session, container_uuid: str, request_id: str | None,
                    event: str) -> int | None:
     """``event_start`` within the caller's write transaction ``s``."""
+    conn = s.connection()
+    if request_id and conn.dialect.insert_returning:
+        found = conn.execute(_INSERT_EVENT_OF_REQUEST, {
+            "name": event, "at": utcnow(), "uuid": container_uuid,
+            "request_id": request_id}).scalar()
+        if found is not None:
+            return int(found)
     action_id = _action_id(s, container_uuid, request_id)
     return None if action_id is None else _insert_event(s, action_id, event)
 
@@ -134,6 +171,9 @@ def event_finish(db: Database, event_id: int | None, error: bool, traceback: str
     id of the event started (None without ``then``, or when there is no action)."""
     if event_id is None and action_of is None and then is None:
         return None
+    if event_id is not None and (action_of is None) != (then is None) \
+            and db.engine.dialect.name == "postgresql":
+        return _finish_in_one_statement(db, event_id, error, traceback, action_of, then)
     with db.writer() as s:
         of_event: int | None = None
         if event_id is not None:
@@ -156,6 +196,34 @@ def event_finish(db: Database, event_id: int | None, error: bool, traceback: str
         if then is None:
             return None
         action_id = of_event if of_event is not None else _action_id(s, then[0], then[1])
+        return None if action_id is None else _insert_event(s, action_id, then[2])
+
+
+def _finish_in_one_statement(db: Database, event_id: int, error: bool, traceback: str | None,
+                             action_of: tuple[str, str | None] | None,
+                             then: tuple[str, str | None, str] | None) -> int | None:
+    """``event_finish`` with either ``action_of`` or ``then`` on PostgreSQL: one
+    statement, run as a transaction of its own. When the event is gone (its
+    container's records deleted meanwhile), the action is looked up as
+    ``event_finish`` does."""
+    values = {"event_id": event_id, "at": utcnow(),
+              "outcome": "Error" if error else "Success", "trace": traceback}
+    with db.one_statement_writer() as s:
+        conn = s.connection()
+        if action_of is not None:
+            done = conn.execute(_FINISH_EVENT_AND_ACTION[error], {
+                **values, **{f"new_{k}": v for k, v in _finished(error).items()}})
+            if done.rowcount:
+                return None
+            action_id = _action_id(s, *action_of)
+            if action_id is not None:
+                _finish_action(s, action_id, error)
+            return None
+        assert then is not None
+        found = conn.execute(_FINISH_EVENT_THEN_START, {**values, "name": then[2]}).scalar()
+        if found is not None:
+            return int(found)
+        action_id = _action_id(s, then[0], then[1])
         return None if action_id is None else _insert_event(s, action_id, then[2])
 
 

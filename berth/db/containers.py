@@ -261,10 +261,17 @@ def update_(db: Database, uuid: str, values: Mapping[str, Any], *,
     it was, A-B-A, but a rebuild always gives the row another Docker container).
     ``guard(conn)`` runs first in the update's transaction and may refuse it by raising
     (the quota check of a resize). Raises ContainerNotFound when the row is gone,
-    TaskInProgress when the expectation no longer holds."""
+    TaskInProgress when the expectation no longer holds.
+
+    Without ``guard`` the write is one statement (``Database.one_statement_writer``):
+    the row comes back from it, and the reads that tell why nothing matched, or that
+    fill a registry's uuid in, follow it."""
+    if guard is None:
+        with db.one_statement_writer() as s:
+            return _update_in(s, uuid, values, expected_task_state, expected_status,
+                              expected_task_deadline, expected_container_id)
     with db.writer() as s:
-        if guard is not None:
-            guard(s.connection())
+        guard(s.connection())
         return _update_in(s, uuid, values, expected_task_state, expected_status,
                           expected_task_deadline, expected_container_id)
 

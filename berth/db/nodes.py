@@ -44,7 +44,7 @@ def set_provider(db: Database, hostname: str, rp_uuid: str) -> None:
 def update_compute_node_usage(db: Database, hostname: str, values: Mapping[str, Any]) -> None:
     """Write ``values`` (columns of the usage: the same keys on every call, so the
     statement is built once) to ``hostname``'s compute node."""
-    with db.write_connection() as conn:
+    with db.one_statement_connection() as conn:
         conn.execute(_usage_update(tuple(sorted(values))),
                      {"h": hostname, "v_updated_at": utcnow(),
                       **{f"v_{k}": v for k, v in values.items()}})
@@ -137,7 +137,7 @@ def beat(db: Database, host: str, binary: str, availability_zone: str | None
         values["availability_zone"] = availability_zone
     stmt = update(ZunService).where(
         ZunService.host == host, ZunService.binary == binary).values(values)
-    with db.write_connection() as conn:
+    with db.one_statement_connection() as conn:
         if conn.dialect.update_returning:
             found = conn.execute(stmt.returning(ZunService.disabled)).first()
             if found is not None:

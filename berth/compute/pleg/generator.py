@@ -46,6 +46,11 @@ class PlegSettings:
     reconnect_max: float = 1.0
 
 
+#: Seconds the dispatcher waits for an event before it looks whether it should stop
+#: (``stop`` wakes it at once).
+_DISPATCH_IDLE_WAKE = 60.0
+
+
 class EventQueue:
     """A bounded FIFO of :class:`ContainerEvent` that drops (and counts) when full."""
 
@@ -190,8 +195,13 @@ class EventGenerator:
                 LOG.exception("relist failed unexpectedly")
 
     def _dispatch_events(self) -> None:
+        # Blocks until an event comes: ``stop`` wakes it (``EventQueue.wake``; when the
+        # queue is full, the dispatcher is busy and sees ``_stopping`` after the event
+        # in hand). An idle agent's dispatcher woke every second only to look: for
+        # the hundred agents of the fleet bench (P15), 100 wakes a second. The long
+        # timeout is a safety net.
         while not self._stopping.is_set():
-            event = self.queue.get(timeout=1.0)
+            event = self.queue.get(timeout=_DISPATCH_IDLE_WAKE)
             if event is None:
                 continue
             try:
