@@ -39,8 +39,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import logging
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,7 +60,7 @@ from berth.compute.steps.engine_container import (
     made_values,
     remove_left_by_create,
 )
-from berth.compute.steps.failures import StepFailed, reason_of
+from berth.compute.steps.failures import errors_written, reason_of
 from berth.compute.steps.volumes import Volumes, release_volumes
 from berth.db import actions, containers
 from berth.db.models import Container
@@ -209,7 +208,8 @@ def _create(deps: AgentDeps, row: Container, run: bool = False,
     # state, with nothing of the create left in the engine or in Placement), then the
     # task is cleared.
     with (common.owned_task(deps, uuid, TaskState.CONTAINER_CREATING, held=row) as hold,
-          _errors_written(deps, uuid), ExitStack() as undo):
+          errors_written(deps, uuid, "creation", reason_for=_failure_of),
+          ExitStack() as undo):
         # Begun beside the pull and the create. The API allocated with the row
         # (embedded Placement): Placement, counting this node's own inventory, had
         # room, which is what the claim would check.
@@ -257,28 +257,7 @@ def _create(deps: AgentDeps, row: Container, run: bool = False,
     return row, starting
 
 
-@contextmanager
-def _errors_written(deps: AgentDeps, uuid: str) -> Iterator[None]:
-    """A failed create's Error, written once its undo has run; then the node's usage
-    published without it (a row in Error holds nothing)."""
-    try:
-        yield
-    except exc.ContainerNotFound:
-        LOG.info("container row was removed during creation; undone")
-        deps.tracker.publish_usage()
-        raise
-    except Exception as err:
-        failure = _failure_of(err, deps.host)
-        if failure is not None:
-            reason, host_cleared = failure
-            common.fail(deps, uuid, reason, **({"host": None} if host_cleared else {}))
-        deps.tracker.publish_usage()      # the claim may be gone with the row's change
-        if isinstance(err, StepFailed):
-            raise err.error from None
-        raise
-
-
-def _failure_of(err: Exception, host: str) -> tuple[str, bool] | None:
+def _failure_of(err: BaseException, host: str) -> tuple[str, bool] | None:
     """The reason a failed create's row gets, and whether its host is cleared (the
     node refused it); None: not a failure the row records."""
     if isinstance(err, networking.NetworkPlugFailed):   # the kuryr driver's ports, at create

@@ -23,8 +23,7 @@ kept, the allocation released), and the Error then releases the claim.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from typing import Any
 
 from berth.common import exceptions as exc
@@ -44,7 +43,7 @@ from berth.compute.steps.engine_container import (
     made_values,
     remove_left_by_create,
 )
-from berth.compute.steps.failures import StepFailed, reason_of
+from berth.compute.steps.failures import errors_written
 from berth.compute.steps.volumes import Volumes
 from berth.db import actions, containers
 from berth.db.models import Container
@@ -145,7 +144,8 @@ def _rebuild(deps: AgentDeps, row: Container) -> Container:
     # allocation is found held. A failure undoes every step taken, in reverse, before
     # the Error is written: the new Docker container removed, the volumes detached
     # (kept: they are the container's), the allocation released.
-    with _errors_written(deps, uuid), ExitStack() as undo:
+    with errors_written(deps, uuid, "the rebuild", prefix="Rebuild failed: ",
+                        keeps_host=True), ExitStack() as undo:
         take(undo, Claim(deps, row))
         take(undo, Allocation(deps, row))
         binds = take(undo, Volumes(deps, None, [uuid], made_here=False)).binds()
@@ -161,27 +161,6 @@ def _rebuild(deps: AgentDeps, row: Container) -> Container:
     deps.tracker.publish_usage()
     LOG.info("rebuilt as Docker container %s from %s", container_id[:12], engine.image[0].ref)
     return row
-
-
-@contextmanager
-def _errors_written(deps: AgentDeps, uuid: str) -> Iterator[None]:
-    """A failed rebuild's Error, written once its undo has run, saying what failed
-    (the container keeps its host); then the node's usage published without it (a row
-    in Error holds nothing)."""
-    try:
-        yield
-    except exc.ContainerNotFound:
-        LOG.info("container row was removed during the rebuild; undone")
-        deps.tracker.publish_usage()
-        raise
-    except Exception as err:
-        failure = reason_of(err, deps.host)
-        if failure is not None:
-            common.fail(deps, uuid, f"Rebuild failed: {failure[0]}")
-        deps.tracker.publish_usage()
-        if isinstance(err, StepFailed):
-            raise err.error from None
-        raise
 
 
 def _remove_old(deps: AgentDeps, row: Container) -> Container:

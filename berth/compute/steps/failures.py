@@ -11,9 +11,17 @@ that it holds nothing here and may be created elsewhere).
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
 from berth.common import exceptions as exc
+from berth.compute.deps import AgentDeps
+from berth.compute.flows import common
 from berth.compute.steps.volumes import VOLUME_ERRORS
 from berth.runtime import base as rt
+
+LOG = logging.getLogger(__name__)
 
 
 class StepFailed(Exception):
@@ -56,3 +64,36 @@ def reason_of(err: BaseException, host: str) -> tuple[str, bool] | None:
     if isinstance(err, rt.RuntimeDriverError):
         return engine_refused(err.msg), True
     return None
+
+
+#: What ``errors_written`` asks of a failure: the row's reason and whether the node
+#: refused the container, or None when the row does not record it.
+ReasonOf = Callable[[BaseException, str], "tuple[str, bool] | None"]
+
+
+@contextmanager
+def errors_written(deps: AgentDeps, uuid: str, during: str, *,
+                   reason_for: ReasonOf = reason_of, prefix: str = "",
+                   keeps_host: bool = False) -> Iterator[None]:
+    """Around a flow's ExitStack of steps (outside it, so that its undo has run): a
+    failure's Error written with ``prefix`` and the reason ``reason_for`` gives, the
+    host cleared when the node refused the container unless ``keeps_host``; then the
+    node's usage published without it (a row in Error holds nothing), and the berth
+    error a ``StepFailed`` carries raised. ``during`` names the flow in the log line
+    of a row removed meanwhile."""
+    try:
+        yield
+    except exc.ContainerNotFound:
+        LOG.info("container %s: its row was removed during %s; undone", uuid, during)
+        deps.tracker.publish_usage()
+        raise
+    except Exception as err:
+        failure = reason_for(err, deps.host)
+        if failure is not None:
+            reason, host_cleared = failure
+            common.fail(deps, uuid, prefix + reason,
+                        **({"host": None} if host_cleared and not keeps_host else {}))
+        deps.tracker.publish_usage()      # the claim may be gone with the row's change
+        if isinstance(err, StepFailed):
+            raise err.error from None
+        raise
