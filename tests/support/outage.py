@@ -102,7 +102,22 @@ def ride_out(deployment: Any, what: str, stop: Any, start: Any,
                 return None
             busy = [r for r in rows if r["task_state"] or r["status"] in BUSY]
             return None if busy else rows
-        rows = wait_for(settled, 150, 1.0, what="every accepted request to settle")
+        try:
+            rows = wait_for(settled, 150, 1.0, what="every accepted request to settle")
+        except AssertionError:
+            # What stayed busy, and what the agent said of it: the failure's evidence.
+            answer = http.get("/v1/containers")
+            print(f"---- GET /v1/containers: {answer.status_code} ----")
+            if answer.status_code == 200:
+                for row in answer.json()["containers"]:
+                    if row["task_state"] or row["status"] in BUSY:
+                        print({k: row[k] for k in ("uuid", "status", "task_state",
+                                                   "status_reason", "host")})
+            else:
+                print(answer.text[:2000])
+            print("---- agent log ----\n" + agent.log_text()[-20000:])
+            print("---- api log ----\n" + deployment.api.log_text()[-8000:])
+            raise
         assert isinstance(rows, list)
         by_uuid = {r["uuid"]: r for r in rows}
         assert_accounted_for(load, by_uuid)

@@ -17,7 +17,7 @@ from typing import Any
 
 from berth.api.operations import networks as networks_api
 from berth.api.operations import quotas as quotas_api
-from berth.api.operations.cast_deadlines import awaited
+from berth.api.operations.cast_deadlines import awaited, written_with_actions
 from berth.api.operations.containers import _check_image, _check_name, _ready_for, get
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
@@ -54,11 +54,13 @@ def _require_created(row: Container) -> None:
 
 
 def _cast(state: ApiState, ctx: RequestContext, row: Container, action: str, method: str,
-          undo: dict[str, Any] | None = None, **kw: Any) -> None:
-    """Record ``action`` and cast ``method``; if the cast cannot be sent, finish the
+          undo: dict[str, Any] | None = None, recorded: bool = False, **kw: Any) -> None:
+    """Record ``action`` (unless ``recorded``: begun with the status the API wrote,
+    ``_set_status``) and cast ``method``; if the cast cannot be sent, finish the
     action with Error and put back the ``undo`` values the API had written."""
     with container_context(row.uuid):
-        actions.action_start(state.db, ctx, row.uuid, action)
+        if not recorded:
+            actions.action_start(state.db, ctx, row.uuid, action)
         try:
             state.compute.cast(ctx, row, method, **kw)
         except exc.BerthError as err:
@@ -70,19 +72,23 @@ def _cast(state: ApiState, ctx: RequestContext, row: Container, action: str, met
         LOG.info("%s accepted (host %s)", action, row.host)
 
 
-def _set_status(state: ApiState, row: Container, values: dict[str, Any]) -> Container:
-    """Write the API-side change only if nobody changed the row since it was read."""
-    return containers.update_(state.db, row.uuid, values, expected_task_state=None,
-                              expected_status=row.status)
+def _set_status(state: ApiState, ctx: RequestContext, row: Container,
+                values: dict[str, Any], action: str) -> Container:
+    """Write the API-side change (with the deadline of the cast that follows) only if
+    nobody changed the row since it was read, with ``action`` begun in the same
+    commit (``cast_deadlines.written_with_actions``)."""
+    return written_with_actions(state, ctx, row.uuid, values, (action,),
+                                expected_task_state=None, expected_status=row.status)
 
 
 def reboot(state: ApiState, ctx: RequestContext, ident: str, timeout: int | None) -> None:
     row = _prepare(state, ctx, ident, "reboot")
     undo = status_writes.status_values(row.status, was=Status.RESTARTING, uuid=row.uuid,
                                        by="reboot's undo", task_deadline=row.task_deadline)
-    row = _set_status(state, row, awaited(state.settings, status_writes.status_values(
-        Status.RESTARTING, was=row.status, uuid=row.uuid, by="reboot")))
-    _cast(state, ctx, row, "reboot", "container_reboot", undo=undo, timeout=timeout)
+    row = _set_status(state, ctx, row, status_writes.status_values(
+        Status.RESTARTING, was=row.status, uuid=row.uuid, by="reboot"), "reboot")
+    _cast(state, ctx, row, "reboot", "container_reboot", undo=undo, recorded=True,
+          timeout=timeout)
 
 
 def pause(state: ApiState, ctx: RequestContext, ident: str) -> None:
@@ -119,12 +125,12 @@ def rebuild(state: ApiState, ctx: RequestContext, ident: str, image: str | None,
         values["image"] = image
     if image_driver is not None:
         values["image_driver"] = image_driver
-    values = awaited(state.settings, values)
-    undo = {k: getattr(row, k) for k in values}
+    undo = {k: getattr(row, k) for k in awaited(state.settings, values)}
     if run is None:
         run = row.status == Status.RUNNING
-    row = _set_status(state, row, values)
-    _cast(state, ctx, row, "rebuild", "container_rebuild", undo=undo, run=run)
+    row = _set_status(state, ctx, row, values, "rebuild")
+    _cast(state, ctx, row, "rebuild", "container_rebuild", undo=undo, recorded=True,
+          run=run)
 
 
 def update(state: ApiState, ctx: RequestContext, ident: str, changes: dict[str, Any]

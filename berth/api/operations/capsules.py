@@ -23,7 +23,7 @@ from berth.api.operations import networks as networks_api
 from berth.api.operations import placing
 from berth.api.operations import quotas as quotas_api
 from berth.api.operations import volumes as volumes_api
-from berth.api.operations.cast_deadlines import awaited
+from berth.api.operations.cast_deadlines import awaited, written_with_actions
 from berth.api.operations.containers import cast_create
 from berth.api.schemas.capsule import ParsedCapsule, parse_template
 from berth.api.state import ApiState
@@ -147,10 +147,8 @@ def delete(state: ApiState, ctx: RequestContext, ident: str) -> None:
         capsules.destroy(state.db, row.uuid)
         return
     state.compute.check_host(row)
-    row = containers.update_(state.db, row.uuid, awaited(state.settings,
-                             status_writes.status_values(Status.DELETING, was=row.status,
-                                                         uuid=row.uuid, by="capsule delete")))
-    actions.action_start(state.db, ctx, row.uuid, "delete")
+    row = written_with_actions(state, ctx, row.uuid, status_writes.status_values(
+        Status.DELETING, was=row.status, uuid=row.uuid, by="capsule delete"), ("delete",))
     state.compute.container_delete(ctx, row, True)
 
 

@@ -13,6 +13,11 @@ row alone until then (``compute/flows/sync.skip_reason``).
 
 The deadline is ``[compute]task_state_timeout`` away, as long as any task may last:
 the cast may wait behind the container's earlier work in its agent.
+
+The status and the request's action record are one commit (``written_with_actions``):
+a database that goes away between two commits would leave the status written without
+the cast that moves it on (a 503 for the user, and the row Deleting until the
+deadline) — seen in the database-outage test (R3).
 """
 
 from __future__ import annotations
@@ -20,8 +25,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from berth.api.state import ApiSettings
+from berth.api.state import ApiSettings, ApiState
+from berth.common.context import RequestContext
+from berth.db import actions, containers
 from berth.db.base import utcnow
+from berth.db.models import Container
 
 
 def awaited(settings: ApiSettings, values: dict[str, Any],
@@ -32,3 +40,16 @@ def awaited(settings: ApiSettings, values: dict[str, Any],
     deadline = None if seconds <= 0 else (now or utcnow()) + dt.timedelta(seconds=seconds)
     return {**values, "task_deadline": deadline}
 
+
+
+def written_with_actions(state: ApiState, ctx: RequestContext, uuid: str,
+                         values: dict[str, Any], recorded: tuple[str, ...],
+                         **expected: Any) -> Container:
+    """``values`` (a status change, given its deadline here) written to the row and
+    the request's ``recorded`` actions begun, in one transaction; ``expected`` as
+    ``containers.update_``'s (a compare-and-swap). Returns the row as written."""
+    row, _ = containers.update_with(
+        state.db, uuid, awaited(state.settings, values),
+        lambda s: s.add_all([actions.new_action(ctx, uuid, name) for name in recorded]),
+        **expected)
+    return row

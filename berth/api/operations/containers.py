@@ -18,7 +18,7 @@ from berth.api.operations import placing, stale_tasks
 from berth.api.operations import quotas as quotas_api
 from berth.api.operations import registries as registries_api
 from berth.api.operations import volumes as volumes_api
-from berth.api.operations.cast_deadlines import awaited
+from berth.api.operations.cast_deadlines import awaited, written_with_actions
 from berth.api.schemas.container import validate_create
 from berth.api.state import ApiState
 from berth.api.views import SHOW_COLUMNS
@@ -304,12 +304,10 @@ def delete(state: ApiState, ctx: RequestContext, ident: str, force: bool, stop: 
     # is doing (the agent's delete takes the task over).
     expect: dict[str, Any] = {} if force else {"expected_status": row.status,
                                                   "expected_task_state": None}
-    row = containers.update_(state.db, row.uuid, awaited(state.settings,
-                             status_writes.status_values(Status.DELETING, was=row.status,
-                                                         uuid=row.uuid, by="delete")),
-                             **expect)
-    if stop and was_running:
-        actions.action_start(state.db, ctx, row.uuid, "stop")
+    stopping = stop and was_running
+    row = written_with_actions(state, ctx, row.uuid, status_writes.status_values(
+        Status.DELETING, was=row.status, uuid=row.uuid, by="delete"),
+        ("stop", "delete") if stopping else ("delete",), **expect)
+    if stopping:
         state.compute.container_stop(ctx, row, 10)
-    actions.action_start(state.db, ctx, row.uuid, "delete")
     state.compute.container_delete(ctx, row, force)

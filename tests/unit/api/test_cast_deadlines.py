@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy.exc
+from sqlalchemy import event
 from support.migrated_sqlite import migrated_url
 
 from berth.api.operations import actions as api_actions
@@ -120,3 +122,41 @@ def test_no_deadline_when_task_state_timeout_is_off(db: Database, state: ApiStat
     api_actions.reboot(state, ADMIN, row.uuid, None)
     after = containers.get_by_uuid(db, row.uuid)
     assert (after.status, after.task_deadline) == (Status.RESTARTING, None)
+
+
+@pytest.fixture
+def action_inserts_fail(db: Database) -> Iterator[None]:
+    """The database goes away when the request's action is recorded: every INSERT
+    into container_actions fails as a lost connection does."""
+    def fail(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.lstrip().upper().startswith("INSERT INTO CONTAINER_ACTIONS"):
+            raise sqlalchemy.exc.OperationalError(statement, {}, Exception("gone"))
+
+    engines = {db.engine, db._write_engine}
+    for engine in engines:
+        event.listen(engine, "before_cursor_execute", fail)
+    yield
+    for engine in engines:
+        event.remove(engine, "before_cursor_execute", fail)
+
+
+@pytest.mark.parametrize("request_it,extra", [
+    (lambda s, uuid: api_actions.reboot(s, ADMIN, uuid, None), {}),
+    (lambda s, uuid: api_actions.rebuild(s, ADMIN, uuid, "busybox:2", None, None), {}),
+    (lambda s, uuid: api_containers.delete(s, ADMIN, uuid, True, False), {}),
+    (lambda s, uuid: api_containers.delete(s, ADMIN, uuid, False, True), {}),
+    (lambda s, uuid: api_capsules.delete(s, ADMIN, uuid), {"container_type": CAPSULE}),
+], ids=["reboot", "rebuild", "delete", "stop-and-delete", "capsule-delete"])
+def test_a_status_is_not_written_when_its_action_cannot_be(
+        db: Database, state: ApiState, action_inserts_fail: None, request_it: Any,
+        extra: dict[str, Any]) -> None:
+    # The status and the action are one commit: a database lost between two commits
+    # left the row Deleting (or Restarting, Rebuilding) with no cast to move it on,
+    # until the deadline, while the user was told the request failed (R3, seen).
+    row = running(db, **extra)
+    with pytest.raises(sqlalchemy.exc.OperationalError):
+        request_it(state, row.uuid)
+    after = containers.get_by_uuid(db, row.uuid)
+    assert (after.status, after.image, after.task_deadline) == (Status.RUNNING, "busybox",
+                                                                None)
+    assert state.compute.casts == []  # type: ignore[attr-defined]
