@@ -18,8 +18,14 @@ import docker
 import httpx
 from support.berth_proc import TEST_IMAGE, wait_for
 
-from compat.zun_client import NEUTRON_URL, ZUN_IMAGE, ZUN_NETWORK
-from compat.zun_services import DEFECTS_OPT_IN, LOGS, LogTail, force_delete, settle
+from compat.zun_services import (
+    DEFECTS_OPT_IN,
+    LOGS,
+    LogTail,
+    force_delete,
+    run_on_zun_network,
+    settle,
+)
 
 pytestmark = DEFECTS_OPT_IN
 
@@ -28,14 +34,7 @@ HEAL_FAILED = "heal container with rebuilding failed"
 
 
 def test_zun_never_rebuilds_an_auto_heal_container_that_vanished(zun: httpx.Client) -> None:
-    net = httpx.get(f"{NEUTRON_URL}/v2.0/networks", params={"name": ZUN_NETWORK},
-                    timeout=30).json()["networks"][0]["id"]
-    r = zun.post("/v1/containers", params={"run": "true"}, json={
-        "name": f"heal-{uuidlib.uuid4().hex[:6]}", "image": ZUN_IMAGE,
-        "command": ["sleep", "3600"], "image_pull_policy": "ifnotpresent",
-        "auto_heal": True, "nets": [{"network": net}]})
-    assert r.status_code == 202, r.text
-    uuid = r.json()["uuid"]
+    uuid = run_on_zun_network(zun, "heal", auto_heal=True)
     engine = docker.DockerClient(base_url=ZUN_DOCKER)
     try:
         body = settle(zun, uuid, ("Running", "Error", "Stopped"))

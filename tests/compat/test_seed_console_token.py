@@ -22,8 +22,8 @@ import httpx
 import websocket
 from support.berth_proc import TEST_IMAGE
 
-from compat.zun_client import NEUTRON_URL, ZUN_IMAGE, ZUN_NETWORK
-from compat.zun_services import DEFECTS_OPT_IN, force_delete, settle
+from compat.zun_client import ZUN_IMAGE
+from compat.zun_services import DEFECTS_OPT_IN, force_delete, settle, zun_network_id
 
 pytestmark = DEFECTS_OPT_IN
 
@@ -85,9 +85,7 @@ def use_twice(url: str) -> tuple[bytes, bytes | int]:
 
 
 def test_zun_s_attach_url_opens_the_console_again_after_use(zun: httpx.Client) -> None:
-    net = httpx.get(f"{NEUTRON_URL}/v2.0/networks", params={"name": ZUN_NETWORK},
-                    timeout=30).json()["networks"][0]["id"]
-    uuid = shell(zun, ZUN_IMAGE, nets=[{"network": net}])
+    uuid = shell(zun, ZUN_IMAGE, nets=[{"network": zun_network_id()}])
     try:
         r = zun.get(f"/v1/containers/{uuid}/attach")
         assert r.status_code == 200, r.text

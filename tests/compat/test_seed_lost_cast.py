@@ -26,7 +26,7 @@ import kombu
 import pytest
 from support.berth_proc import TEST_IMAGE, wait_for
 
-from compat.zun_client import NEUTRON_URL, ZUN_IMAGE, ZUN_NETWORK
+from compat.zun_client import ZUN_IMAGE
 from compat.zun_services import (
     DEFECTS_OPT_IN,
     LOGS,
@@ -35,6 +35,7 @@ from compat.zun_services import (
     force_delete,
     kill_service,
     revive,
+    zun_network_id,
 )
 
 pytestmark = DEFECTS_OPT_IN
@@ -59,8 +60,7 @@ def zun_compute_host(zun: httpx.Client) -> str:
 
 def test_zun_leaves_a_container_whose_create_cast_was_lost_in_creating(
         zun: httpx.Client) -> None:
-    net = httpx.get(f"{NEUTRON_URL}/v2.0/networks", params={"name": ZUN_NETWORK},
-                    timeout=30).json()["networks"][0]["id"]
+    net = zun_network_id()
     host = zun_compute_host(zun)
     log = LogTail(LOGS / "zun-compute.log")
     kill_service("compute")

@@ -24,8 +24,14 @@ import pytest
 from support.berth_proc import TEST_IMAGE, BerthProcess, wait_for
 
 from compat.statement_log import GeneralLog, Read, connect
-from compat.zun_client import NEUTRON_URL, ZUN_IMAGE, ZUN_NETWORK
-from compat.zun_services import DEFECTS_OPT_IN, LOGS, LogTail, force_delete, settle
+from compat.zun_services import (
+    DEFECTS_OPT_IN,
+    LOGS,
+    LogTail,
+    force_delete,
+    run_on_zun_network,
+    settle,
+)
 
 pytestmark = DEFECTS_OPT_IN
 
@@ -66,14 +72,7 @@ def tally(reads: list[Read], foreign: set[str]) -> tuple[int, int, int]:
 
 
 def test_zun_s_state_sync_reads_every_host_s_rows(zun: httpx.Client) -> None:
-    net = httpx.get(f"{NEUTRON_URL}/v2.0/networks", params={"name": ZUN_NETWORK},
-                    timeout=30).json()["networks"][0]["id"]
-    r = zun.post("/v1/containers", params={"run": "true"}, json={
-        "name": f"sync-{uuidlib.uuid4().hex[:6]}", "image": ZUN_IMAGE,
-        "command": ["sleep", "3600"], "image_pull_policy": "ifnotpresent",
-        "nets": [{"network": net}]})
-    assert r.status_code == 202, r.text
-    uuid = r.json()["uuid"]
+    uuid = run_on_zun_network(zun, "sync")
     foreign: set[str] = set()
     try:
         settle(zun, uuid, ("Running",))

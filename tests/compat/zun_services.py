@@ -10,6 +10,8 @@ them to provoke each defect for real.
 * ``zun_call(client, method, url, ...)``: a request to Zun with ``Connection: close``
   (Zun answers 204 with a body, which breaks a kept-alive connection).
 * ``settle(client, uuid, statuses)``: wait until the container's status is one of them.
+* ``zun_network_id()`` / ``run_on_zun_network(zun, prefix, **body)``: the Neutron
+  network ``zun-ci.sh`` made, and a ``sleep`` container created with run on it.
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ import os
 import signal
 import subprocess
 import time
+import uuid as uuidlib
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from support.berth_proc import wait_for
+
+from compat.zun_client import NEUTRON_URL, ZUN_IMAGE, ZUN_NETWORK
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = Path(os.environ.get("BERTH_ZUN_BASE", "/var/tmp/berth-ci/zun"))
@@ -107,3 +112,21 @@ def force_delete(client: httpx.Client, uuid: str, timeout: float = 120) -> None:
         time.sleep(1)
     wait_for(lambda: client.get(f"/v1/containers/{uuid}").status_code == 404, timeout,
              interval=0.5, what=f"{uuid} to be deleted")
+
+
+def zun_network_id() -> str:
+    """The id of the Neutron network ``zun-ci.sh`` made for Zun's containers."""
+    return str(httpx.get(f"{NEUTRON_URL}/v2.0/networks", params={"name": ZUN_NETWORK},
+                         timeout=30).json()["networks"][0]["id"])
+
+
+def run_on_zun_network(zun: httpx.Client, prefix: str, seconds: int = 3600,
+                       **body: Any) -> str:
+    """Create (with run) a container named ``prefix-<hex>`` that sleeps ``seconds`` on
+    ``zun_network_id()``, with the other fields of ``body``; its uuid (202 asserted)."""
+    r = zun.post("/v1/containers", params={"run": "true"}, json={
+        "name": f"{prefix}-{uuidlib.uuid4().hex[:6]}", "image": ZUN_IMAGE,
+        "command": ["sleep", str(seconds)], "image_pull_policy": "ifnotpresent",
+        "nets": [{"network": zun_network_id()}], **body})
+    assert r.status_code == 202, r.text
+    return str(r.json()["uuid"])

@@ -20,19 +20,6 @@ from .test_import_zun import import_zun
 IMAGE = "127.0.0.1:5000/berth-test/busybox:latest"
 
 
-@pytest.fixture
-def engine():  # type: ignore[no-untyped-def]
-    client = docker.DockerClient(base_url="unix:///var/run/docker.sock")
-    made: list[str] = []
-    yield client, made
-    for name in made:
-        try:
-            client.containers.get(name).remove(force=True)
-        except docker.errors.NotFound:
-            pass
-    client.close()
-
-
 def zun_made(client, made, uuid: str):  # type: ignore[no-untyped-def]
     """A container as Zun 18's docker driver makes one on the cni network path: its
     name, the user's labels only, no network of Docker's (Zun plugs it by CNI)."""

@@ -40,19 +40,6 @@ DURING_RECOVERY = "start-up recovery: "      # recovery has listed rows and cont
 AFTER_RECOVERY = "start-up recovery done"    # between recovery and the agent being up
 
 
-@pytest.fixture
-def engine():  # type: ignore[no-untyped-def]
-    client = docker.DockerClient(base_url="unix:///var/run/docker.sock")
-    made: list[str] = []
-    yield client, made
-    for name in made:
-        try:
-            client.containers.get(name).remove(force=True)
-        except docker.errors.NotFound:
-            pass
-    client.close()
-
-
 def zun_fleet(client, made, n: int):  # type: ignore[no-untyped-def]
     """``n`` containers as Zun's docker driver makes them (its name, the user's labels
     only): every fourth one stopped, every fourth paused, the first with a published
