@@ -362,6 +362,28 @@ def _mounts(value: list[dict[str, Any]] | None) -> list[dict[str, object]]:
     return mounts
 
 
+@dataclass(frozen=True)
+class CreateRequest:
+    """A checked, normalised container create body.
+
+    ``fields`` holds every ``container`` column the API sets from the body (``name,
+    image, command, entrypoint, cpu, memory, disk, cpu_policy, workdir, environment,
+    labels, image_pull_policy, image_driver, restart_policy, interactive, tty,
+    auto_remove, auto_heal, runtime, hostname, security_groups, healthcheck,
+    exposed_ports, privileged``) with defaults applied; the other attributes are the
+    body's fields that are not columns, for the caller to resolve (scheduler hints,
+    networks, mounts, zone, registry, host). Copy ``fields`` before adding to it.
+    """
+
+    fields: dict[str, object]
+    hints: dict[str, object]
+    nets: list[dict[str, str]]
+    mounts: list[dict[str, object]]
+    availability_zone: str | None
+    registry: str | None
+    requested_host: str | None
+
+
 #: Body fields that need a rule of their own (admin by default): any non-null value,
 #: even ``privileged: false``, is checked.
 _GUARDED_FIELDS = (("privileged", "container:create:privileged"),
@@ -377,16 +399,10 @@ def _check_policies(body: dict[str, object], allows: Callable[[str], bool]) -> N
 
 
 def validate_create(body: object, version: APIVersion, allows: Callable[[str], bool],
-                    limits: CreateLimits) -> dict[str, object]:
-    """Check a container create body against its declaration, and normalise it.
-
-    Returns every ``container`` column the API sets (``name, image, command,
-    entrypoint, cpu, memory, disk, cpu_policy, workdir, environment, labels,
-    image_pull_policy, image_driver, restart_policy, interactive, tty, auto_remove,
-    auto_heal, runtime, hostname, security_groups, healthcheck, exposed_ports,
-    privileged``) with defaults applied, plus ``_hints``, ``_nets``, ``_mounts``,
-    ``_availability_zone``, ``_registry`` and ``_requested_host``. ``allows(rule)``
-    answers whether the caller passes a policy rule (fields guarded by their own).
+                    limits: CreateLimits) -> CreateRequest:
+    """Check a container create body against its declaration, and normalise it into a
+    :class:`CreateRequest`. ``allows(rule)`` answers whether the caller passes a policy
+    rule (fields guarded by their own).
     """
     latest = create_schema(limits)
     data = latest.check_shape(body)
@@ -408,7 +424,7 @@ def validate_create(body: object, version: APIVersion, allows: Callable[[str], b
     image_driver = data.get("image_driver")
     pull_policy = data.get("image_pull_policy")
     restart_policy = data.get("restart_policy")
-    result: dict[str, object] = {
+    columns: dict[str, object] = {
         "name": data.get("name") or generate_name(),
         "image": data["image"],
         "command": _command(data.get("command"), version),
@@ -436,15 +452,13 @@ def validate_create(body: object, version: APIVersion, allows: Callable[[str], b
         "healthcheck": _healthcheck(data.get("healthcheck")),
         "exposed_ports": exposed_ports,
         "privileged": _truth(data.get("privileged")),
-        "_hints": data.get("hints") or {},
-        "_nets": parse_nets(data.get("nets")),
-        "_mounts": _mounts(data.get("mounts")),
-        "_availability_zone": data.get("availability_zone"),
-        "_registry": data.get("registry"),
-        "_requested_host": data.get("host"),
     }
+    request = CreateRequest(
+        fields=columns, hints=data.get("hints") or {}, nets=parse_nets(data.get("nets")),
+        mounts=_mounts(data.get("mounts")), availability_zone=data.get("availability_zone"),
+        registry=data.get("registry"), requested_host=data.get("host"))
     _check_policies(data, allows)
-    return result
+    return request
 
 
 def validate_update(body: object, limits: CreateLimits) -> dict[str, object]:
