@@ -19,7 +19,7 @@ from berth.api.operations import quotas as quotas_api
 from berth.api.operations import registries as registries_api
 from berth.api.operations import volumes as volumes_api
 from berth.api.operations.cast_deadlines import awaited, written_with_actions
-from berth.api.schemas.container import validate_create
+from berth.api.schemas.container import CreateRequest, validate_create
 from berth.api.state import ApiState
 from berth.api.views import SHOW_COLUMNS
 from berth.common import exceptions as exc
@@ -42,19 +42,18 @@ LOG = logging.getLogger(__name__)
 def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
            run: bool) -> Container:
     policy.authorize(ctx, "container:create")
-    # Validated: each field has its schema's type (the extras too).
-    fields: dict[str, Any] = validate_create(body, version,
-                                             lambda rule: policy.allows(ctx, rule),
-                                             state.settings.create_limits)
-    extras = {k[1:]: fields.pop(k) for k in list(fields) if k.startswith("_")}
-    registry = registries_api.resolve_for_create(state, ctx, extras.get("registry"))
+    request = validate_create(body, version, lambda rule: policy.allows(ctx, rule),
+                              state.settings.create_limits)
+    # Validated: each column has its schema's type. A copy: columns are added below.
+    fields: dict[str, Any] = dict(request.fields)
+    registry = registries_api.resolve_for_create(state, ctx, request.registry)
     if registry is not None:
         fields.update(registry_id=registry.id, registry_uuid=registry.uuid)
     # Checked again in the insert's transaction, under the project's quota lock, so
     # that concurrent creates cannot all pass this check against one usage.
     deltas = quotas_api.create_deltas(fields)
     deltas["disk"] += volumes_api.new_gib(state, ctx, [
-        (volumes_api.mount_source(m), m.get("size")) for m in extras.get("mounts") or []
+        (volumes_api.mount_source(m), m.get("size")) for m in request.mounts
         if m.get("type") != "bind"])
     quota = quotas_api.check_deltas(state, ctx.project_id, deltas)
     image = parse_image(str(fields["image"]), default_registry=state.settings.default_registry,
@@ -62,7 +61,7 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
     _check_name(state, ctx, fields.get("name"))
     if fields.get("disk"):
         _check_disk_quota(state)
-    requested_networks = networks_api.resolve_for_create(state, ctx, extras.get("nets"))
+    requested_networks = networks_api.resolve_for_create(state, ctx, request.nets)
     if requested_networks:
         fields["cni_metadata"] = networks_api.metadata_of(requested_networks)
     if networks_api.neutron.enabled(state) and fields.get("security_groups"):
@@ -73,8 +72,8 @@ def create(state: ApiState, ctx: RequestContext, body: Any, version: APIVersion,
                                       Status.CREATING, was=status_writes.NEW_ROW, uuid=None,
                                       by="create"))
     return volumes_api.created_with(
-        state, ctx, lambda: volumes_api.plan(state, ctx, extras.get("mounts") or []),
-        lambda mounts: _schedule_and_cast(state, ctx, values, extras, mounts, quota,
+        state, ctx, lambda: volumes_api.plan(state, ctx, request.mounts),
+        lambda mounts: _schedule_and_cast(state, ctx, values, request, mounts, quota,
                                           _checked_ref(fields, image.ref),
                                           requested_networks, run))
 
@@ -86,15 +85,14 @@ def _checked_ref(fields: dict[str, Any], ref: str) -> str:
 
 
 def _schedule_and_cast(state: ApiState, ctx: RequestContext, values: dict[str, Any],
-                       extras: dict[str, Any], mounts: volumes_api.MountPlan,
+                       request: CreateRequest, mounts: volumes_api.MountPlan,
                        quota: Any, image_ref: str, requested_networks: list[Any],
                        run: bool) -> Container:
     spec = RequestSpec(cpu=float(values["cpu"]), memory_mib=int(values["memory"]),
                        runtime=values.get("runtime"), disk_gb=int(values.get("disk") or 0),
-                       availability_zone=extras.get("availability_zone"),
-                       requested_host=_requested_host(extras.get("requested_host"),
-                                                      mounts.host),
-                       hints=extras.get("hints") or {})
+                       availability_zone=request.availability_zone,
+                       requested_host=_requested_host(request.requested_host, mounts.host),
+                       hints=request.hints)
 
     # The uuid is made now: the allocation written with the row is its consumer's.
     values = dict(values, uuid=str(uuidlib.uuid4()))

@@ -264,31 +264,31 @@ def _truth(value: object) -> bool:
     return value is True or value in ("true", "True")
 
 
-def _in_range(field: str, value: object, minimum: float, maximum: float,
+def _in_range(field: str, value: float | str, minimum: float, maximum: float,
               limits: CreateLimits) -> float:
     """A number the declaration accepted as a number or a numeric string, within bounds
     (a pattern cannot bound a numeric string)."""
-    number = float(value)  # type: ignore[arg-type]
+    number = float(value)
     if not minimum <= number <= maximum:
         raise T.invalid(field, value, update_schema(limits).describe(field)
                         if field != "disk" else create_schema(limits).describe(field))
     return number
 
 
-def _memory(value: object, limits: CreateLimits) -> str:
+def _memory(value: float | str, limits: CreateLimits) -> str:
     return str(int(_in_range("memory", value, limits.min_memory, limits.max_memory,
                              limits)))
 
 
-def _cpu(value: object, limits: CreateLimits) -> float:
+def _cpu(value: float | str, limits: CreateLimits) -> float:
     return _in_range("cpu", value, limits.min_cpu, limits.max_cpu, limits)
 
 
-def _command(value: object, version: APIVersion) -> list[str] | None:
+def _command(value: str | list[str] | None, version: APIVersion) -> list[str] | None:
     if value is None:
         return None
     if version >= _COMMAND_LIST_FROM:
-        return list(value)  # type: ignore[call-overload]
+        return list(value)
     try:
         words = shlex.split(str(value), posix=True)
     except ValueError as exc:
@@ -297,8 +297,8 @@ def _command(value: object, version: APIVersion) -> list[str] | None:
     return words or None
 
 
-def _count(value: object) -> int:
-    return 0 if value is None else int(value)  # type: ignore[call-overload]
+def _count(value: int | str | None) -> int:
+    return 0 if value is None else int(value)
 
 
 def _restart_policy(value: dict[str, Any]) -> dict[str, str]:
@@ -362,6 +362,28 @@ def _mounts(value: list[dict[str, Any]] | None) -> list[dict[str, object]]:
     return mounts
 
 
+@dataclass(frozen=True)
+class CreateRequest:
+    """A checked, normalised container create body.
+
+    ``fields`` holds every ``container`` column the API sets from the body (``name,
+    image, command, entrypoint, cpu, memory, disk, cpu_policy, workdir, environment,
+    labels, image_pull_policy, image_driver, restart_policy, interactive, tty,
+    auto_remove, auto_heal, runtime, hostname, security_groups, healthcheck,
+    exposed_ports, privileged``) with defaults applied; the other attributes are the
+    body's fields that are not columns, for the caller to resolve (scheduler hints,
+    networks, mounts, zone, registry, host). Copy ``fields`` before adding to it.
+    """
+
+    fields: dict[str, object]
+    hints: dict[str, object]
+    nets: list[dict[str, str]]
+    mounts: list[dict[str, object]]
+    availability_zone: str | None
+    registry: str | None
+    requested_host: str | None
+
+
 #: Body fields that need a rule of their own (admin by default): any non-null value,
 #: even ``privileged: false``, is checked.
 _GUARDED_FIELDS = (("privileged", "container:create:privileged"),
@@ -377,16 +399,10 @@ def _check_policies(body: dict[str, object], allows: Callable[[str], bool]) -> N
 
 
 def validate_create(body: object, version: APIVersion, allows: Callable[[str], bool],
-                    limits: CreateLimits) -> dict[str, object]:
-    """Check a container create body against its declaration, and normalise it.
-
-    Returns every ``container`` column the API sets (``name, image, command,
-    entrypoint, cpu, memory, disk, cpu_policy, workdir, environment, labels,
-    image_pull_policy, image_driver, restart_policy, interactive, tty, auto_remove,
-    auto_heal, runtime, hostname, security_groups, healthcheck, exposed_ports,
-    privileged``) with defaults applied, plus ``_hints``, ``_nets``, ``_mounts``,
-    ``_availability_zone``, ``_registry`` and ``_requested_host``. ``allows(rule)``
-    answers whether the caller passes a policy rule (fields guarded by their own).
+                    limits: CreateLimits) -> CreateRequest:
+    """Check a container create body against its declaration, and normalise it into a
+    :class:`CreateRequest`. ``allows(rule)`` answers whether the caller passes a policy
+    rule (fields guarded by their own).
     """
     latest = create_schema(limits)
     data = latest.check_shape(body)
@@ -398,7 +414,7 @@ def validate_create(body: object, version: APIVersion, allows: Callable[[str], b
     if _COMMAND_LIST_FROM <= version < _TTY_INDEPENDENT_FROM and "interactive" in data:
         tty = interactive  # before 1.36, asking for stdin also meant a terminal
     exposed_ports = _exposed_ports(data.get("exposed_ports"))
-    security_groups = _unique(data.get("security_groups"))  # type: ignore[arg-type]
+    security_groups = _unique(data.get("security_groups"))
     if exposed_ports and security_groups:
         raise InvalidParameterValue(
             err="'security_groups' and 'exposed_ports' cannot be used together: exposing "
@@ -408,7 +424,7 @@ def validate_create(body: object, version: APIVersion, allows: Callable[[str], b
     image_driver = data.get("image_driver")
     pull_policy = data.get("image_pull_policy")
     restart_policy = data.get("restart_policy")
-    result: dict[str, object] = {
+    columns: dict[str, object] = {
         "name": data.get("name") or generate_name(),
         "image": data["image"],
         "command": _command(data.get("command"), version),
@@ -425,7 +441,7 @@ def validate_create(body: object, version: APIVersion, allows: Callable[[str], b
         "image_driver": limits.default_image_driver if T.is_none_string(image_driver)
         else image_driver,
         "restart_policy": None if restart_policy is None else _restart_policy(
-            restart_policy),  # type: ignore[arg-type]
+            restart_policy),
         "interactive": interactive,
         "tty": tty,
         "auto_remove": bool(data.get("auto_remove")),
@@ -433,18 +449,16 @@ def validate_create(body: object, version: APIVersion, allows: Callable[[str], b
         "runtime": data.get("runtime"),
         "hostname": data.get("hostname"),
         "security_groups": security_groups,
-        "healthcheck": _healthcheck(data.get("healthcheck")),  # type: ignore[arg-type]
+        "healthcheck": _healthcheck(data.get("healthcheck")),
         "exposed_ports": exposed_ports,
         "privileged": _truth(data.get("privileged")),
-        "_hints": data.get("hints") or {},
-        "_nets": parse_nets(data.get("nets")),  # type: ignore[arg-type]
-        "_mounts": _mounts(data.get("mounts")),  # type: ignore[arg-type]
-        "_availability_zone": data.get("availability_zone"),
-        "_registry": data.get("registry"),
-        "_requested_host": data.get("host"),
     }
+    request = CreateRequest(
+        fields=columns, hints=data.get("hints") or {}, nets=parse_nets(data.get("nets")),
+        mounts=_mounts(data.get("mounts")), availability_zone=data.get("availability_zone"),
+        registry=data.get("registry"), requested_host=data.get("host"))
     _check_policies(data, allows)
-    return result
+    return request
 
 
 def validate_update(body: object, limits: CreateLimits) -> dict[str, object]:

@@ -16,6 +16,7 @@ from berth.api.schemas import types as T
 from berth.api.schemas.container import (
     GREEK_LETTERS,
     CreateLimits,
+    CreateRequest,
     generate_name,
     parse_run_flag,
     validate_create,
@@ -37,10 +38,9 @@ COLUMN_KEYS = {
     "workdir", "environment", "labels", "image_pull_policy", "image_driver",
     "restart_policy", "interactive", "tty", "auto_remove", "auto_heal", "runtime",
     "hostname", "security_groups", "healthcheck", "exposed_ports", "privileged"}
-EXTRA_KEYS = {"_hints", "_nets", "_mounts", "_availability_zone", "_registry", "_requested_host"}
 
 
-def create(body: Any, version: str = "1.40", admin: bool = False) -> dict[str, Any]:
+def create(body: Any, version: str = "1.40", admin: bool = False) -> CreateRequest:
     return validate_create(body, V(version), lambda rule: admin, LIMITS)
 
 
@@ -62,16 +62,16 @@ def test_zun_run_trace_body() -> None:
             "command": ["sleep", "3600"],
             "restart_policy": {"Name": "on-failure", "MaximumRetryCount": "3"}}
     out = create(body)
-    assert set(out) == COLUMN_KEYS | EXTRA_KEYS
-    assert out["name"] == "t1" and out["image"] == "local/busybox:latest"
-    assert out["memory"] == "64" and out["cpu"] == 0.5
-    assert out["environment"] == {"A": "b"} and out["labels"] == {"l": "v"}
-    assert out["workdir"] == "/tmp" and out["command"] == ["sleep", "3600"]
-    assert out["restart_policy"] == {"Name": "on-failure", "MaximumRetryCount": "3"}
-    assert out["auto_remove"] is False and out["interactive"] is False
-    assert out["_hints"] == {} and out["_nets"] == [] and out["_mounts"] == []
-    assert out["image_driver"] == "docker" and out["cpu_policy"] == "shared"
-    assert out["security_groups"] == [] and out["privileged"] is False
+    assert set(out.fields) == COLUMN_KEYS
+    assert out.fields["name"] == "t1" and out.fields["image"] == "local/busybox:latest"
+    assert out.fields["memory"] == "64" and out.fields["cpu"] == 0.5
+    assert out.fields["environment"] == {"A": "b"} and out.fields["labels"] == {"l": "v"}
+    assert out.fields["workdir"] == "/tmp" and out.fields["command"] == ["sleep", "3600"]
+    assert out.fields["restart_policy"] == {"Name": "on-failure", "MaximumRetryCount": "3"}
+    assert out.fields["auto_remove"] is False and out.fields["interactive"] is False
+    assert out.hints == {} and out.nets == [] and out.mounts == []
+    assert out.fields["image_driver"] == "docker" and out.fields["cpu_policy"] == "shared"
+    assert out.fields["security_groups"] == [] and out.fields["privileged"] is False
 
 
 def test_zun_run_interactive_trace_body() -> None:
@@ -79,8 +79,8 @@ def test_zun_run_interactive_trace_body() -> None:
             "auto_remove": False, "labels": {}, "hints": {}, "nets": [], "mounts": [],
             "command": ["sh"], "interactive": True, "tty": True}
     out = create(body)
-    assert out["interactive"] is True and out["tty"] is True
-    assert out["cpu"] == 1.0 and out["memory"] == "512"
+    assert out.fields["interactive"] is True and out.fields["tty"] is True
+    assert out.fields["cpu"] == 1.0 and out.fields["memory"] == "512"
 
 
 ZUN_CREATE_BODY = {
@@ -98,25 +98,25 @@ def test_privileged_needs_its_rule_even_when_false() -> None:
     assert "container:create:privileged" in str(info.value)
     with pytest.raises(PolicyNotAuthorized):  # even false: any non-null value is checked
         create(img(privileged=False), admin=False)
-    assert create(img(privileged=None))["privileged"] is False
-    assert create(dict(ZUN_CREATE_BODY), admin=True)["privileged"] is True
+    assert create(img(privileged=None)).fields["privileged"] is False
+    assert create(dict(ZUN_CREATE_BODY), admin=True).fields["privileged"] is True
 
 
 def test_zun_create_trace_without_privileged() -> None:
     body = {k: v for k, v in ZUN_CREATE_BODY.items() if k != "privileged"}
     out = create(body)
-    assert out["auto_remove"] is True and out["auto_heal"] is True
-    assert out["hostname"] == "h1" and out["command"] == ["echo", "hello world"]
-    assert out["entrypoint"] == ["/bin/sh", "-c"] and out["_mounts"] == []
-    assert out["healthcheck"] == {"test": "true", "interval": 5, "retries": 2, "timeout": 3}
-    assert out["exposed_ports"] == {"80/tcp": {}}
+    assert out.fields["auto_remove"] is True and out.fields["auto_heal"] is True
+    assert out.fields["hostname"] == "h1" and out.fields["command"] == ["echo", "hello world"]
+    assert out.fields["entrypoint"] == ["/bin/sh", "-c"] and out.mounts == []
+    assert out.fields["healthcheck"] == {"test": "true", "interval": 5, "retries": 2, "timeout": 3}
+    assert out.fields["exposed_ports"] == {"80/tcp": {}}
 
 
 def test_zun_create_119_string_command() -> None:
     body = {"name": "t3", "image": "local/busybox:latest", "environment": {},
             "auto_remove": False, "labels": {}, "hints": {}, "nets": [], "mounts": [],
             "command": "\"echo\" \"hello world\""}
-    assert create(body, "1.19")["command"] == ["echo", "hello world"]
+    assert create(body, "1.19").fields["command"] == ["echo", "hello world"]
 
 
 def test_openstack_appcontainer_run_trace_body() -> None:
@@ -124,14 +124,14 @@ def test_openstack_appcontainer_run_trace_body() -> None:
             "environment": {}, "labels": {}, "auto_remove": False,
             "command": ["sleep", "3600"], "hints": {}, "nets": [], "mounts": []}
     out = create(body)
-    assert out["memory"] == "64" and out["command"] == ["sleep", "3600"]
+    assert out.fields["memory"] == "64" and out.fields["command"] == ["sleep", "3600"]
 
 
 @pytest.mark.parametrize("text,words", [
     ("sleep 3600", ["sleep", "3600"]), ("sh -c 'echo hi; exit 3'", ["sh", "-c", "echo hi; exit 3"]),
     ('"nginx" "-g" "daemon off;"', ["nginx", "-g", "daemon off;"]), ("", None)])
 def test_legacy_command_is_shell_split(text: str, words: list[str] | None) -> None:
-    assert create(img(command=text), "1.1")["command"] == words
+    assert create(img(command=text), "1.1").fields["command"] == words
 
 
 def test_command_type_depends_on_version() -> None:
@@ -139,7 +139,7 @@ def test_command_type_depends_on_version() -> None:
     assert "'command'" in bad(img(command="ls -l"), "1.20")
     assert "field 'command[1]'" in bad(img(command=["ls", 1]), "1.20")
     assert "quotes" in bad(img(command="echo 'unterminated"), "1.19")
-    assert create(img(command=None), "1.19")["command"] is None
+    assert create(img(command=None), "1.19").fields["command"] is None
 
 
 @pytest.mark.parametrize("value", [-5, "abc", 1.5, 99999, "99999", 3, "", "-5", True, [64]])
@@ -153,7 +153,7 @@ def test_bad_memory(value: object) -> None:
                                           (8192, "8192"), (4, "4"), (64.0, "64"),
                                           (None, "512")])
 def test_good_memory(value: object, stored: str) -> None:
-    assert create(img(memory=value))["memory"] == stored
+    assert create(img(memory=value)).fields["memory"] == stored
 
 
 @pytest.mark.parametrize("value", ["x", "-1", "1e3", "", 0, 0.05, 17, "16.5", True, "nan"])
@@ -165,15 +165,15 @@ def test_bad_cpu(value: object) -> None:
                                           ("16", 16.0), (None, 1.0)])
 def test_good_cpu(value: object, stored: float) -> None:
     out = create(img(cpu=value))
-    assert out["cpu"] == stored and isinstance(out["cpu"], float)
+    assert out.fields["cpu"] == stored and isinstance(out.fields["cpu"], float)
 
 
 def test_disk_and_limits_from_config() -> None:
-    assert create(img(disk="10"))["disk"] == 10 and create(img())["disk"] is None
+    assert create(img(disk="10")).fields["disk"] == 10 and create(img()).fields["disk"] is None
     assert "'disk'" in bad(img(disk=0)) and "'disk'" in bad(img(disk=161))
     limits = CreateLimits(max_memory=1024, default_memory=256, default_cpu=0.5)
     out = validate_create(img(), LATEST, lambda rule: False, limits)
-    assert out["memory"] == "256" and out["cpu"] == 0.5
+    assert out.fields["memory"] == "256" and out.fields["cpu"] == 0.5
     with pytest.raises(InvalidParameterValue, match="between 4 and 1024"):
         validate_create(img(memory=2048), LATEST, lambda rule: False, limits)
 
@@ -185,7 +185,7 @@ def test_bad_name(name: object) -> None:
 
 def test_generated_name() -> None:
     for _ in range(50):
-        name = create(img())["name"]
+        name = create(img()).fields["name"]
         match = re.fullmatch(r"([a-z]+)-(\d+)-container", name)
         assert match and match.group(1) in GREEK_LETTERS
         assert 1 <= int(match.group(2)) <= 24
@@ -227,14 +227,15 @@ def test_version_gates(field: str, value: object, below: str, minimum: str) -> N
 
 def test_empty_gated_values_are_not_gated() -> None:
     out = create(img(mounts=[], healthcheck={}, auto_remove=None), "1.1")
-    assert out["_mounts"] == [] and out["healthcheck"] is None and out["auto_remove"] is False
+    assert out.mounts == [] and out.fields["healthcheck"] is None
+    assert out.fields["auto_remove"] is False
 
 
 def test_gated_fields_accepted_at_their_version() -> None:
     out = create(img(entrypoint=["sh"], host="node1", runtime="runc"), "1.40", admin=True)
-    assert out["entrypoint"] == ["sh"] and out["_requested_host"] == "node1"
-    assert out["runtime"] == "runc"
-    assert create(img(auto_remove=True), "1.3")["auto_remove"] is True
+    assert out.fields["entrypoint"] == ["sh"] and out.requested_host == "node1"
+    assert out.fields["runtime"] == "runc"
+    assert create(img(auto_remove=True), "1.3").fields["auto_remove"] is True
 
 
 @pytest.mark.parametrize("version,body,interactive,tty", [
@@ -248,7 +249,7 @@ def test_gated_fields_accepted_at_their_version() -> None:
 def test_tty_follows_interactive_before_136(version: str, body: dict[str, Any],
                                             interactive: bool, tty: bool) -> None:
     out = create(img(**body), version)
-    assert (out["interactive"], out["tty"]) == (interactive, tty)
+    assert (out.fields["interactive"], out.fields["tty"]) == (interactive, tty)
 
 
 @pytest.mark.parametrize("field", ["interactive", "tty", "auto_heal"])
@@ -266,7 +267,7 @@ def test_plain_booleans_are_strict(field: str, value: object) -> None:
     ({"Name": "unless-stopped", "MaximumRetryCount": None}, ("unless-stopped", "0")),
     ({"Name": "no", "MaximumRetryCount": "7"}, ("no", "0"))])
 def test_restart_policy_ok(policy: dict[str, Any], stored: tuple[str, str]) -> None:
-    out = create(img(restart_policy=policy))["restart_policy"]
+    out = create(img(restart_policy=policy)).fields["restart_policy"]
     assert out == {"Name": stored[0], "MaximumRetryCount": stored[1]}
 
 
@@ -282,14 +283,14 @@ def test_restart_policy_rejected(policy: object) -> None:
 @pytest.mark.parametrize("value,stored", [("Always", "always"), ("IFNOTPRESENT", "ifnotpresent"),
                                           ("never", "never"), ("IfNotPresent", "ifnotpresent")])
 def test_pull_policy_any_case(value: str, stored: str) -> None:
-    assert create(img(image_pull_policy=value), admin=True)["image_pull_policy"] == stored
+    assert create(img(image_pull_policy=value), admin=True).fields["image_pull_policy"] == stored
 
 
 def test_pull_policy_bad_value_and_policy() -> None:
     assert "'image_pull_policy'" in bad(img(image_pull_policy="sometimes"), admin=True)
     with pytest.raises(PolicyNotAuthorized, match="container:create:image_pull_policy"):
         create(img(image_pull_policy="always"))
-    assert create(img(image_pull_policy=None))["image_pull_policy"] is None
+    assert create(img(image_pull_policy=None)).fields["image_pull_policy"] is None
 
 
 @pytest.mark.parametrize("field,value,action", [
@@ -302,7 +303,7 @@ def test_admin_only_fields(field: str, value: str, action: str) -> None:
 
 
 def test_hostname_rules() -> None:
-    assert create(img(hostname="web-1.example_x"))["hostname"] == "web-1.example_x"
+    assert create(img(hostname="web-1.example_x")).fields["hostname"] == "web-1.example_x"
     assert "at most 63" in bad(img(hostname="h" * 64))
     assert "'hostname'" in bad(img(hostname="bad host"))
     assert "'hostname'" in bad(img(hostname=""))
@@ -310,7 +311,7 @@ def test_hostname_rules() -> None:
 
 def test_exposed_ports_normalised() -> None:
     out = create(img(exposed_ports={"80": {}, "53/UDP": {}, "8080/tcp": None}))
-    assert out["exposed_ports"] == {"80/tcp": {}, "53/udp": {}, "8080/tcp": {}}
+    assert out.fields["exposed_ports"] == {"80/tcp": {}, "53/udp": {}, "8080/tcp": {}}
     bad_ports: list[object] = [{"0": {}}, {"65536/tcp": {}}, {"80/sctp": {}}, {"http": {}},
                                {"80": {"x": 1}}, ["80"]]
     for ports in bad_ports:
@@ -319,7 +320,7 @@ def test_exposed_ports_normalised() -> None:
 
 def test_security_groups() -> None:
     out = create(img(security_groups=["default", "web", "default"]))
-    assert out["security_groups"] == ["default", "web"]
+    assert out.fields["security_groups"] == ["default", "web"]
     assert "'security_groups'" in bad(img(security_groups="default"))
     assert "field 'security_groups[0]'" in bad(img(security_groups=[""]))
     msg = bad(img(security_groups=["web"], exposed_ports={"80": {}}))
@@ -328,7 +329,7 @@ def test_security_groups() -> None:
 
 def test_healthcheck() -> None:
     out = create(img(healthcheck={"cmd": "curl -f localhost", "interval": "10"}))
-    assert out["healthcheck"] == {"test": "curl -f localhost", "interval": 10,
+    assert out.fields["healthcheck"] == {"test": "curl -f localhost", "interval": 10,
                                   "retries": 0, "timeout": 0}
     for check in ({"interval": 5}, {"cmd": "x", "retries": -1}, {"cmd": "x", "foo": 1},
                   {"cmd": "x", "timeout": "soon"}, "true"):
@@ -337,21 +338,21 @@ def test_healthcheck() -> None:
 
 def test_environment_labels_hints() -> None:
     out = create(img(environment={"A": "1"}, labels={"k": "v"}, hints={"label:k": "v"}))
-    assert (out["environment"], out["labels"], out["_hints"]) == (
+    assert (out.fields["environment"], out.fields["labels"], out.hints) == (
         {"A": "1"}, {"k": "v"}, {"label:k": "v"})
     assert "'environment'" in bad(img(environment={"A": 1}))
     assert "'environment'" in bad(img(environment=["A=1"]))
     assert "'labels'" in bad(img(labels={"k": 1}))
     assert "'hints'" in bad(img(hints=[]))
     nulls = create(img(environment=None, labels=None, hints=None))
-    assert (nulls["environment"], nulls["labels"], nulls["_hints"]) == ({}, {}, {})
+    assert (nulls.fields["environment"], nulls.fields["labels"], nulls.hints) == ({}, {}, {})
 
 
 def test_image_driver_and_cpu_policy_and_workdir() -> None:
-    assert create(img(image_driver="glance"))["image_driver"] == "glance"
-    assert create(img(image_driver="None"))["image_driver"] == "docker"
+    assert create(img(image_driver="glance")).fields["image_driver"] == "glance"
+    assert create(img(image_driver="None")).fields["image_driver"] == "docker"
     assert "'image_driver'" in bad(img(image_driver="rkt"))
-    assert create(img(cpu_policy="dedicated"))["cpu_policy"] == "dedicated"
+    assert create(img(cpu_policy="dedicated")).fields["cpu_policy"] == "dedicated"
     assert "'cpu_policy'" in bad(img(cpu_policy="exclusive"))
     assert "absolute path" in bad(img(workdir="tmp"))
 
@@ -359,7 +360,7 @@ def test_image_driver_and_cpu_policy_and_workdir() -> None:
 def test_nets() -> None:
     nets = [{"network": "net1", "v4-fixed-ip": "10.0.0.5"}, {"port": "p1"},
             {"network": "n6", "v6-fixed-ip": "fd00::5"}]
-    assert create(img(nets=nets))["_nets"] == nets
+    assert create(img(nets=nets)).nets == nets
     for item in ({"network": "a", "port": "b"}, {}, {"network": ""},
                  {"network": "a", "v4-fixed-ip": "fd00::1"},
                  {"network": "a", "v6-fixed-ip": "10.0.0.1"},
@@ -372,17 +373,17 @@ def test_mounts() -> None:
     mounts = [{"source": "vol1", "destination": "/data"},
               {"size": "2", "destination": "/scratch"},
               {"type": "bind", "source": "aGVsbG8=", "destination": "/etc/x.conf"}]
-    assert create(img(mounts=mounts))["_mounts"] == [
+    assert create(img(mounts=mounts)).mounts == [
         {"type": "volume", "source": "vol1", "destination": "/data"},
         {"type": "volume", "size": 2, "destination": "/scratch"},
         {"type": "bind", "source": "aGVsbG8=", "destination": "/etc/x.conf"},
     ]
     # berth: a local volume named by 'source' may say its size on first use
-    assert create(img(mounts=[{"source": "v", "size": 3, "destination": "/d"}]))[
-        "_mounts"] == [{"type": "volume", "source": "v", "size": 3, "destination": "/d"}]
+    assert create(img(mounts=[{"source": "v", "size": 3, "destination": "/d"}])).mounts == [
+        {"type": "volume", "source": "v", "size": 3, "destination": "/d"}]
     # zun-ui's new volume: an empty source beside the size (Zun reads it as none)
-    assert create(img(mounts=[{"destination": "/d", "size": "1", "source": ""}]))[
-        "_mounts"] == [{"type": "volume", "source": "", "size": 1, "destination": "/d"}]
+    assert create(img(mounts=[{"destination": "/d", "size": "1", "source": ""}])).mounts == [
+        {"type": "volume", "source": "", "size": 1, "destination": "/d"}]
     for item in ({"source": "v"}, {"destination": "/d"},
                  {"source": "", "destination": "/d"},
                  {"type": "bind", "source": "", "destination": "/d"},
@@ -398,7 +399,7 @@ def test_mounts() -> None:
 
 def test_availability_zone_and_registry() -> None:
     out = create(img(availability_zone="az1", registry="myreg"))
-    assert out["_availability_zone"] == "az1" and out["_registry"] == "myreg"
+    assert out.availability_zone == "az1" and out.registry == "myreg"
     assert "'availability_zone'" in bad(img(availability_zone=""))
     assert "'registry'" in bad(img(registry="r"))
 
