@@ -37,6 +37,15 @@ def zun_ci(action: str) -> str:
     return out.stdout
 
 
+def berth_from(takeover_output: str) -> httpx.Client:
+    """A client (admin, the latest version) of the berth ``zun-ci.sh takeover`` started:
+    its address is the ``BERTH_URL=`` line of the output."""
+    url = next(line.split("=", 1)[1] for line in takeover_output.splitlines()
+               if line.startswith("BERTH_URL="))
+    return httpx.Client(base_url=url, timeout=120, headers={
+        "X-Auth-Token": "admin", "OpenStack-API-Version": VERSION})
+
+
 def settle(client: httpx.Client, uuid_: str, want: str, timeout: float = 180) -> dict:
     def state() -> dict | None:
         c = client.get(f"/v1/containers/{uuid_}").json()
@@ -67,10 +76,7 @@ def test_zun_s_containers_become_berth_s_in_place_and_go_back(zun: httpx.Client)
     started = engine.containers.get(f"zun-{made['running']}").attrs["State"]["StartedAt"]
 
     out = zun_ci("takeover")
-    berth_url = next(line.split("=", 1)[1] for line in out.splitlines()
-                     if line.startswith("BERTH_URL="))
-    berth = httpx.Client(base_url=berth_url, timeout=120, headers={
-        "X-Auth-Token": "admin", "OpenStack-API-Version": VERSION})
+    berth = berth_from(out)
     try:
         for kind, u in made.items():
             got = berth.get(f"/v1/containers/{u}").json()

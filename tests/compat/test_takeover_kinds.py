@@ -28,8 +28,8 @@ import httpx
 import pytest
 from support.berth_proc import wait_for
 
-from compat.test_takeover import settle, zun_ci
-from compat.zun_client import NEUTRON_URL, VERSION, ZUN_IMAGE, ZUN_NETWORK
+from compat.test_takeover import berth_from, settle, zun_ci
+from compat.zun_client import NEUTRON_URL, ZUN_IMAGE, ZUN_NETWORK
 
 pytestmark = pytest.mark.skipif(os.environ.get("BERTH_ZUN_TAKEOVER") != "1",
                                 reason="opt-in: BERTH_ZUN_TAKEOVER=1 (it stops Zun's services)")
@@ -114,10 +114,7 @@ def test_error_exposed_port_security_group_and_capsule_are_taken_over(zun: httpx
         out = took.stdout
         print(f"\ntakeover (stop Zun, import, berth up): {time.monotonic() - t0:.1f} s, "
               f"load average {os.getloadavg()[0]:.1f}")
-        berth_url = next(line.split("=", 1)[1] for line in out.splitlines()
-                         if line.startswith("BERTH_URL="))
-        berth = httpx.Client(base_url=berth_url, timeout=120, headers={
-            "X-Auth-Token": "admin", "OpenStack-API-Version": VERSION})
+        berth = berth_from(out)
         try:
             for kind, u in made.items():
                 got = berth.get(f"/v1/containers/{u}").json()
