@@ -274,7 +274,7 @@ def recent(db: Database, project_id: str | None, limit: int
     if project_id is not None:
         query = query.where(Container.project_id == project_id)
     with db.reader() as s:
-        return [(action, name) for action, name in s.execute(query).tuples()]
+        return [(action, name) for action, name in s.execute(query)]
 
 
 def format_time(value: dt.datetime | None) -> str | None:

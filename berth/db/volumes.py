@@ -79,7 +79,7 @@ def mounts_of(db: Database, container_uuids: Iterable[str]) -> dict[str, list[Mo
         for mapping, volume in s.execute(
                 select(VolumeMapping, Volume).join(Volume, VolumeMapping.volume_id == Volume.id)
                 .where(VolumeMapping.container_uuid.in_(uuids))
-                .order_by(VolumeMapping.id)).tuples():
+                .order_by(VolumeMapping.id)):
             found[mapping.container_uuid].append(Mount(mapping, volume))
     return found
 
@@ -118,7 +118,7 @@ def delete_mappings(db: Database, container_uuid: str, *,
             VolumeMapping.container_uuid == container_uuid)
         if auto_remove_only:
             query = query.where(Volume.auto_remove.is_(True))
-        found = list(s.execute(query).tuples())
+        found = [(mapping_id, volume) for mapping_id, volume in s.execute(query)]
         if found:
             s.execute(delete(VolumeMapping).where(
                 VolumeMapping.id.in_([mapping_id for mapping_id, _ in found])))
@@ -135,7 +135,7 @@ def users_of(db: Database, volume_id: int) -> list[tuple[str, str | None, str | 
         return [(uuid, cid, status) for uuid, cid, status in s.execute(
             select(VolumeMapping.container_uuid, Container.container_id, Container.status)
             .outerjoin(Container, Container.uuid == VolumeMapping.container_uuid)
-            .where(VolumeMapping.volume_id == volume_id)).tuples()]
+            .where(VolumeMapping.volume_id == volume_id))]
 
 
 def destroy_volume(db: Database, volume_id: int) -> None:
@@ -184,6 +184,6 @@ def listed(db: Database, project_id: str | None
                     select(VolumeMapping.volume_id, VolumeMapping.container_uuid,
                            VolumeMapping.container_path, Container.name)
                     .outerjoin(Container, Container.uuid == VolumeMapping.container_uuid)
-                    .where(VolumeMapping.volume_id.in_(list(mounts)))).tuples():
+                    .where(VolumeMapping.volume_id.in_(list(mounts)))):
                 mounts[volume_id].append((uuid, path, name))
         return [(v, mounts[v.id]) for v in volumes]
