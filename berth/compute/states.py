@@ -197,7 +197,7 @@ _SETTLED = ENGINE_STATUSES | {_S.ERROR, _S.DELETED}
 #: its sync copies whatever Docker says), so this table holds every move Zun's flows
 #: make; berth's flows make no other (``status_writes`` logs one that is not here).
 #: Writing a row's own status again is no move and always allowed.
-TRANSITIONS: Mapping[Status, frozenset[Status]] = MappingProxyType({
+TRANSITIONS: Mapping[str, frozenset[Status]] = MappingProxyType({   # Status keys (StrEnum)
     # the create's end (run or not), its failure, a forced delete
     _S.CREATING: _SETTLED | {_S.DELETING},
     _S.CREATED: _SETTLED | {_S.REBUILDING, _S.DELETING},

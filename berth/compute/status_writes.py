@@ -32,7 +32,7 @@ LOG = logging.getLogger(__name__)
 NEW_ROW = "(new row)"
 
 
-def check(uuid: str, was: str | None, to: str, by: str) -> bool:
+def check(uuid: str | None, was: str | None, to: str, by: str) -> bool:
     """Whether moving ``uuid`` from ``was`` to ``to`` is in the table; a move that is
     not is logged. ``by``: which write moves it, for the log."""
     if was is None or transition_allowed(None if was == NEW_ROW else was, to):
@@ -43,11 +43,11 @@ def check(uuid: str, was: str | None, to: str, by: str) -> bool:
     return False
 
 
-def status_values(to: str, *, was: str | None, uuid: str, by: str,
+def status_values(to: str, *, was: str | None, uuid: str | None, by: str,
                   **columns: Any) -> dict[str, Any]:
     """The columns of a write that moves ``uuid`` to ``to`` (a ``Status``; checked) along with
     ``columns``, for a writer that adds its own (an insert, a task hand-over, an
-    action record in the same commit)."""
+    action record in the same commit). ``uuid`` is None for a row not made yet."""
     check(uuid, was, to, by)
     return {"status": str(to), **columns}
 

@@ -14,7 +14,7 @@ from berth.takeover.source import ZunRows
 
 
 def convert(zun: ZunRows, plan: Plan) -> None:
-    hostnames: dict[str, str] = {}
+    hostnames: dict[str | None, str] = {}
     for row in zun["compute_node"]:
         host = row.get("hostname")
         if host in hostnames:

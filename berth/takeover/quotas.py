@@ -18,10 +18,11 @@ def _convert(zun: ZunRows, plan: Plan, name: str, owner: str) -> None:
     seen: dict[tuple[str, str], int] = {}
     for row in zun[name]:
         ident = f"id={row['id']}"
-        key = (row.get(owner), row.get("resource"))
-        if not key[0] or not key[1]:
-            plan.refuse(name, ident, f"it has no {owner if not key[0] else 'resource'}")
+        who, resource = row.get(owner), row.get("resource")
+        if not who or not resource:
+            plan.refuse(name, ident, f"it has no {owner if not who else 'resource'}")
             continue
+        key = (str(who), str(resource))
         if key in seen:
             plan.refuse(name, ident, f"{owner} {key[0]} has a {key[1]} limit already (row id="
                                      f"{seen[key]}); berth keeps one per {owner} and resource")

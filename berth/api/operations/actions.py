@@ -83,8 +83,9 @@ def _set_status(state: ApiState, ctx: RequestContext, row: Container,
 
 def reboot(state: ApiState, ctx: RequestContext, ident: str, timeout: int | None) -> None:
     row = _prepare(state, ctx, ident, "reboot")
-    undo = status_writes.status_values(row.status, was=Status.RESTARTING, uuid=row.uuid,
-                                       by="reboot's undo", task_deadline=row.task_deadline)
+    undo = status_writes.status_values(str(row.status), was=Status.RESTARTING,
+                                       uuid=row.uuid, by="reboot's undo",
+                                       task_deadline=row.task_deadline)
     row = _set_status(state, ctx, row, status_writes.status_values(
         Status.RESTARTING, was=row.status, uuid=row.uuid, by="reboot"), "reboot")
     _cast(state, ctx, row, "reboot", "container_reboot", undo=undo, recorded=True,

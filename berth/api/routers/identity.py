@@ -176,7 +176,7 @@ _NAME = {"type": "string", "minLength": 1, "pattern": "^[ -9;-~]+$",
          "description": "A user name or id: printable ASCII without ':' (a noauth token "
                         "carries it in a header)."}
 #: A JSON value Python takes as false (a user's name of that kind: its id is used).
-_FALSY = {"enum": ["", None, False, 0, [], {}]}
+_FALSY: dict[str, list[Any]] = {"enum": ["", None, False, 0, [], {}]}
 _PROJECT = {"type": "object", "properties": {   # any value is taken as its text
     "name": {"pattern": _TOKEN_TEXT}, "id": {"pattern": _TOKEN_TEXT}}}
 #: The login bodies ``issue_token`` takes (published; the handler checks them in

@@ -78,13 +78,13 @@ class GlanceImageDriver:
             raise exc.ImageNotFound(f"Glance image {ident} ({image.id}) is {image.status}, "
                                     f"not active: it holds no data yet.")
         with self._lock(image.id):
-            refs = self.cache.cached(image)
-            if refs is not None:
+            cached = self.cache.cached(image)
+            if cached is not None:
                 LOG.info("Glance image %s (%s) is cached with checksum %s…: no download",
                          ident, image.id, image.checksum[:12])
-                return FetchedImage(image, self.cache.tar_path(image.id), refs, False)
-            refs = self._download(ctx, image, progress)
-        return FetchedImage(image, self.cache.tar_path(image.id), refs, True)
+                return FetchedImage(image, self.cache.tar_path(image.id), cached, False)
+            downloaded = self._download(ctx, image, progress)
+        return FetchedImage(image, self.cache.tar_path(image.id), downloaded, True)
 
     def _download(self, ctx: RequestContext | None, image: StoredImage,
                   progress: DownloadProgress | None) -> tuple[str, ...]:
