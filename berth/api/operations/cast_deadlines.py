@@ -41,7 +41,6 @@ def awaited(settings: ApiSettings, values: dict[str, Any],
     return {**values, "task_deadline": deadline}
 
 
-
 def written_with_actions(state: ApiState, ctx: RequestContext, uuid: str,
                          values: dict[str, Any], recorded: tuple[str, ...],
                          **expected: Any) -> Container:
