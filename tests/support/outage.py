@@ -59,6 +59,11 @@ class Load:
             time.sleep(0.2)
 
 
+def _busy(row: dict[str, Any]) -> bool:
+    """Whether a listed container is still in a task or a transitional status."""
+    return bool(row["task_state"]) or row["status"] in BUSY
+
+
 def assert_accounted_for(load: Load, rows: dict[str, dict[str, Any]]) -> None:
     """Every create the API accepted is Running, deleted (by the load), or in Error
     saying why."""
@@ -100,8 +105,7 @@ def ride_out(deployment: Any, what: str, stop: Any, start: Any,
                 rows = http.get("/v1/containers").json()["containers"]
             except (httpx.HTTPError, KeyError, ValueError):
                 return None
-            busy = [r for r in rows if r["task_state"] or r["status"] in BUSY]
-            return None if busy else rows
+            return None if any(_busy(r) for r in rows) else rows
         try:
             rows = wait_for(settled, 150, 1.0, what="every accepted request to settle")
         except AssertionError:
@@ -109,10 +113,9 @@ def ride_out(deployment: Any, what: str, stop: Any, start: Any,
             answer = http.get("/v1/containers")
             print(f"---- GET /v1/containers: {answer.status_code} ----")
             if answer.status_code == 200:
-                for row in answer.json()["containers"]:
-                    if row["task_state"] or row["status"] in BUSY:
-                        print({k: row[k] for k in ("uuid", "status", "task_state",
-                                                   "status_reason", "host")})
+                for row in filter(_busy, answer.json()["containers"]):
+                    print({k: row[k] for k in ("uuid", "status", "task_state",
+                                               "status_reason", "host")})
             else:
                 print(answer.text[:2000])
             print("---- agent log ----\n" + agent.log_text()[-20000:])

@@ -17,7 +17,7 @@ from typing import Any
 
 from berth.api.operations import networks as networks_api
 from berth.api.operations import quotas as quotas_api
-from berth.api.operations.cast_deadlines import awaited, written_with_actions
+from berth.api.operations.cast_deadlines import written_with_actions
 from berth.api.operations.containers import _check_image, _check_name, _ready_for, get
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
@@ -126,7 +126,7 @@ def rebuild(state: ApiState, ctx: RequestContext, ident: str, image: str | None,
         values["image"] = image
     if image_driver is not None:
         values["image_driver"] = image_driver
-    undo = {k: getattr(row, k) for k in awaited(state.settings, values)}
+    undo = {k: getattr(row, k) for k in (*values, "task_deadline")}   # the cast's too
     if run is None:
         run = row.status == Status.RUNNING
     row = _set_status(state, ctx, row, values, "rebuild")
