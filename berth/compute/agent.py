@@ -16,7 +16,7 @@ from berth.compute.capsules.docker.engine import DockerCapsules
 from berth.compute.claims import ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings, CapsuleEngine
 from berth.compute.flows.recovery import RecoveryReport, init_containers
-from berth.compute.flows.sync import Outcome, sync_container
+from berth.compute.flows.sync import Death, Outcome, sync_container
 from berth.compute.last_inspected import LastInspected
 from berth.compute.manager import ComputeManager
 from berth.compute.networking import ContainerNetworks
@@ -29,7 +29,7 @@ from berth.compute.periodic.lost_casts import LostCastRepairer
 from berth.compute.periodic.scheduler import PeriodicScheduler
 from berth.compute.periodic.sync_state import SyncReport, sync_container_state
 from berth.compute.periodic.task_deadlines import TaskExpirer
-from berth.compute.pleg import ContainerEvent, EventGenerator, PlegSettings
+from berth.compute.pleg import ContainerEvent, EventGenerator, EventSource, PlegSettings
 from berth.compute.sync_workers import SyncWorkers
 from berth.compute.volumes import ContainerVolumes
 from berth.compute.volumes.reconcile import reconcile_volumes
@@ -43,7 +43,7 @@ from berth.metrics.health import Check
 from berth.placement.base import Placement
 from berth.quota import QuotaEnforcer
 from berth.rpc.base import Server, Transport
-from berth.runtime.base import Runtime
+from berth.runtime.base import EventKind, Runtime
 
 LOG = logging.getLogger(__name__)
 
@@ -183,7 +183,7 @@ class ComputeAgent:
             LOG.debug("%s event (%s) waits for the running flow to end", event.kind,
                       event.source)
             return
-        outcome = sync_container(self.deps, event.uuid)
+        outcome = sync_container(self.deps, event.uuid, death_of(event))
         if outcome not in (Outcome.SKIPPED, Outcome.UNCHANGED):
             self.cleanup_gate.changed()
         catalog.count_sync(event.source, outcome)
@@ -250,3 +250,12 @@ class ComputeAgent:
         self.deps.overlap.shutdown(wait=True)
         self.tracker.stop()
         LOG.info("compute agent %s stopped", self.host)
+
+
+def death_of(event: ContainerEvent) -> Death | None:
+    """The "die" a stream event reports, for the sync to write before its inspect;
+    None for any other event (a relist's, or a die without its exit code)."""
+    if (event.kind != EventKind.DIED or event.source != EventSource.WATCH
+            or event.exit_code is None or event.engine_at_ns is None):
+        return None
+    return Death(event.container_id, event.exit_code, event.engine_at_ns)

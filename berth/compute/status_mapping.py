@@ -164,6 +164,13 @@ def map_state(
     return MappedStatus(Status.STOPPED, detail)
 
 
+def map_death(exit_code: int, finished: dt.datetime, now: dt.datetime) -> MappedStatus:
+    """What an engine's "die" event says before the container can be inspected:
+    Stopped, its detail from the exit code and time the event gave. The inspect that
+    follows adds what only it knows (OOMKilled, an error text)."""
+    return MappedStatus(Status.STOPPED, _exited(exit_code, _real_time(finished), now, ""))
+
+
 def _status_with_error(run_state: RunState) -> Status:
     """The status of a container whose state carries an error text.
 

@@ -273,6 +273,9 @@ class RuntimeEvent:
     action: str                # the engine's own action word ("die", "oom", ...)
     at: dt.datetime            # when the engine says it happened (aware UTC)
     at_nano: int               # the same, as the engine's timeNano (for resuming with since=)
+    #: A "die": the process's exit code, as the engine's event gives it (None for
+    #: other actions, or when the event carries none).
+    exit_code: int | None = None
 
 
 class RuntimeEventStream(Iterator[RuntimeEvent], Protocol):

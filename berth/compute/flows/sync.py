@@ -21,6 +21,12 @@ Rules shared by both paths:
 - every write is also conditional on the Docker container the judgement was made
   of: a status can come back to what it was read as (Created, then Rebuilding, then
   Created again), but a rebuild always gives the row another Docker container;
+- a "die" the event stream reported (:class:`Death`) writes Stopped before the inspect
+  (Docker answers an inspect only once its post-exit clean-up is done, 50-90 ms after
+  the event), for a Running row whose Docker container it names, unless Docker may
+  start it again (a restart policy), a heal must see it Running (``auto_heal``: a
+  ``docker rm -f`` kills first) or a capsule derives it; the inspect follows as always
+  and writes what only it knows (OOMKilled, an error text);
 - a vanished container (:func:`handle_vanished`): ``auto_remove`` → Deleted;
   ``auto_heal`` and a rebuildable status → rebuilt (and started again when it was
   Running) by ``flows.rebuild``, under a ``rebuild`` action, queued on the
@@ -30,8 +36,10 @@ Rules shared by both paths:
 
 from __future__ import annotations
 
+import datetime as dt
 import enum
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from berth.common import exceptions as exc
@@ -42,6 +50,7 @@ from berth.compute.deps import AgentDeps
 from berth.compute.flows import common, rebuild
 from berth.compute.last_inspected import Mark
 from berth.compute.states import VALID_STATES, Status
+from berth.compute.status_mapping import map_death
 from berth.db import actions, containers
 from berth.db.capsules import CAPSULE
 from berth.db.models import Container
@@ -68,6 +77,30 @@ class Outcome(enum.StrEnum):
     ERROR = "error"            # vanished: marked Error
 
 
+@dataclass(frozen=True, slots=True)
+class Death:
+    """A "die" of Docker container ``container_id`` from the engine's event stream:
+    its exit code and the engine's time for it (ns since the epoch)."""
+
+    container_id: str
+    exit_code: int
+    at_ns: int
+
+    @property
+    def at(self) -> dt.datetime:
+        return dt.datetime.fromtimestamp(self.at_ns / 1e9, dt.UTC)
+
+
+def death_applies(row: Container, death: Death) -> bool:
+    """Whether ``death`` may set ``row`` Stopped before the inspect (pure): see the
+    module docstring."""
+    policy = (row.restart_policy or {}).get("Name") if isinstance(row.restart_policy,
+                                                                 dict) else None
+    return (row.status == Status.RUNNING and row.container_id == death.container_id
+            and not row.auto_heal and row.capsule_id is None
+            and row.container_type != CAPSULE and policy in (None, "", "no"))
+
+
 def skip_reason(row: Container, host: str, capsule_engine_runs_it: bool = False
                 ) -> str | None:
     """Why a sync must not touch ``row``; None when it may. ``capsule_engine_runs_it``:
@@ -88,9 +121,10 @@ def skip_reason(row: Container, host: str, capsule_engine_runs_it: bool = False
     return None
 
 
-def sync_container(deps: AgentDeps, uuid: str) -> Outcome:
+def sync_container(deps: AgentDeps, uuid: str, death: Death | None = None) -> Outcome:
     """Bring the row of ``uuid`` in line with the engine (one inspect, at most one
-    write). Engine and database errors other than "not found" propagate: the caller
+    write; with ``death``, the "die" the event stream reported, a write of Stopped
+    before it). Engine and database errors other than "not found" propagate: the caller
     retries later (the relist re-emits the container). A capsule's status is derived
     from its sandbox and members (``capsules.status``), again after each change of a
     member."""
@@ -99,24 +133,47 @@ def sync_container(deps: AgentDeps, uuid: str) -> Outcome:
         return Outcome.SKIPPED          # another berth's container, or already deleted
     if row.container_type == CAPSULE:
         return Outcome.UPDATED if capsule_status.refresh(deps, row) else Outcome.UNCHANGED
-    outcome = _sync_row(deps, row)
+    outcome = _sync_row(deps, row, death)
     if row.capsule_id is not None and outcome not in (Outcome.SKIPPED, Outcome.UNCHANGED):
         capsule_status.refresh_of_member(deps, row)
     return outcome
 
 
-def _sync_row(deps: AgentDeps, row: Container) -> Outcome:
+def _sync_row(deps: AgentDeps, row: Container, death: Death | None = None) -> Outcome:
     why = skip_reason(row, deps.host, deps.capsules.runs_member(row))
     if why is not None:
         LOG.debug("not syncing: %s", why)
         return Outcome.SKIPPED
     assert row.container_id is not None
+    stopped = _stopped_by(deps, row, death) if death and death_applies(row, death) else None
+    row = stopped or row
     inspect_began = deps.last_inspected.now()
     try:
         seen = deps.runtime.inspect(row.container_id)
     except rt.RuntimeNotFound:
         return handle_vanished(deps, row)
-    return apply_seen(deps, row, seen, inspected=inspect_began)
+    outcome = apply_seen(deps, row, seen, inspected=inspect_began)
+    return Outcome.UPDATED if stopped and outcome is Outcome.UNCHANGED else outcome
+
+
+def _stopped_by(deps: AgentDeps, row: Container, death: Death) -> Container | None:
+    """``row`` written Stopped from ``death`` (compare-and-swap on what was read);
+    None when it was not (unchanged, or the row moved on meanwhile)."""
+    mapped = map_death(death.exit_code, death.at, common.now_utc())
+    changed = {k: v for k, v in mapped.changes().items() if getattr(row, k) != v}
+    if not changed:
+        return None
+    status_writes.engine_state(row, changed)
+    try:
+        new = containers.update_(deps.db, row.uuid, changed, expected_task_state=None,
+                                 expected_status=row.status,
+                                 expected_container_id=row.container_id)
+    except (exc.TaskInProgress, exc.ContainerNotFound) as err:
+        LOG.debug("not writing the die: the row changed meanwhile (%s)", err.msg)
+        return None
+    LOG.info("Docker says its process died (exit %d); status %s -> %s before the inspect",
+             death.exit_code, row.status, new.status)
+    return new
 
 
 def apply_seen(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer, *,

@@ -19,8 +19,10 @@ class EventSource(enum.StrEnum):
 class ContainerEvent:
     """One change seen on one berth container.
 
-    ``kind`` is a hint for logs and metrics only: a sync always re-inspects the
-    container its row points at, since events may arrive late, twice, or coalesced.
+    ``kind`` is a hint for logs and metrics: a sync always re-inspects the container
+    its row points at, since events may arrive late, twice, or coalesced. A "die" from
+    the stream carries its ``exit_code``, which lets the sync say Stopped before
+    Docker answers that inspect (``compute.flows.sync.Death``).
     ``at`` is the PLEG clock (monotonic seconds) when the change was observed.
     """
 
@@ -35,3 +37,5 @@ class ContainerEvent:
     #: The state a relist found it in (``last_inspected.state_key``), for a
     #: difference between two listings; None for a container to re-inspect.
     listed: tuple[str, int | None] | None = None
+    #: A "die" from the stream: the exit code the engine's event gave.
+    exit_code: int | None = None

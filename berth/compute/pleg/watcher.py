@@ -191,4 +191,4 @@ class EventWatcher:
         self._emit(ContainerEvent(uuid=event.uuid, container_id=event.container_id,
                                   kind=event.kind, source=EventSource.WATCH,
                                   at=self._clock(), action=event.action,
-                                  engine_at_ns=event.at_nano))
+                                  engine_at_ns=event.at_nano, exit_code=event.exit_code))

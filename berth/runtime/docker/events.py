@@ -44,10 +44,13 @@ _KINDS: dict[str, EventKind] = {
     "destroy": EventKind.REMOVED,
 }
 
-#: Actions that never change a container's configuration or state.
+#: Actions that never change a container's configuration or state. A "kill" is a
+#: signal sent: when it ends the process a "die" follows, when not nothing changed;
+#: its sync would only wait for Docker's post-exit clean-up and keep the die (which
+#: says Stopped at once, ``compute.flows.sync``) queued behind it.
 _IGNORED = frozenset(
     {"attach", "detach", "resize", "top", "export", "copy", "commit",
-     "archive-path", "extract-to-dir"}
+     "archive-path", "extract-to-dir", "kill"}
 )
 
 #: What a broken or closed stream raises while being read.
@@ -94,7 +97,16 @@ def event_from_docker(raw: Mapping[str, Any]) -> RuntimeEvent | None:
         action=action,
         at=from_nano(nanos),
         at_nano=nanos,
+        exit_code=_exit_code(attributes) if kind == EventKind.DIED else None,
     )
+
+
+def _exit_code(attributes: Mapping[str, Any]) -> int | None:
+    """A "die" event's ``exitCode`` attribute, None when absent or not a number."""
+    try:
+        return int(attributes["exitCode"])
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 class EventStream(Iterator[RuntimeEvent]):

@@ -175,7 +175,7 @@ class SimulatedRuntime:
                 return
             c.state = ContainerState(status=RunState.EXITED, exit_code=code,
                                      started_at=c.state.started_at, finished_at=_now())
-        self._publish(c.id, c.spec.uuid, "die")
+        self._publish(c.id, c.spec.uuid, "die", code)
 
     def restart(self, container_id: str, timeout: int | None = None) -> None:
         self._exit(container_id, 0)
@@ -191,7 +191,7 @@ class SimulatedRuntime:
             del self._containers[c.id]
             self._by_name.pop(c.spec.name, None)
         if c.state.running:
-            self._publish(c.id, c.spec.uuid, "die")
+            self._publish(c.id, c.spec.uuid, "die", 137)
         self._publish(c.id, c.spec.uuid, "destroy")
 
     def pause(self, container_id: str) -> None:
@@ -298,9 +298,10 @@ class SimulatedRuntime:
             command=s.command, entrypoint=s.entrypoint, labels=dict(s.labels),
             memory_mib=s.memory_mib, cpu_shares=s.cpu_shares)
 
-    def _publish(self, cid: str, uuid: str, action: str) -> None:
+    def _publish(self, cid: str, uuid: str, action: str, exit_code: int | None = None
+                 ) -> None:
         at_nano = time.time_ns()
         self._hub.publish(RuntimeEvent(
             container_id=cid, uuid=uuid, kind=_KINDS.get(action, EventKind.CHANGED),
             action=action, at=dt.datetime.fromtimestamp(at_nano / 1e9, dt.UTC),
-            at_nano=at_nano))
+            at_nano=at_nano, exit_code=exit_code))

@@ -112,6 +112,9 @@ def test_docker_kill_behind_berths_back_shows_stopped_in_the_list(
           f"(kill call {issued:.3f} s; <= {since_exit:.3f} s after Docker's FinishedAt)")
     item = listed(containers.http, uuid)
     assert item is not None and item["task_state"] is None
+    # written from the die event, before Docker answered the inspect
+    assert "Docker says its process died (exit 137); status Running -> Stopped" in \
+        containers.proc.log_text()
 
 
 def test_docker_stop_behind_berths_back_shows_stopped_in_the_list(

@@ -11,6 +11,7 @@ from berth.compute.status_mapping import (
     UNCHANGED,
     MappedStatus,
     age_text,
+    map_death,
     map_state,
     should_apply,
 )
@@ -316,3 +317,13 @@ def test_ordinary_states_leave_status_reason_alone(s: ContainerState) -> None:
     mapped = map_state(s, Status.CREATING, NOW)
     assert not mapped.reason_set
     assert "status_reason" not in mapped.changes()
+
+
+def test_a_death_is_stopped_with_its_exit_code_as_the_inspect_would_say() -> None:
+    finished = NOW - dt.timedelta(seconds=3)
+    inspected = ContainerState(status=RunState.EXITED, exit_code=137,
+                               started_at=NOW - dt.timedelta(hours=1), finished_at=finished)
+    assert map_death(137, finished, NOW) == map_state(inspected, Status.RUNNING, NOW)
+    assert map_death(137, finished, NOW) == MappedStatus(Status.STOPPED,
+                                                         "Exited(137) 3 seconds ago ")
+    assert map_death(0, NOW, NOW) == MappedStatus(Status.STOPPED, None)

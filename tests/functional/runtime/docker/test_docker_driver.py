@@ -277,6 +277,7 @@ def test_events_report_start_then_death_on_kill(
         died = next_kind(seen, EventKind.DIED)
         assert died.action == "die" and died.container_id == cid
         assert died.at_nano > 0 and died.at.tzinfo is not None
+        assert died.exit_code == 137     # SIGKILL, from the event itself
     finally:
         stream.close()
         reader.join(timeout=5)

@@ -161,3 +161,71 @@ def test_describe_says_what_docker_says() -> None:
     assert describe(state) == "exited (exit 137, OOMKilled)"
     assert describe(rt.ContainerState(status=RunState.RUNNING)) == "running"
     assert describe(None) == "no state"
+
+
+def _status_at_inspect(db: Database, engine: Engine, r: Container,
+                       monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The row's status each time the engine is inspected (Docker answers an inspect
+    only after its post-exit clean-up: what the row says meanwhile matters)."""
+    seen: list[str] = []
+    real_inspect = engine.inspect
+
+    def inspect(cid: str) -> rt.RuntimeContainer:
+        seen.append(get(db, r).status)
+        return real_inspect(cid)
+
+    monkeypatch.setattr(engine, "inspect", inspect)
+    return seen
+
+
+def test_a_die_from_the_stream_says_stopped_before_the_inspect_answers(
+        sync_db: Database, sync_deps: AgentDeps, sync_engine: Engine,
+        sync_row: RowFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    r = sync_row(Status.RUNNING, RunState.EXITED)
+    at_inspect = _status_at_inspect(sync_db, sync_engine, r, monkeypatch)
+    death = sync.Death(r.container_id, 137, 1_700_000_000_000_000_000)
+    assert sync_container(sync_deps, r.uuid, death) is Outcome.UPDATED
+    assert at_inspect == [Status.STOPPED]
+    assert get(sync_db, r).status == Status.STOPPED
+
+
+@pytest.mark.parametrize("columns", [
+    {"auto_heal": True},                                   # rm -f kills first: heal sees Running
+    {"restart_policy": {"Name": "always", "MaximumRetryCount": 0}},
+    {"restart_policy": {"Name": "on-failure", "MaximumRetryCount": 3}},
+])
+def test_a_die_waits_for_the_inspect_where_docker_or_a_heal_acts_on_it(
+        sync_db: Database, sync_deps: AgentDeps, sync_engine: Engine,
+        sync_row: RowFactory, monkeypatch: pytest.MonkeyPatch,
+        columns: dict[str, Any]) -> None:
+    r = sync_row(Status.RUNNING, RunState.RUNNING, **columns)
+    at_inspect = _status_at_inspect(sync_db, sync_engine, r, monkeypatch)
+    death = sync.Death(r.container_id, 137, 1_700_000_000_000_000_000)
+    sync_container(sync_deps, r.uuid, death)
+    assert at_inspect == [Status.RUNNING]
+    assert get(sync_db, r).status == Status.RUNNING
+
+
+def test_a_die_of_another_docker_container_or_a_row_not_running_is_not_written(
+        sync_db: Database, sync_deps: AgentDeps, sync_engine: Engine,
+        sync_row: RowFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    rebuilt = sync_row(Status.RUNNING, RunState.RUNNING)
+    at_inspect = _status_at_inspect(sync_db, sync_engine, rebuilt, monkeypatch)
+    old = sync.Death("an-earlier-docker-container", 137, 1_700_000_000_000_000_000)
+    sync_container(sync_deps, rebuilt.uuid, old)
+    assert at_inspect == [Status.RUNNING]
+    paused = sync_row(Status.PAUSED, RunState.PAUSED)
+    assert not sync.death_applies(paused, sync.Death(paused.container_id, 0, 1))
+
+
+def test_a_die_followed_by_a_start_ends_running(
+        sync_db: Database, sync_deps: AgentDeps, sync_engine: Engine,
+        sync_row: RowFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Docker may start it again (``docker start`` from outside) before the die is
+    synced: the inspect's Running wins over the event's Stopped."""
+    r = sync_row(Status.RUNNING, RunState.RUNNING)
+    at_inspect = _status_at_inspect(sync_db, sync_engine, r, monkeypatch)
+    death = sync.Death(r.container_id, 0, 1_700_000_000_000_000_000)
+    assert sync_container(sync_deps, r.uuid, death) is Outcome.UPDATED
+    assert at_inspect == [Status.STOPPED]
+    assert get(sync_db, r).status == Status.RUNNING

@@ -31,7 +31,6 @@ def docker_event(action: str, **extra: Any) -> dict[str, Any]:
         ("unpause", EventKind.UNPAUSED),
         ("destroy", EventKind.REMOVED),
         ("oom", EventKind.CHANGED),
-        ("kill", EventKind.CHANGED),
         ("stop", EventKind.CHANGED),
         ("create", EventKind.CHANGED),
         ("rename", EventKind.CHANGED),
@@ -47,7 +46,7 @@ def test_kind_of_maps_actions(action: str, kind: EventKind) -> None:
 
 @pytest.mark.parametrize(
     "action", ["attach", "resize", "top", "exec_create: sh -c true", "exec_start: sh", "exec_die",
-               "archive-path", "extract-to-dir", "commit", "export"],
+               "archive-path", "extract-to-dir", "commit", "export", "kill"],
 )
 def test_kind_of_drops_read_only_actions(action: str) -> None:
     assert kind_of(action) is None
@@ -61,6 +60,17 @@ def test_event_from_docker_reads_uuid_and_time() -> None:
         "cid", "u-1", EventKind.DIED, "die")
     assert event.at_nano == 1_700_000_000_123_456_789
     assert event.at == dt.datetime(2023, 11, 14, 22, 13, 20, 123456, dt.UTC)
+    assert event.exit_code == 137
+
+
+@pytest.mark.parametrize("action,attributes", [
+    ("die", {}), ("die", {"exitCode": "x"}), ("start", {"exitCode": "9"}),
+])
+def test_only_a_die_with_a_numeric_exit_code_carries_one(action: str,
+                                                         attributes: dict[str, str]) -> None:
+    event = event_from_docker(docker_event(action, Actor={
+        "ID": "cid", "Attributes": {LABEL_UUID: "u-1", **attributes}}))
+    assert event is not None and event.exit_code is None
 
 
 def test_event_from_docker_ignores_other_types_and_falls_back_to_seconds() -> None:
