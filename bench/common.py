@@ -175,10 +175,16 @@ class Berth:
         return str(r.json()["uuid"])
 
     def status(self, ident: str) -> str | None:
-        """The container's status, None once it is gone (404). Polled every few ms
-        (P1, P5), so over a plain kept-alive ``http.client`` connection per thread:
-        a GET costs this harness about a fifth of the CPU it costs through httpx, and
-        the harness shares the machine's two cores with Docker and berth."""
+        """The container's status, None once it is gone (404)."""
+        shown = self.shown(ident)
+        return None if shown is None else shown.get("status")
+
+    def shown(self, ident: str) -> dict[str, Any] | None:
+        """The container as ``GET /v1/containers/<ident>`` shows it, None once it is
+        gone (404). Polled every few ms (P1, P5), so over a plain kept-alive
+        ``http.client`` connection per thread: a GET costs this harness about a fifth of
+        the CPU it costs through httpx, and the harness shares the machine's two cores
+        with Docker and berth."""
         for attempt in (1, 2):
             conn = getattr(self._local, "conn", None)
             reused = conn is not None
@@ -196,7 +202,7 @@ class Berth:
                 # The server closes a connection idle for 5 s: one retry on a new one.
                 if not reused or attempt == 2:
                     raise
-        return json.loads(body).get("status") if r.status == 200 else None
+        return dict(json.loads(body)) if r.status == 200 else None
 
     def list_status(self) -> dict[str, str]:
         r = self.http.get("/v1/containers")

@@ -1,5 +1,6 @@
 """P1N: create→Running of a container on a network, against ``docker run`` on a
-user-defined Docker network, sequential and paired as P1.
+user-defined Docker network, sequential and paired as P1 (berth's side timed, as
+P1's, to the row's write of Running).
 
 berth's container lands on its project's default local network (a bridge of its own,
 an address from berth's IPAM, its security group's rules laid before the interface
@@ -46,7 +47,7 @@ def p1n(berth: Berth, runs: int = 30) -> Result:
             for side in ("docker", "berth") if i % 2 == 0 else ("berth", "docker"):
                 settle(window=0.2)
                 times[side].append(_p1n_docker(client) if side == "docker"
-                                   else _p1_berth(berth))
+                                   else _p1_berth(berth)[0])
     finally:
         network.remove()
         client.close()
