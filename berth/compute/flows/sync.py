@@ -94,11 +94,11 @@ class Death:
 def death_applies(row: Container, death: Death) -> bool:
     """Whether ``death`` may set ``row`` Stopped before the inspect (pure): see the
     module docstring."""
-    policy = (row.restart_policy or {}).get("Name") if isinstance(row.restart_policy,
-                                                                 dict) else None
+    policy = row.restart_policy
+    restart = policy.get("Name") if isinstance(policy, dict) else policy
     return (row.status == Status.RUNNING and row.container_id == death.container_id
             and not row.auto_heal and row.capsule_id is None
-            and row.container_type != CAPSULE and policy in (None, "", "no"))
+            and row.container_type != CAPSULE and restart in (None, "", "no"))
 
 
 def skip_reason(row: Container, host: str, capsule_engine_runs_it: bool = False

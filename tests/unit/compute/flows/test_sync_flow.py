@@ -193,6 +193,7 @@ def test_a_die_from_the_stream_says_stopped_before_the_inspect_answers(
     {"auto_heal": True},                                   # rm -f kills first: heal sees Running
     {"restart_policy": {"Name": "always", "MaximumRetryCount": 0}},
     {"restart_policy": {"Name": "on-failure", "MaximumRetryCount": 3}},
+    {"restart_policy": "unless-stopped"},                  # a row written by another hand
 ])
 def test_a_die_waits_for_the_inspect_where_docker_or_a_heal_acts_on_it(
         sync_db: Database, sync_deps: AgentDeps, sync_engine: Engine,
