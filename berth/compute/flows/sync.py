@@ -144,12 +144,13 @@ def _sync_row(deps: AgentDeps, row: Container, death: Death | None = None) -> Ou
     if why is not None:
         LOG.debug("not syncing: %s", why)
         return Outcome.SKIPPED
-    assert row.container_id is not None
+    cid = row.container_id
+    assert cid is not None
     stopped = _stopped_by(deps, row, death) if death and death_applies(row, death) else None
-    row = stopped or row
+    row = stopped or row     # the same Docker container: the write expected it
     inspect_began = deps.last_inspected.now()
     try:
-        seen = deps.runtime.inspect(row.container_id)
+        seen = deps.runtime.inspect(cid)
     except rt.RuntimeNotFound:
         return handle_vanished(deps, row)
     outcome = apply_seen(deps, row, seen, inspected=inspect_began)
