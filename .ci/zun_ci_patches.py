@@ -23,9 +23,10 @@
 3. os-brick is given Cinder's connection info (``zun.volume.cinder_workflow``). Zun makes
    its os-brick connector from the protocol alone; a file-based one (Cinder's NFS driver,
    the CI's Cinder) takes its mount point base from the connection info (``conn``, as Nova
-   passes it) and without it cannot be made: every attach fails with "Invalid input
-   received: nfs_mount_point_base required" and the container ends in Error. The patch
-   passes the connection info as ``conn``, to connect and to disconnect.
+   passes it) and without it cannot be made: every attach fails with os-brick's
+   "InvalidParameterValue: nfs_mount_point_base required" and the container ends in
+   Error. The patch passes the connection info as ``conn``, to connect and to
+   disconnect.
    ZUN_CI_CINDER_CONN_PATCH=0 turns it off.
 
 Loaded from a .pth file in Zun's venv; nothing else in Zun is touched.
