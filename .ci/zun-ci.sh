@@ -4,10 +4,11 @@
 # the Zun column of the bench (docs/zun-beside.md tells the whole story).
 #
 #   zun-ci.sh install   the venv (pinned by constraints/zun.txt and stamped), skipped when there
-#   zun-ci.sh start     start what Zun needs (RabbitMQ, Keystone, Placement's venv, Neutron, a node
-#                       engine "zun" in its own netns), set up Zun's own database, vhost, Keystone
-#                       user and catalog entries, Placement instance and Neutron network, then its
-#                       four services; only checks them when they answer already
+#   zun-ci.sh start     start what Zun needs (RabbitMQ, Keystone, Placement's venv, Cinder, Neutron,
+#                       a node engine "zun" in its own netns), set up Zun's own database, vhost,
+#                       Keystone user and catalog entries, Placement instance, Keystone-checked
+#                       cinder-api and Neutron network, then its four services; only checks them
+#                       when they answer already
 #   zun-ci.sh stop      stop what start started (by pid) and its node engine, delete its Neutron
 #                       and OVS ports, drop its database and vhost, take its region's catalog
 #                       entries out of Keystone; leaves the shared services and its user alone
@@ -20,8 +21,10 @@
 #   zun-ci.sh handback  the way back: stop that berth, start Zun's services again
 #
 # Zun's users are the CI Keystone's (admin/admin, project admin). Zun's catalog entries
-# (container, network, placement) live in a region of their own, $REGION, so that nothing
-# else finds Zun's Placement instance by accident. Zun's engine is a node engine in the
+# (container, network, placement, volumev3) live in a region of their own, $REGION, so that
+# nothing else finds Zun's Placement instance by accident. Its volumev3 is a cinder-api of
+# its own with Keystone auth on the shared Cinder (noauth), whose NFS volumes Zun mounts
+# under a shared mount (shared_volume_dir) its node engine sees into. Zun's engine is a node engine in the
 # network namespace berth-zun: its 127.0.0.1:5000 is forwarded to the host's registry over
 # a unix socket, so Zun pulls 127.0.0.1:5000/... images as it would anywhere (and never
 # Docker Hub). Privsep: Zun would start its helpers with "sudo zun-rootwrap
@@ -503,5 +506,5 @@ case "${1:-}" in
     takeover) takeover ;;
     handback) handback ;;
     revive) revive ;;
-    *) sed -n '2,29p' "$0"; exit 2 ;;
+    *) sed -n '2,33p' "$0"; exit 2 ;;
 esac
