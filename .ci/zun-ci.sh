@@ -4,10 +4,11 @@
 # the Zun column of the bench (docs/zun-beside.md tells the whole story).
 #
 #   zun-ci.sh install   the venv (pinned by constraints/zun.txt and stamped), skipped when there
-#   zun-ci.sh start     start what Zun needs (RabbitMQ, Keystone, Placement's venv, Neutron, a node
-#                       engine "zun" in its own netns), set up Zun's own database, vhost, Keystone
-#                       user and catalog entries, Placement instance and Neutron network, then its
-#                       four services; only checks them when they answer already
+#   zun-ci.sh start     start what Zun needs (RabbitMQ, Keystone, Placement's venv, Cinder, Neutron,
+#                       a node engine "zun" in its own netns), set up Zun's own database, vhost,
+#                       Keystone user and catalog entries, Placement instance, Keystone-checked
+#                       cinder-api and Neutron network, then its four services; only checks them
+#                       when they answer already
 #   zun-ci.sh stop      stop what start started (by pid) and its node engine, delete its Neutron
 #                       and OVS ports, drop its database and vhost, take its region's catalog
 #                       entries out of Keystone; leaves the shared services and its user alone
@@ -20,8 +21,10 @@
 #   zun-ci.sh handback  the way back: stop that berth, start Zun's services again
 #
 # Zun's users are the CI Keystone's (admin/admin, project admin). Zun's catalog entries
-# (container, network, placement) live in a region of their own, $REGION, so that nothing
-# else finds Zun's Placement instance by accident. Zun's engine is a node engine in the
+# (container, network, placement, volumev3) live in a region of their own, $REGION, so that
+# nothing else finds Zun's Placement instance by accident. Its volumev3 is a cinder-api of
+# its own with Keystone auth on the shared Cinder (noauth), whose NFS volumes Zun mounts
+# under a shared mount (shared_volume_dir) its node engine sees into. Zun's engine is a node engine in the
 # network namespace berth-zun: its 127.0.0.1:5000 is forwarded to the host's registry over
 # a unix socket, so Zun pulls 127.0.0.1:5000/... images as it would anywhere (and never
 # Docker Hub). Privsep: Zun would start its helpers with "sudo zun-rootwrap
@@ -42,6 +45,8 @@ WSPROXY_PORT=${BERTH_ZUN_WSPROXY_PORT:-6784}
 CNI_PORT=${BERTH_ZUN_CNI_PORT:-9036}
 PLACEMENT_PORT=${BERTH_ZUN_PLACEMENT_PORT:-8779}
 DOCKER_TCP_PORT=${BERTH_ZUN_DOCKER_TCP_PORT:-2385}
+CINDER_PORT=${BERTH_ZUN_CINDER_PORT:-8786}
+CINDER_BASE=$STATE/cinder
 KEYSTONE=http://127.0.0.1:${BERTH_KEYSTONE_PORT:-5001}/v3
 NEUTRON=http://127.0.0.1:${BERTH_NEUTRON_PORT:-9696}
 REGION=zun-ci
@@ -61,6 +66,7 @@ BERTH_PYTHON=${BERTH_PYTHON:-$HERE/../.venv/bin/python}
 CI_TAG=zun-ci
 # shellcheck source=lib.sh
 source "$HERE/lib.sh"
+cinder_url() { bash "$HERE/cinder-ci.sh" env | sed -n 's/^BERTH_CINDER_URL=//p'; }
 neutron_host() { bash "$HERE/neutron-ci.sh" env | sed -n 's/^BERTH_NEUTRON_HOST=//p'; }
 
 # keystone ACTION ARGS: the Keystone and Neutron side, idempotent (zun_keystone_setup.py)
@@ -102,6 +108,8 @@ dependencies() {   # the shared services Zun stands on: each start only checks w
     local t0; t0=$(now)
     mysqladmin -h127.0.0.1 -uroot ping >/dev/null 2>&1 || die "MariaDB does not answer on 127.0.0.1:3306 (root, no password)"
     bash "$HERE/ci-services.sh" start docker registry rabbitmq keystone placement
+    # Cinder is shared too; its start only checks it when it answers
+    bash "$HERE/cinder-ci.sh" start
     # Neutron is shared: start it only when its API does not answer at all. (neutron-ci.sh start
     # re-creates Neutron's database whenever its own check fails, and that check reads a log
     # line that a second start truncates away: never call it on a running Neutron.)
@@ -123,11 +131,14 @@ dependencies() {   # the shared services Zun stands on: each start only checks w
 
 write_config() {
     mkdir -p "$BASE"/{etc/cni,logs,pids,state/lock,placement}
-    # the one change to Zun (zun_datapath_patch.py says why): without it, Zun's first container
-    # turns the shared br-int into a kernel-datapath bridge that cannot exist here
+    # the three changes to Zun (zun_ci_patches.py says why): without the first, Zun's first container
+    # turns the shared br-int into a kernel-datapath bridge that cannot exist here; without the
+    # second, every capsule ends in Error (its sandbox is plugged as a container); without the
+    # third, every attach of a volume of the CI's Cinder (NFS) fails
     local site; site=$("$V/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-    cp "$HERE/zun_datapath_patch.py" "$site/zun_ci_datapath_patch.py"
-    echo 'import zun_ci_datapath_patch' >"$site/zun-ci-datapath-patch.pth"
+    rm -f "$site/zun_ci_datapath_patch.py" "$site/zun-ci-datapath-patch.pth"   # its former name
+    cp "$HERE/zun_ci_patches.py" "$site/zun_ci_patches.py"
+    echo 'import zun_ci_patches' >"$site/zun-ci-patches.pth"
     # Zun's paste pipeline ships in the wheel's data files (venv/etc/zun); its healthcheck file
     # path points into /etc
     sed "s#/etc/zun/healthcheck_disable#$BASE/state/healthcheck_disable#" \
@@ -195,10 +206,29 @@ helper_command = $V/privsep-helper --config-file $BASE/etc/zun.conf
 ovsdb_connection = tcp:127.0.0.1:6640
 [neutron_client]
 region_name = $REGION
+[cinder_client]
+region_name = $REGION
+[volume]
+driver = cinder
+# Zun's os-brick connector runs its root commands through privsep (no rootwrap)
+[privsep_osbrick]
+helper_command = $V/privsep-helper --config-file $BASE/etc/zun.conf
 [placement_client]
 region_name = $REGION
 [keystone_auth]
 $auth
+[keystone_authtoken]
+www_authenticate_uri = $KEYSTONE
+$auth
+EOC
+    # Zun's own Cinder API: the shared Cinder (its database, scheduler and volume service) is
+    # noauth, a token "<user>:<project>", and Zun sends Keystone tokens; this second cinder-api
+    # on the same database and queues checks them (the shared cinder.conf, then this file)
+    cat >"$BASE/etc/cinder-api.conf" <<EOC
+[DEFAULT]
+auth_strategy = keystone
+osapi_volume_listen_port = $CINDER_PORT
+log_dir = $BASE/logs
 [keystone_authtoken]
 www_authenticate_uri = $KEYSTONE
 $auth
@@ -248,6 +278,28 @@ start_placement() {
     log "Zun's placement up in $(since "$t0") s on 127.0.0.1:$PLACEMENT_PORT"
 }
 
+shared_volume_dir() {   # Zun's [volume]volume_dir, a shared mount the node engine sees into
+    # Zun mounts each Cinder volume under $BASE/state/mnt on the host; the node engine lives in
+    # a mount namespace of its own (ip netns exec), a copy of the host's made when it started,
+    # and the host's mounts are private: a volume mounted later would be an empty directory in
+    # the container. A shared bind mount made before the engine starts propagates them.
+    local d=$BASE/state/mnt
+    mkdir -p "$d"
+    mountpoint -q "$d" && return 0
+    mount --bind "$d" "$d" && mount --make-shared "$d"
+    # an engine started before it cannot see it: started again by dependencies
+    if [ -e "/run/netns/$NETNS" ]; then bash "$HERE/ci-services.sh" node-stop "$NODE"; fi
+}
+
+start_cinder_api() {   # Zun's Keystone-checked cinder-api beside the shared Cinder
+    local t0; t0=$(now)
+    start_bg cinder-api "$CINDER_BASE/venv/bin/cinder-api" --config-file "$CINDER_BASE/etc/cinder.conf" \
+        --config-file "$BASE/etc/cinder-api.conf"
+    for _ in $(seq 1 150); do curl -fsS -m 2 "http://127.0.0.1:$CINDER_PORT/" >/dev/null 2>&1 && break; sleep 0.2; done
+    curl -fsS -m 2 "http://127.0.0.1:$CINDER_PORT/" >/dev/null || { tail -n 20 "$BASE/logs/cinder-api.out" >&2; die "Zun's cinder-api did not answer"; }
+    log "Zun's cinder-api up in $(since "$t0") s on 127.0.0.1:$CINDER_PORT"
+}
+
 start_registry_path() {   # the node's 127.0.0.1:5000 -> a unix socket -> the host's registry
     start_bg registry-host socat "UNIX-LISTEN:$BASE/registry.sock,fork,unlink-early" TCP:127.0.0.1:5000
     for _ in $(seq 1 50); do [ -S "$BASE/registry.sock" ] && break; sleep 0.1; done
@@ -285,6 +337,7 @@ start() {
     local t0 t1; t0=$(now)
     mkdir -p "$BASE"
     install
+    shared_volume_dir
     dependencies
     write_config
     images
@@ -292,8 +345,10 @@ start() {
     start_docker_tcp
     setup_database
     start_placement
+    start_cinder_api
     t1=$(now)
     keystone setup "$URL" "$NEUTRON" "http://127.0.0.1:$PLACEMENT_PORT" "$REGION" \
+        "http://127.0.0.1:$CINDER_PORT/v3/%(project_id)s" \
         || die "the Keystone set-up failed"
     keystone network "$NET_NAME" "$NET_CIDR" || die "the Neutron network $NET_NAME could not be made"
     log "Keystone user, catalog ($REGION) and network $NET_NAME in $(since "$t1") s"
@@ -351,6 +406,14 @@ connection = sqlite:///$BERTH_BASE/state/berth.sqlite
 driver = cni
 [neutron]
 endpoint_override = $NEUTRON
+# Zun's Cinder volumes: Zun mounted each at <its volume_dir>/<volume uuid>, where berth
+# unmounts it on a delete; berth (noauth, as here) calls the shared Cinder (noauth, a token
+# "<user>:<project>") directly
+[volume]
+driver = cinder
+volume_dir = $BASE/state/mnt
+[cinder_client]
+endpoint_override = $(cinder_url)/%(project_id)s
 EOC
     rm -f "$BERTH_BASE/state/berth.sqlite"*
     PYTHONPATH="$HERE/..${PYTHONPATH:+:$PYTHONPATH}" "$BERTH_PYTHON" -m berth.cmd.main \
@@ -378,7 +441,7 @@ stop() {
     local s pid pids="" priv
     stop_pids berth
     priv=$(pgrep -f "privsep-helper --config-file $BASE/etc/zun.conf" || true)
-    for s in "${SERVICES[@]}" placement registry-node registry-host docker-tcp; do
+    for s in "${SERVICES[@]}" placement cinder-api registry-node registry-host docker-tcp; do
         pid=$(cat "$BASE/pids/$s.pid" 2>/dev/null || true)
         if pid_alive "$pid"; then kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true; pids="$pids $pid"; fi
     done
@@ -405,6 +468,7 @@ stop() {
         mysql -h127.0.0.1 -uroot -e "DROP DATABASE IF EXISTS $DBNAME; DROP USER IF EXISTS '$DBNAME'@'127.0.0.1';" 2>/dev/null || true
         rabbitmqctl -q delete_vhost "$VHOST" >/dev/null 2>&1 || true
     fi
+    mountpoint -q "$BASE/state/mnt" && umount -R -l "$BASE/state/mnt"
     rm -rf "$BASE/state" "$BASE/placement" "$BASE/etc"
 }
 
@@ -426,6 +490,7 @@ BERTH_ZUN_REGION=$REGION
 BERTH_ZUN_NETWORK=$NET_NAME
 BERTH_ZUN_KEYSTONE_URL=$KEYSTONE
 BERTH_ZUN_DOCKER_HOST=unix://$NODE_SOCK
+BERTH_ZUN_CINDER_URL=http://127.0.0.1:$CINDER_PORT/v3
 BERTH_ZUN_BASE=$BASE
 ENV
 }
@@ -440,5 +505,5 @@ case "${1:-}" in
     takeover) takeover ;;
     handback) handback ;;
     revive) revive ;;
-    *) sed -n '2,29p' "$0"; exit 2 ;;
+    *) sed -n '2,33p' "$0"; exit 2 ;;
 esac

@@ -1,8 +1,9 @@
 """The Keystone and Neutron side of zun-ci.sh, idempotent: run with Zun's venv.
 
-  setup ZUN_URL NEUTRON_URL PLACEMENT_URL REGION
+  setup ZUN_URL NEUTRON_URL PLACEMENT_URL REGION [CINDER_URL]
       project "service", user "zun" (admin there), region REGION and, in it, the catalog
       entries container -> ZUN_URL, network -> NEUTRON_URL, placement -> PLACEMENT_URL
+      and volumev3 -> CINDER_URL (Keystone fills its %(project_id)s with the token's)
   network NAME CIDR
       a Neutron network and subnet owned by the CI's admin project (Zun's default network)
   cleanup-ports
@@ -57,7 +58,11 @@ class Keystone:
         return self.call('POST', f'/{kind}', json={one: body}).json()[one]
 
 
-def setup(zun_url, neutron_url, placement_url, region):
+SERVICES = (('container', 'zun'), ('network', 'neutron'), ('placement', 'placement'),
+            ('volumev3', 'cinderv3'))
+
+
+def setup(zun_url, neutron_url, placement_url, region, cinder_url=None):
     ks = Keystone()
     project = ks.ensure('projects', 'project', {'name': 'service', 'domain_id': 'default'},
                         name='service', domain_id='default')
@@ -72,9 +77,10 @@ def setup(zun_url, neutron_url, placement_url, region):
     ks.call('PUT', '/projects/{}/users/{}/roles/{}'.format(project['id'], user['id'], role['id']))
     if ks.call('GET', f'/regions/{region}').status_code == 404:
         ks.call('POST', '/regions', json={'region': {'id': region}})
-    for stype, name, url in (('container', 'zun', zun_url + '/v1'),
-                             ('network', 'neutron', neutron_url),
-                             ('placement', 'placement', placement_url)):
+    urls = (zun_url + '/v1', neutron_url, placement_url, cinder_url)
+    for (stype, name), url in zip(SERVICES, urls):
+        if url is None:
+            continue
         service = ks.ensure('services', 'service', {'type': stype, 'name': name},
                             type=stype, name=name)
         for interface in ('public', 'internal', 'admin'):
@@ -91,13 +97,12 @@ def setup(zun_url, neutron_url, placement_url, region):
 def teardown(region):
     """Take out of the catalog what setup put in for ``region``: its endpoints, each
     service left without any endpoint (setup's zun, neutron and placement entries when
-    nothing else uses them), and the region. Another stack's entries for the same
+    nothing else uses them, and its cinderv3), and the region. Another stack's entries for the same
     service types (the project's own Neutron, Placement, a berth registered as
     container) stay, and a second 'container' service no longer makes
     `openstack endpoint create ... container` ambiguous for the docs tests."""
     ks = Keystone()
-    for stype, name in (('container', 'zun'), ('network', 'neutron'),
-                        ('placement', 'placement')):
+    for stype, name in SERVICES:
         service = ks.find('services', type=stype, name=name)
         if service is None:
             continue
