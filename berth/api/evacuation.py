@@ -68,6 +68,7 @@ from berth.db import containers as db_containers
 from berth.db.base import utcnow
 from berth.db.containers import CONTAINER
 from berth.db.models import Container
+from berth.network import metadata
 from berth.scheduler.base import RequestSpec
 
 LOG = logging.getLogger(__name__)
@@ -185,9 +186,9 @@ def _move(state: ApiState, ctx: RequestContext, row: Container, host: str, reaso
         Status.REBUILDING, was=row.status, uuid=row.uuid, by="evacuation", host=host,
         container_id=None, status_reason=reason, updated_at=utcnow()))
     meta = row.cni_metadata
-    if isinstance(meta, dict) and meta.get("pid"):
+    if meta and metadata.pid_of(meta):
         # The plug was into a process of the dead node: the new node plugs afresh.
-        values["cni_metadata"] = dict(meta, pid=0)
+        values["cni_metadata"] = metadata.unplugged(meta)
 
     def record(s: Session) -> None:
         action = actions.new_action(ctx, row.uuid, ACTION)

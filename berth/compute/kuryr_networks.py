@@ -10,12 +10,9 @@ hostname, which must be berth's ``[DEFAULT]host``) and plugs a veth into Open vS
 berth then waits until Neutron reports every port ACTIVE (``[cni_daemon]
 vif_active_timeout``): a port that never does ends the create in Error with the
 reason, its ports deleted. Docker unplugs on stop and plugs again on start (the
-plugin finds the same ports by their addresses); the row keeps the cni driver's shape::
-
-    cni_metadata = {"networks": [{"network": <Neutron network id>, "ifname": "eth0",
-                                  "fixed_ip", "port", "preserve_on_delete"}, ...],
-                    "pid": <the plugged process; 0: unplugged>,
-                    "exposed_sg": <the exposed ports' group berth made> | absent}
+plugin finds the same ports by their addresses); the row's ``cni_metadata`` has the
+cni driver's keys (``berth.network.metadata.CniMetadata``, as
+``berth.compute.neutron_networks`` writes it).
 
 Ports: the first network's is made bound to this host with its MAC given to Docker;
 the others' unbound, since Docker gives their interfaces MACs of its own and the
@@ -36,10 +33,12 @@ from typing import Any
 
 from berth.common import exceptions as exc
 from berth.compute.networking import next_ifname, plugged_pid, requested
-from berth.compute.neutron_networks import NeutronNetworks, _Reserved
+from berth.compute.neutron_networks import NeutronNetworks, _Reserved, fixed_ips
 from berth.db.engine import Database
 from berth.db.models import Container
+from berth.network import metadata
 from berth.network.kuryr.docker_networks import KuryrDockerNetworks
+from berth.network.metadata import CniMetadata, NetworkEntry
 from berth.network.neutron.client import NeutronAPI, NeutronError, Port
 from berth.runtime import base as rt
 
@@ -74,7 +73,7 @@ class KuryrNetworks(NeutronNetworks):
         entries = requested(row)
         if not entries:
             return None, None
-        reserved = _Reserved(meta=dict(row.cni_metadata or {}))
+        reserved = _Reserved(meta=metadata.copied(row.cni_metadata))
         try:
             groups = self._groups(row, reserved.meta)
             for index, entry in enumerate(entries):
@@ -94,7 +93,7 @@ class KuryrNetworks(NeutronNetworks):
     def reserve(self, row: Container) -> None:
         """Nothing beside the engine's start: ``docker create`` needed the ports."""
 
-    def _kuryr_port(self, row: Container, entry: dict[str, Any], groups: list[str] | None,
+    def _kuryr_port(self, row: Container, entry: NetworkEntry, groups: list[str] | None,
                     primary: bool) -> tuple[Port, bool]:
         if primary:
             return self._port(row, entry, groups)
@@ -106,16 +105,15 @@ class KuryrNetworks(NeutronNetworks):
             return port, False
         if entry.get("preserve_on_delete"):
             raise exc.NetworkNotFound(network=f"port {port_id} (deleted in Neutron)")
-        fixed = [{"ip_address": entry["fixed_ip"]}] if entry.get("fixed_ip") else []
         port = self.neutron.create_port(entry["network"], "", row.uuid, row.project_id or "",
-                                        fixed, groups)
+                                        fixed_ips(entry), groups)
         LOG.info("made port %s on network %s for %s (bound by kuryr when connected)",
                  port.id, entry["network"], entry["ifname"])
         return port, True
 
-    def _drop_group(self, row: Container, meta: dict[str, Any]) -> None:
+    def _drop_group(self, row: Container, meta: CniMetadata) -> None:
         group = meta.get("exposed_sg")
-        if group and group != (row.cni_metadata or {}).get("exposed_sg"):
+        if group and group != metadata.exposed_sg_of(row.cni_metadata):
             self._delete_group(group)
 
     # -- after docker start --
@@ -126,11 +124,11 @@ class KuryrNetworks(NeutronNetworks):
         namespace. ``NetworkPlugFailed`` with the reason; what this plug made (and
         the create's ports) is undone."""
         entries = requested(row)
-        reserved = self._claim(row) or _Reserved(meta=dict(row.cni_metadata or {}))
+        reserved = self._claim(row) or _Reserved(meta=metadata.copied(row.cni_metadata))
         made: list[str] = reserved.made()
         connected: list[str] = []
         container_id = row.container_id or ""
-        entry: dict[str, Any] = entries[0] if entries else {}
+        failing = entries[0]["network"] if entries else "?"
         try:
             attached = self._attached(container_id)
             known = {p.network_id: p for p in self.neutron.ports_of_device(row.uuid)} \
@@ -139,9 +137,11 @@ class KuryrNetworks(NeutronNetworks):
             groups = None
             ports: list[Port] = []
             for index, entry in enumerate(entries):
+                failing = entry["network"]
                 got = reserved.ports.pop(entry["ifname"], None)
-                if got is None and entry.get("port"):
-                    got = (self.neutron.port(entry["port"]), False)
+                port_id = entry.get("port")
+                if got is None and port_id:
+                    got = (self.neutron.port(port_id), False)
                 if got is None and entry["network"] in known:
                     got = (known[entry["network"]], False)
                 if got is None:
@@ -167,7 +167,7 @@ class KuryrNetworks(NeutronNetworks):
                     self._disconnect_quietly(container_id, name)
             self._undo(row, [], made)
             self._drop_group(row, reserved.meta)
-            raise _failed(entry.get("network", "?"), err) from err
+            raise _failed(failing, err) from err
         addresses: dict[str, Any] = {}
         for entry, port in zip(entries, ports, strict=True):
             ifname = names.get(port.mac.lower(), entry["ifname"])
@@ -176,7 +176,7 @@ class KuryrNetworks(NeutronNetworks):
         LOG.info("plugged by kuryr: %s", ", ".join(
             f"{a['ifname']} {a['addr']} ({a['port']})" for v in addresses.values() for a in v))
         return {"addresses": addresses,
-                "cni_metadata": dict(reserved.meta, networks=entries, pid=pid)}
+                "cni_metadata": metadata.with_plug(reserved.meta, entries, pid)}
 
     def _attached(self, container_id: str, quiet: bool = False) -> list[str]:
         try:
@@ -218,7 +218,7 @@ class KuryrNetworks(NeutronNetworks):
             self._sleep(self.TICK)
         return [self.neutron.port(p.id) for p in ports]
 
-    def unplug(self, row: Container, entries: list[dict[str, Any]] | None = None
+    def unplug(self, row: Container, entries: list[NetworkEntry] | None = None
                ) -> dict[str, Any]:
         """After a stop or an exit Docker has unplugged the container already; with
         ``entries`` (a detach) their Docker networks are disconnected."""
@@ -226,7 +226,7 @@ class KuryrNetworks(NeutronNetworks):
         if entries is not None and row.container_id:
             for entry in entries:
                 self.docker.disconnect(row.container_id, entry["network"])
-        return {"cni_metadata": dict(row.cni_metadata or {}, networks=requested(row), pid=0)}
+        return {"cni_metadata": metadata.with_plug(row.cni_metadata, requested(row), 0)}
 
     # -- attach and detach while the container lives --
 
@@ -236,10 +236,10 @@ class KuryrNetworks(NeutronNetworks):
         if any(e["network"] == network_uuid for e in entries):
             raise exc.Conflict(f"Container {row.uuid} is already attached to network "
                                f"{network_uuid}.")
-        entry: dict[str, Any] = {"network": network_uuid, "ifname": next_ifname(entries),
-                                 "fixed_ip": fixed_ip or None, "port": port or None,
-                                 "preserve_on_delete": bool(port)}
-        meta = dict(row.cni_metadata or {})
+        entry: NetworkEntry = {"network": network_uuid, "ifname": next_ifname(entries),
+                               "fixed_ip": fixed_ip or None, "port": port or None,
+                               "preserve_on_delete": bool(port)}
+        meta = metadata.copied(row.cni_metadata)
         made: list[str] = []
         container_id = row.container_id or ""
         pid = plugged_pid(row)
@@ -266,7 +266,7 @@ class KuryrNetworks(NeutronNetworks):
         addresses = dict(row.addresses or {})
         addresses[network_uuid] = _address_entries(got, entry, entry_ifname) if pid else []
         return {"addresses": addresses,
-                "cni_metadata": dict(meta, networks=entries + [entry], pid=pid)}
+                "cni_metadata": metadata.with_plug(meta, entries + [entry], pid)}
 
 
 def _failed(network: str, err: exc.BerthError) -> NetworkPlugFailed:
@@ -282,7 +282,7 @@ def _addresses(port: Port) -> tuple[str | None, str | None]:
     return v4, v6
 
 
-def _address_entries(port: Port, entry: dict[str, Any], ifname: str) -> list[dict[str, Any]]:
+def _address_entries(port: Port, entry: NetworkEntry, ifname: str) -> list[dict[str, Any]]:
     return [{"addr": ip, "version": ipaddress.ip_address(ip).version, "port": port.id,
              "subnet_id": subnet, "preserve_on_delete": bool(entry.get("preserve_on_delete")),
              "ifname": ifname, "mac_addr": port.mac} for ip, subnet in port.fixed_ips]

@@ -6,9 +6,9 @@ With the ``local`` driver (``[network]driver``) a container is created with Dock
 it, plugged by the CNI daemon: one veth per network, ``eth0``, ``eth1``, ... in the
 order asked for. The row keeps two things::
 
-    cni_metadata = {"networks": [{"network": <uuid>, "ifname": "eth0",
-                                  "fixed_ip": "10.244.0.7" | None}, ...],
-                    "pid": <the pid whose namespace is plugged; 0: unplugged>}
+    cni_metadata = its networks (``network``: the berth network's uuid, ``ifname``,
+                   ``fixed_ip``) and the plugged ``pid`` (0: unplugged), nothing else:
+                   ``berth.network.metadata.CniMetadata``
     addresses    = {<network uuid>: [{"addr", "version", "port", "subnet_id",
                                       "preserve_on_delete"}]}          (Zun's shape)
 
@@ -47,7 +47,9 @@ from berth.common import exceptions as exc
 from berth.db import networks as db_networks
 from berth.db.engine import Database
 from berth.db.models import Container
+from berth.network import metadata
 from berth.network.base import VIF, NetworkSpec
+from berth.network.metadata import NetworkEntry
 from berth.network.policy import Policy
 from berth.runtime import base as rt
 
@@ -58,18 +60,16 @@ NetworkPlugFailed = exc.NetworkPlugFailed
 T = TypeVar("T")
 
 
-def requested(row: Container) -> list[dict[str, Any]]:
-    """The row's networks, in interface order."""
-    meta = row.cni_metadata or {}
-    return [dict(n) for n in meta.get("networks") or []] if isinstance(meta, dict) else []
+def requested(row: Container) -> list[NetworkEntry]:
+    """The row's networks, in interface order (copies)."""
+    return metadata.networks_of(row.cni_metadata)
 
 
 def plugged_pid(row: Container) -> int:
-    meta = row.cni_metadata or {}
-    return int(meta.get("pid") or 0) if isinstance(meta, dict) else 0
+    return metadata.pid_of(row.cni_metadata)
 
 
-def next_ifname(entries: list[dict[str, Any]]) -> str:
+def next_ifname(entries: list[NetworkEntry]) -> str:
     taken = {e.get("ifname") for e in entries}
     return next(f"eth{i}" for i in range(len(entries) + 1) if f"eth{i}" not in taken)
 
@@ -163,7 +163,7 @@ class ContainerNetworks:
         LOG.info("plugged into %s", ", ".join(
             f"{a['ifname']} {a['addr']}" for v in addresses.values() for a in v))
         return {"addresses": addresses,
-                "cni_metadata": {"networks": entries, "pid": pid}}
+                "cni_metadata": metadata.fresh(entries, pid)}
 
     def reserve(self, row: Container) -> None:
         """Ahead of the plug, while the engine starts the container: each network's
@@ -185,7 +185,7 @@ class ContainerNetworks:
                          getattr(err, "msg", err))
                 return
 
-    def _add(self, row: Container, spec: NetworkSpec, netns: str, entry: dict[str, Any],
+    def _add(self, row: Container, spec: NetworkSpec, netns: str, entry: NetworkEntry,
              held: list[dict[str, Any]]) -> VIF:
         policy = policy_of(row)
         return _asking_held_first(entry, held, functools.partial(
@@ -204,7 +204,7 @@ class ContainerNetworks:
         except CniError as err:
             raise NetworkPlugFailed(network="(all)", reason=err.msg) from err
 
-    def unplug(self, row: Container, entries: list[dict[str, Any]] | None = None
+    def unplug(self, row: Container, entries: list[NetworkEntry] | None = None
                ) -> dict[str, Any]:
         """Every attachment of the row is gone (idempotent). The addresses stay in the
         row (Zun shows a stopped container's addresses) and are asked for again at the
@@ -222,9 +222,9 @@ class ContainerNetworks:
                 raise NetworkPlugFailed(network=entry["network"], reason=err.msg) from err
         if entries:
             LOG.info("unplugged from %d network(s)", len(entries))
-        return {"cni_metadata": {"networks": requested(row), "pid": 0}}
+        return {"cni_metadata": metadata.fresh(requested(row), 0)}
 
-    def _drop_reservations(self, row: Container, entries: list[dict[str, Any]],
+    def _drop_reservations(self, row: Container, entries: list[NetworkEntry],
                            netns: str) -> None:
         """After a failed plug: the reservations (``reserve``) of the interfaces it did
         not make are dropped (a DEL of nothing is nothing)."""
@@ -253,8 +253,8 @@ class ContainerNetworks:
         if any(e["network"] == network_uuid for e in entries):
             raise exc.Conflict(f"Container {row.uuid} is already attached to network "
                                f"{network_uuid}.")
-        entry = {"network": network_uuid, "ifname": next_ifname(entries),
-                 "fixed_ip": fixed_ip or None}
+        entry: NetworkEntry = {"network": network_uuid, "ifname": next_ifname(entries),
+                               "fixed_ip": fixed_ip or None}
         addresses = dict(row.addresses or {})
         pid = plugged_pid(row)
         if pid:
@@ -267,7 +267,7 @@ class ContainerNetworks:
         else:
             addresses.setdefault(network_uuid, [])
         return {"addresses": addresses,
-                "cni_metadata": {"networks": entries + [entry], "pid": pid}}
+                "cni_metadata": metadata.fresh(entries + [entry], pid)}
 
     def detach(self, row: Container, network_uuid: str) -> dict[str, Any]:
         entries = requested(row)
@@ -278,8 +278,8 @@ class ContainerNetworks:
         self.unplug(row, gone)
         addresses = {k: v for k, v in (row.addresses or {}).items() if k != network_uuid}
         return {"addresses": addresses,
-                "cni_metadata": {"networks": [e for e in entries if e not in gone],
-                                 "pid": plugged_pid(row)}}
+                "cni_metadata": metadata.fresh([e for e in entries if e not in gone],
+                                               plugged_pid(row))}
 
     def sweep_orphans(self, rows_of: Callable[[], dict[str, Container]]) -> int:
         """At start-up: remove what the driver holds for containers whose rows do not
@@ -296,7 +296,7 @@ def policy_of(row: Container) -> Policy:
     return Policy.of_container(row.security_groups, row.exposed_ports)
 
 
-def _wanted_address(entry: dict[str, Any], held: list[dict[str, Any]]
+def _wanted_address(entry: NetworkEntry, held: list[dict[str, Any]]
                     ) -> tuple[str | None, str | None]:
     """The interface's fixed IP (the user's), and the address to ask for: that one,
     else the one it held before (``held``: the row's addresses on its network)."""
@@ -307,7 +307,7 @@ def _wanted_address(entry: dict[str, Any], held: list[dict[str, Any]]
     return fixed, fixed or previous
 
 
-def _asking_held_first(entry: dict[str, Any], held: list[dict[str, Any]],
+def _asking_held_first(entry: NetworkEntry, held: list[dict[str, Any]],
                        ask: Callable[[ipaddress.IPv4Address | None], T]) -> T:
     """``ask`` the daemon (an ADD or a reservation) for the interface's fixed IP, else
     the address it held; when that one was taken meanwhile (not a user's fixed IP),

@@ -1,15 +1,12 @@
 """The agent's network step with Neutron (``[network]driver = cni``): the container's
 ports, bound to this host, plugged by ``berth-cni-daemon`` into Open vSwitch.
 
-The row keeps, per network (interface order)::
+The row keeps::
 
-    cni_metadata = {"networks": [{"network": <Neutron network id>, "ifname": "eth0",
-                                  "fixed_ip": "10.0.0.7" | None,
-                                  "port": <Neutron port id> | None,
-                                  "preserve_on_delete": <the user gave the port>}, ...],
-                    "pid": <the plugged process; 0: unplugged>,
-                    "exposed_sg": <id of the security group berth made for the
-                                   exposed ports> | absent}
+    cni_metadata = ``berth.network.metadata.CniMetadata``: per network (interface
+                   order) its entry, ``network`` the Neutron network's id, with its
+                   ``port`` and ``preserve_on_delete``; the plugged ``pid``; and
+                   ``exposed_sg``, the group berth made for the exposed ports
     addresses    = {<Neutron network id>: [{"addr", "version", "port": <port id>,
                                             "subnet_id", "preserve_on_delete", ...}]}
 
@@ -41,6 +38,8 @@ from berth.common import exceptions as exc
 from berth.compute.networking import ContainerNetworks, next_ifname, plugged_pid, requested
 from berth.db.engine import Database
 from berth.db.models import Container
+from berth.network import metadata
+from berth.network.metadata import CniMetadata, NetworkEntry
 from berth.network.neutron.client import Network, NeutronAPI, NeutronError, Port
 from berth.network.neutron.ovs import NeutronVIF
 from berth.network.neutron.vif_client import VifClient
@@ -50,12 +49,18 @@ LOG = logging.getLogger(__name__)
 NetworkPlugFailed = exc.NetworkPlugFailed
 
 
-def address_entries(network_id: str, port: Port, entry: dict[str, Any],
+def address_entries(network_id: str, port: Port, entry: NetworkEntry,
                     ifname: str) -> list[dict[str, Any]]:
     """Zun's ``addresses`` items of one port: one per fixed IP."""
     return [{"addr": ip, "version": ipaddress.ip_address(ip).version, "port": port.id,
              "subnet_id": subnet, "preserve_on_delete": bool(entry.get("preserve_on_delete")),
              "ifname": ifname, "mac_addr": port.mac} for ip, subnet in port.fixed_ips]
+
+
+def fixed_ips(entry: NetworkEntry) -> list[dict[str, str]]:
+    """The port's fixed IPs to ask Neutron for: the user's, if any."""
+    fixed_ip = entry.get("fixed_ip")
+    return [{"ip_address": fixed_ip}] if fixed_ip else []
 
 
 def exposed_rules(exposed: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -75,7 +80,7 @@ class _Reserved:
     port and whether it was made for it, the networks read, and the container's
     ``cni_metadata`` with the exposed ports' group it made."""
 
-    meta: dict[str, Any]
+    meta: CniMetadata
     ports: dict[str, tuple[Port, bool]] = field(default_factory=dict)
     networks: dict[str, Network] = field(default_factory=dict)
 
@@ -104,7 +109,7 @@ class NeutronNetworks(ContainerNetworks):
         is missing and reports the cause. The plug claims the reservation; an unplug
         or a release that comes instead deletes what it made (and the orphan sweep
         would: its ports are named ``berth-<uuid>``, recorded by no row)."""
-        reserved = _Reserved(meta=dict(row.cni_metadata or {}))
+        reserved = _Reserved(meta=metadata.copied(row.cni_metadata))
         with self._lock:     # first, so that a drop finds what a failure left made
             self._reserved[row.uuid] = reserved
         try:
@@ -130,21 +135,22 @@ class NeutronNetworks(ContainerNetworks):
             return
         self._undo(row, [], reserved.made())
         group = reserved.meta.get("exposed_sg")
-        if group and group != (row.cni_metadata or {}).get("exposed_sg"):
+        if group and group != metadata.exposed_sg_of(row.cni_metadata):
             self._delete_group(group)
 
     def plug(self, row: Container, pid: int) -> dict[str, Any]:
         netns = f"/proc/{pid}/ns/net"
         entries = requested(row)
-        reserved = self._claim(row) or _Reserved(meta=dict(row.cni_metadata or {}))
+        reserved = self._claim(row) or _Reserved(meta=metadata.copied(row.cni_metadata))
         meta = reserved.meta
         made: list[str] = reserved.made()     # undone too if this plug fails
         plugged: list[str] = []
         addresses: dict[str, Any] = {}
-        entry: dict[str, Any] = {}
+        failing = "?"
         try:
             groups = self._groups(row, meta)
             for index, entry in enumerate(entries):
+                failing = entry["network"]
                 got = reserved.ports.pop(entry["ifname"], None)
                 port, new = got if got is not None else self._port(row, entry, groups)
                 if new and port.id not in made:
@@ -159,16 +165,17 @@ class NeutronNetworks(ContainerNetworks):
                     address_entries(entry["network"], port, entry, entry["ifname"]))
         except (CniError, exc.BerthError) as err:
             self._undo(row, plugged, made)
-            if meta.get("exposed_sg") and not (row.cni_metadata or {}).get("exposed_sg"):
-                self._delete_group(meta["exposed_sg"])   # made by this plug: not kept
+            group = meta.get("exposed_sg")
+            if group and not metadata.exposed_sg_of(row.cni_metadata):
+                self._delete_group(group)   # made by this plug: not kept
             reason = getattr(err, "msg", str(err))
             if getattr(err, "http_status", None) == 504:
                 reason = f"{reason} (the port never became ACTIVE in Neutron)"
-            raise NetworkPlugFailed(network=entry.get("network", "?"), reason=reason) from err
+            raise NetworkPlugFailed(network=failing, reason=reason) from err
         LOG.info("plugged Neutron port(s) %s", ", ".join(
             f"{a['ifname']} {a['addr']} ({a['port']})" for v in addresses.values() for a in v))
         return {"addresses": addresses,
-                "cni_metadata": dict(meta, networks=entries, pid=pid)}
+                "cni_metadata": metadata.with_plug(meta, entries, pid)}
 
     def _undo(self, row: Container, plugged: list[str], made: list[str]) -> None:
         for port_id in plugged:
@@ -185,7 +192,7 @@ class NeutronNetworks(ContainerNetworks):
                 LOG.error("could not delete port %s after a failed plug: %s", port_id,
                           err.msg)
 
-    def _groups(self, row: Container, meta: dict[str, Any]) -> list[str] | None:
+    def _groups(self, row: Container, meta: CniMetadata) -> list[str] | None:
         """The security groups of the container's ports: the row's (ids, resolved by
         the API) and the one berth makes for its exposed ports (once, recorded)."""
         groups = list(row.security_groups or [])
@@ -198,7 +205,7 @@ class NeutronNetworks(ContainerNetworks):
             groups.append(meta["exposed_sg"])
         return groups or None
 
-    def _port(self, row: Container, entry: dict[str, Any], groups: list[str] | None
+    def _port(self, row: Container, entry: NetworkEntry, groups: list[str] | None
               ) -> tuple[Port, bool]:
         """The entry's port, bound to this host for the container: the recorded one, the
         user's, or a new one. (port, whether it was made now)."""
@@ -210,9 +217,8 @@ class NeutronNetworks(ContainerNetworks):
             return self.neutron.bind_port(port.id, self.host, row.uuid, groups), False
         if entry.get("preserve_on_delete"):
             raise exc.NetworkNotFound(network=f"port {port_id} (deleted in Neutron)")
-        fixed = [{"ip_address": entry["fixed_ip"]}] if entry.get("fixed_ip") else []
         port = self.neutron.create_port(entry["network"], self.host, row.uuid,
-                                        row.project_id or "", fixed, groups)
+                                        row.project_id or "", fixed_ips(entry), groups)
         LOG.info("made port %s on network %s for %s", port.id, entry["network"],
                  entry["ifname"])
         return port, True
@@ -232,29 +238,30 @@ class NeutronNetworks(ContainerNetworks):
                           bridge=port.bridge or self.bridge, mtu=network.mtu,
                           default_route=default_route)
 
-    def unplug(self, row: Container, entries: list[dict[str, Any]] | None = None
+    def unplug(self, row: Container, entries: list[NetworkEntry] | None = None
                ) -> dict[str, Any]:
         """Every VIF of the row unplugged (idempotent); the ports stay, but for those
         of a reservation no plug claimed."""
         self._drop_reserved(row)
         entries = requested(row) if entries is None else entries
         for entry in entries:
-            if not entry.get("port"):
+            port_id = entry.get("port")
+            if not port_id:
                 continue
             try:
-                self.vifs.delete_vif(entry["port"], self.bridge, row.uuid)
+                self.vifs.delete_vif(port_id, self.bridge, row.uuid)
             except CniError as err:
                 raise NetworkPlugFailed(network=entry["network"], reason=err.msg) from err
         if entries:
             LOG.info("unplugged from %d Neutron network(s)", len(entries))
-        return {"cni_metadata": dict(row.cni_metadata or {}, networks=requested(row), pid=0)}
+        return {"cni_metadata": metadata.with_plug(row.cni_metadata, requested(row), 0)}
 
     def release(self, row: Container) -> None:
         """The container is deleted: ports berth made deleted, the user's unbound and
         kept, the exposed-ports group berth made deleted. Neutron errors are logged."""
         self._drop_reserved(row)
         self._release_ports(requested(row))
-        group = (row.cni_metadata or {}).get("exposed_sg")
+        group = metadata.exposed_sg_of(row.cni_metadata)
         if group:
             self._delete_group(group)
 
@@ -265,7 +272,7 @@ class NeutronNetworks(ContainerNetworks):
         except NeutronError as err:
             LOG.error("could not delete security group %s: %s", group, err.msg)
 
-    def _release_ports(self, entries: list[dict[str, Any]]) -> None:
+    def _release_ports(self, entries: list[NetworkEntry]) -> None:
         for entry in entries:
             port_id = entry.get("port")
             if not port_id:
@@ -328,13 +335,14 @@ class NeutronNetworks(ContainerNetworks):
 
     def apply_security_groups(self, row: Container) -> None:
         """The row's groups (and the exposed-ports one) set on every port of the row."""
-        meta = dict(row.cni_metadata or {})
+        group = metadata.exposed_sg_of(row.cni_metadata)
         groups = list(row.security_groups or [])
-        if meta.get("exposed_sg"):
-            groups.append(meta["exposed_sg"])
+        if group:
+            groups.append(group)
         for entry in requested(row):
-            if entry.get("port"):
-                self.neutron.set_security_groups(entry["port"], groups)
+            port_id = entry.get("port")
+            if port_id:
+                self.neutron.set_security_groups(port_id, groups)
 
     # -- attach and detach while the container lives --
 
@@ -344,11 +352,11 @@ class NeutronNetworks(ContainerNetworks):
         if any(e["network"] == network_uuid for e in entries):
             raise exc.Conflict(f"Container {row.uuid} is already attached to network "
                                f"{network_uuid}.")
-        entry = {"network": network_uuid, "ifname": next_ifname(entries),
-                 "fixed_ip": fixed_ip or None, "port": port or None,
-                 "preserve_on_delete": bool(port)}
+        entry: NetworkEntry = {"network": network_uuid, "ifname": next_ifname(entries),
+                               "fixed_ip": fixed_ip or None, "port": port or None,
+                               "preserve_on_delete": bool(port)}
         addresses = dict(row.addresses or {})
-        meta = dict(row.cni_metadata or {})
+        meta = metadata.copied(row.cni_metadata)
         pid = plugged_pid(row)
         if pid:
             single = self.plug_one(row, pid, entry, len(entries))
@@ -356,13 +364,14 @@ class NeutronNetworks(ContainerNetworks):
         else:
             addresses.setdefault(network_uuid, [])
         return {"addresses": addresses,
-                "cni_metadata": dict(meta, networks=entries + [entry], pid=pid)}
+                "cni_metadata": metadata.with_plug(meta, entries + [entry], pid)}
 
-    def plug_one(self, row: Container, pid: int, entry: dict[str, Any], index: int
+    def plug_one(self, row: Container, pid: int, entry: NetworkEntry, index: int
                  ) -> list[dict[str, Any]]:
         made: list[str] = []
         try:
-            port, new = self._port(row, entry, self._groups(row, dict(row.cni_metadata or {})))
+            port, new = self._port(row, entry,
+                                   self._groups(row, metadata.copied(row.cni_metadata)))
             if new:
                 made.append(port.id)
             entry["port"] = port.id
@@ -386,5 +395,5 @@ class NeutronNetworks(ContainerNetworks):
         self._release_ports(gone)
         addresses = {k: v for k, v in (row.addresses or {}).items() if k != network_uuid}
         return {"addresses": addresses,
-                "cni_metadata": dict(row.cni_metadata or {}, networks=kept,
-                                     pid=plugged_pid(row))}
+                "cni_metadata": metadata.with_plug(row.cni_metadata, kept,
+                                                   plugged_pid(row))}

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Mapped, column_property, mapped_column
 # them on Base.metadata whenever the models are loaded (create_all, autogenerate).
 from berth.db import placement_models as _placement_models  # noqa: F401
 from berth.db.base import Base, Timestamp, TimestampMixin
+from berth.network.metadata import CniMetadata
 
 
 class Container(TimestampMixin, Base):
@@ -82,7 +83,8 @@ class Container(TimestampMixin, Base):
     websocket_token: Mapped[str | None] = mapped_column(String(255))
     started_at: Mapped[dt.datetime | None] = mapped_column(Timestamp)
     registry_id: Mapped[int | None] = mapped_column(Integer)
-    cni_metadata: Mapped[Any] = mapped_column(JSON, nullable=True)
+    #: The row's networks and their plug (``berth.network.metadata``).
+    cni_metadata: Mapped[CniMetadata | None] = mapped_column(JSON, nullable=True)
     capsule_id: Mapped[int | None] = mapped_column(
         Integer, ForeignKey("container.id", ondelete="CASCADE"))
     container_type: Mapped[int] = mapped_column(Integer, default=0, nullable=False)

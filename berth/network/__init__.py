@@ -4,6 +4,8 @@ What this package owns:
 
 - ``base``: the driver interface and the typed values that cross it (``NetworkSpec``,
   ``VIF``) and the ``NetworkDriverError`` family;
+- ``metadata``: what a container's row keeps of its networks (``CniMetadata``, the
+  ``cni_metadata`` column), the one declaration of that shape;
 - ``ipam``: pure address management for one subnet (allocate, fixed IPs, release,
   rebuild from the addresses in use);
 - ``netns``: entering a network namespace from one thread, to talk netlink inside it;

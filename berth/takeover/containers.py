@@ -5,8 +5,8 @@ A capsule is a row of ``container_type`` 1 whose members (2, and 3 for init
 containers) point at it by ``capsule_id``, in Zun 18 as in berth; the ids are kept, so
 every reference carries over as it is. Zun's ``cni_metadata`` (``{"vif": <os-vif
 state>, "pid": <plugged process>}``) becomes berth's (``{"networks": [...], "pid":
-...}``, ``berth.compute.neutron_networks``), built from the container's addresses: the
-same Neutron ports, which berth's cni driver then manages. A container caught in the
+...}``, ``berth.network.metadata``), built from the container's addresses: the same
+Neutron ports, which berth's cni driver then manages. A container caught in the
 middle of an action (``task_state`` set: Zun was stopped before the action ended) is
 carried with its task's deadline at the import, so berth's sync settles it at once.
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from berth.network.metadata import CniMetadata, NetworkEntry
 from berth.takeover.plan import Plan, carry, now
 from berth.takeover.source import ZunRows
 
@@ -29,12 +30,12 @@ CONTAINER, CAPSULE, MEMBER, INIT_MEMBER = 0, 1, 2, 3
 KNOWN_TYPES = (CONTAINER, CAPSULE, MEMBER, INIT_MEMBER)
 
 
-def cni_metadata(addresses: Any, zun_meta: Any) -> dict[str, Any] | None:
+def cni_metadata(addresses: Any, zun_meta: Any) -> CniMetadata | None:
     """berth's cni_metadata for a container Zun's cni driver networked (None when Zun
     recorded no VIF: never networked, or a kuryr container)."""
     if not isinstance(zun_meta, dict) or "vif" not in zun_meta:
         return None
-    networks = []
+    networks: list[NetworkEntry] = []
     for index, (net_id, addrs) in enumerate((addresses or {}).items()):
         first = addrs[0] if addrs else {}
         networks.append({"network": net_id, "ifname": f"eth{index}", "fixed_ip": None,

@@ -24,6 +24,8 @@ from berth.common.context import RequestContext
 from berth.db import actions
 from berth.db import networks as db_networks
 from berth.db.models import Container, Network
+from berth.network import metadata
+from berth.network.metadata import CniMetadata, NetworkEntry
 from berth.policies import enforcer as policy
 
 LOG = logging.getLogger(__name__)
@@ -127,17 +129,21 @@ def check_fixed_ip(network: Network, fixed_ip: str) -> None:
             f"{network.gateway} addresses are reserved).")
 
 
-def metadata_of(requested: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """What the row keeps of its networks (``berth.compute.networking``): one entry
-    per network, in interface order."""
+def metadata_of(requested: list[dict[str, Any]]) -> CniMetadata | None:
+    """What the row keeps of its networks (``berth.network.metadata``): one entry
+    per network, in interface order, none plugged yet."""
     if not requested:
         return None
-    return {"networks": [{"network": r["network"], "ifname": f"eth{i}",
-                          "fixed_ip": r.get("fixed_ip") or None,
-                          # a Neutron port the user gave (kept after the delete)
-                          **({"port": r["port"], "preserve_on_delete": True}
-                             if r.get("port") else {})}
-                         for i, r in enumerate(requested)], "pid": 0}
+    return {"networks": [_entry(f"eth{i}", r) for i, r in enumerate(requested)], "pid": 0}
+
+
+def _entry(ifname: str, requested: dict[str, Any]) -> NetworkEntry:
+    entry: NetworkEntry = {"network": requested["network"], "ifname": ifname,
+                           "fixed_ip": requested.get("fixed_ip") or None}
+    if requested.get("port"):     # a Neutron port the user gave (kept after the delete)
+        entry["port"] = requested["port"]
+        entry["preserve_on_delete"] = True
+    return entry
 
 
 # -- /v1/networks ------------------------------------------------------------------
@@ -271,9 +277,8 @@ def _neutron_detach(state: ApiState, ctx: RequestContext, row: Container,
     state.compute.network_detach(ctx, row, network_id)
 
 
-def attached(row: Container) -> list[dict[str, Any]]:
-    meta = row.cni_metadata or {}
-    return list(meta.get("networks") or []) if isinstance(meta, dict) else []
+def attached(row: Container) -> list[NetworkEntry]:
+    return metadata.networks_of(row.cni_metadata)
 
 
 def network_list(row: Container, version: APIVersion) -> dict[str, Any]:

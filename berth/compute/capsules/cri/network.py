@@ -1,8 +1,8 @@
 """A CRI capsule's berth networks (``[network]driver = local``, ``[cri]cni_conf_dir``
 set): containerd plugs the pod, berth-cni-daemon holds its interfaces::
 
-    the capsule row's cni_metadata (the API's: the project's default network, or
-      the nets asked for, eth0, eth1, ... in that order)
+    the capsule row's cni_metadata (``berth.network.metadata``; the API's: the
+      project's default network, or the nets asked for, eth0, eth1, ... in that order)
     ──► the pod's annotations: each network's CNI configuration, its interface and
         fixed IP, and this agent's daemon (``berth.cni.pod``)
     ──► RunPodSandbox: containerd runs berth-cni (``berth.cni.conflist``), which asks
@@ -30,6 +30,7 @@ from berth.compute import networking
 from berth.compute.capsules import network as capsule_network
 from berth.compute.deps import AgentDeps
 from berth.db.models import Container
+from berth.network.metadata import CniMetadata
 from berth.runtime.cri.base import PodRuntime
 
 LOG = logging.getLogger(__name__)
@@ -85,8 +86,8 @@ def addresses(deps: AgentDeps, pods: PodRuntime, row: Container, pod_id: str
             networking.address_entries(entry["network"], vif))
     LOG.info("capsule %s: pod %s plugged into %s", row.uuid, pod_id[:12], ", ".join(
         f"{a['ifname']} {a['addr']}" for v in found.values() for a in v))
-    return {"addresses": found, "cni_metadata": {"networks": entries, "pid": 0,
-                                                 "pod": pod_id}}
+    meta: CniMetadata = {"networks": entries, "pid": 0, "pod": pod_id}
+    return {"addresses": found, "cni_metadata": meta}
 
 
 def release(deps: AgentDeps, row: Container, pod_id: str | None) -> None:
