@@ -359,19 +359,22 @@ class NeutronNetworks(ContainerNetworks):
         meta = metadata.copied(row.cni_metadata)
         pid = plugged_pid(row)
         if pid:
-            single = self.plug_one(row, pid, entry, len(entries))
+            single = self.plug_one(row, pid, entry, len(entries), meta)
             addresses[network_uuid] = single
         else:
             addresses.setdefault(network_uuid, [])
         return {"addresses": addresses,
                 "cni_metadata": metadata.with_plug(meta, entries + [entry], pid)}
 
-    def plug_one(self, row: Container, pid: int, entry: NetworkEntry, index: int
-                 ) -> list[dict[str, Any]]:
+    def plug_one(self, row: Container, pid: int, entry: NetworkEntry, index: int,
+                 meta: CniMetadata) -> list[dict[str, Any]]:
+        """One more port plugged into ``pid``; the exposed ports' group it makes, when
+        the row records none yet (a container Zun made), goes into ``meta``, which the
+        caller writes."""
         made: list[str] = []
+        had_group = meta.get("exposed_sg")
         try:
-            port, new = self._port(row, entry,
-                                   self._groups(row, metadata.copied(row.cni_metadata)))
+            port, new = self._port(row, entry, self._groups(row, meta))
             if new:
                 made.append(port.id)
             entry["port"] = port.id
@@ -380,6 +383,10 @@ class NeutronNetworks(ContainerNetworks):
                                         network, default_route=index == 0))
         except (CniError, exc.BerthError) as err:
             self._undo(row, [], made)
+            group = meta.get("exposed_sg")
+            if group and not had_group:
+                self._delete_group(group)    # made by this attach: not kept
+                del meta["exposed_sg"]
             raise NetworkPlugFailed(network=entry["network"],
                                     reason=getattr(err, "msg", str(err))) from err
         return address_entries(entry["network"], port, entry, entry["ifname"])

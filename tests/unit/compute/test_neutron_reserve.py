@@ -1,7 +1,8 @@
 """NeutronNetworks.reserve: the ports made (and the exposed ports' group) beside the
 engine's start, claimed by the plug that follows, deleted by the unplug that comes
-instead. Neutron and the daemon are recording fakes; tests/integration/network has
-the real ones."""
+instead; and the attach of one more network to a running container (its exposed
+ports' group). Neutron and the daemon are recording fakes; tests/integration/network
+has the real ones."""
 
 from __future__ import annotations
 
@@ -143,3 +144,40 @@ def test_a_failed_plug_deletes_the_reserved_ports_too(db: Database) -> None:
     with pytest.raises(Exception, match="no"):
         networks.plug(r, 7)
     assert neutron.of("delete_port") == ["port-1"]
+
+
+# -- the attach of one more network to a running container (plug_one) ---------------
+
+
+def running(db: Database, **extra: Any) -> Any:
+    """A running container whose row records no exposed ports' group: as Zun made it
+    (berth's own plug records one at the start)."""
+    entries = [{"network": "n1", "ifname": "eth0", "port": "zun-port", "fixed_ip": None}]
+    return containers.create(db, {"project_id": "p1", "status": "Running", "host": "h1",
+                                  "cni_metadata": {"networks": entries, "pid": 4321},
+                                  **extra})
+
+
+def test_an_attach_records_the_exposed_ports_group_it_made(db: Database) -> None:
+    neutron = FakeNeutron()
+    networks, vifs = make(db, neutron)
+    r = running(db, exposed_ports={"80/tcp": {}})
+    values = networks.attach(r, "n2", None)
+    meta = values["cni_metadata"]
+    assert neutron.of("create_group") == [f"berth-{r.uuid}"]
+    assert meta["exposed_sg"] == "sg-exposed"                # kept: deleted with the row
+    assert [e["port"] for e in meta["networks"]] == ["zun-port", "port-1"]
+    assert vifs.added == ["port-1"]
+    r = containers.update_(db, r.uuid, values)
+    networks.attach(r, "n3", None)                           # the next attach reuses it
+    assert neutron.of("create_group") == [f"berth-{r.uuid}"]
+
+
+def test_a_failed_attach_deletes_the_group_it_made(db: Database) -> None:
+    neutron = FakeNeutron(fail_network=True)
+    networks, _ = make(db, neutron)
+    r = running(db, exposed_ports={"80/tcp": {}})
+    with pytest.raises(Exception, match="Neutron is down"):
+        networks.attach(r, "n2", None)
+    assert neutron.of("delete_port") == ["port-1"]
+    assert neutron.of("delete_group") == ["sg-exposed"]
