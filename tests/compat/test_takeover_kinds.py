@@ -31,6 +31,7 @@ from support.berth_proc import wait_for
 
 from compat.test_takeover import berth_from, settle, zun_ci
 from compat.zun_client import NEUTRON_URL, ZUN_IMAGE, ZUN_NETWORK
+from compat.zun_services import capsule_on_zun
 
 pytestmark = pytest.mark.skipif(os.environ.get("BERTH_ZUN_TAKEOVER") != "1",
                                 reason="opt-in: BERTH_ZUN_TAKEOVER=1 (it stops Zun's services)")
@@ -78,16 +79,7 @@ def test_error_exposed_port_security_group_and_capsule_are_taken_over(zun: httpx
                 # docs/zun-beside.md): Zun's flake, not the takeover's; another try
                 zun.delete(f"/v1/containers/{made.pop(kind)}", params={"force": "true"},
                            headers={"Connection": "close"})
-        r = zun.post("/v1/capsules", json={"template": {
-            "kind": "capsule", "capsuleVersion": "beta",
-            "metadata": {"name": f"takeover-cap-{tag}"},
-            "spec": {"containers": [{"image": ZUN_IMAGE, "command": ["sleep", "3600"],
-                                     "imagePullPolicy": "IfNotPresent"}]}}})
-        assert r.status_code == 202, r.text
-        capsule = r.json()["uuid"]
-        wait_for(lambda: zun.get(f"/v1/capsules/{capsule}").json()["status"]
-                 in ("Running", "Error"), 300, interval=1, what="the capsule to settle")
-        time.sleep(5)                       # Zun's own sync has its last word
+        capsule = capsule_on_zun(zun, f"takeover-cap-{tag}")
         assert "sg" in made, "Zun could not plug the container with a security group in 3 tries"
         before = {k: zun.get(f"/v1/containers/{u}").json() for k, u in made.items()}
         before_capsule = zun.get(f"/v1/capsules/{capsule}").json()

@@ -38,6 +38,7 @@ from support.berth_proc import wait_for
 from compat.test_takeover import berth_from, zun_ci
 from compat.test_takeover_kinds import settled
 from compat.zun_client import NEUTRON_URL, ZUN_IMAGE, ZUN_NETWORK, keystone_token
+from compat.zun_services import capsule_on_zun
 
 pytestmark = pytest.mark.skipif(os.environ.get("BERTH_ZUN_TAKEOVER") != "1",
                                 reason="opt-in: BERTH_ZUN_TAKEOVER=1 (it stops Zun's services)")
@@ -108,16 +109,7 @@ def test_cinder_volumes_and_a_running_capsule_are_taken_over(zun: httpx.Client) 
         r = zun.post(f"/v1/containers/{container}/execute", json={
             "command": "sh -c 'echo zun-data > /data/f && echo zun-pre > /pre/f'"})
         assert r.status_code == 200 and r.json()["exit_code"] == 0, r.text
-        r = zun.post("/v1/capsules", json={"template": {
-            "kind": "capsule", "capsuleVersion": "beta",
-            "metadata": {"name": f"takeover-cap-{tag}"},
-            "spec": {"containers": [{"image": ZUN_IMAGE, "command": ["sleep", "3600"],
-                                     "imagePullPolicy": "IfNotPresent"}]}}})
-        assert r.status_code == 202, r.text
-        capsule = r.json()["uuid"]
-        wait_for(lambda: zun.get(f"/v1/capsules/{capsule}").json()["status"]
-                 in ("Running", "Error"), 300, interval=1, what="the capsule to settle")
-        time.sleep(5)                       # Zun's own sync has its last word
+        capsule = capsule_on_zun(zun, f"takeover-cap-{tag}")
         before = zun.get(f"/v1/containers/{container}").json()
         before_capsule = zun.get(f"/v1/capsules/{capsule}").json()
         members = [c["uuid"] for c in before_capsule["containers"]]

@@ -12,6 +12,8 @@ them to provoke each defect for real.
 * ``settle(client, uuid, statuses)``: wait until the container's status is one of them.
 * ``zun_network_id()`` / ``run_on_zun_network(zun, prefix, **body)``: the Neutron
   network ``zun-ci.sh`` made, and a ``sleep`` container created with run on it.
+* ``capsule_on_zun(zun, name)``: a capsule of one ``sleep`` member made through Zun,
+  once it has settled (Running or Error) and Zun's own sync had its last word.
 """
 
 from __future__ import annotations
@@ -130,3 +132,18 @@ def run_on_zun_network(zun: httpx.Client, prefix: str, seconds: int = 3600,
         "nets": [{"network": zun_network_id()}], **body})
     assert r.status_code == 202, r.text
     return str(r.json()["uuid"])
+
+
+def capsule_on_zun(zun: httpx.Client, name: str) -> str:
+    """The uuid of a capsule of one ``sleep`` member made through Zun's API, once it
+    is Running or in Error and Zun's own sync (5 s more) has had its last word."""
+    r = zun.post("/v1/capsules", json={"template": {
+        "kind": "capsule", "capsuleVersion": "beta", "metadata": {"name": name},
+        "spec": {"containers": [{"image": ZUN_IMAGE, "command": ["sleep", "3600"],
+                                 "imagePullPolicy": "IfNotPresent"}]}}})
+    assert r.status_code == 202, r.text
+    capsule = str(r.json()["uuid"])
+    wait_for(lambda: zun.get(f"/v1/capsules/{capsule}").json()["status"]
+             in ("Running", "Error"), 300, interval=1, what="the capsule to settle")
+    time.sleep(5)
+    return capsule

@@ -178,15 +178,22 @@ def _status_at_inspect(db: Database, engine: Engine, r: Container,
     return seen
 
 
+@pytest.mark.parametrize(("engine_says", "ends"), [
+    (RunState.EXITED, Status.STOPPED),
+    # Docker may have started it again (a ``docker start`` from outside) before the
+    # die is synced: the inspect's Running has the last word
+    (RunState.RUNNING, Status.RUNNING),
+])
 def test_a_die_from_the_stream_says_stopped_before_the_inspect_answers(
         sync_db: Database, sync_deps: AgentDeps, sync_engine: Engine,
-        sync_row: RowFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    r = sync_row(Status.RUNNING, RunState.EXITED)
+        sync_row: RowFactory, monkeypatch: pytest.MonkeyPatch, engine_says: RunState,
+        ends: Status) -> None:
+    r = sync_row(Status.RUNNING, engine_says)
     at_inspect = _status_at_inspect(sync_db, sync_engine, r, monkeypatch)
     death = sync.Death(r.container_id, 137, 1_700_000_000_000_000_000)
     assert sync_container(sync_deps, r.uuid, death) is Outcome.UPDATED
     assert at_inspect == [Status.STOPPED]
-    assert get(sync_db, r).status == Status.STOPPED
+    assert get(sync_db, r).status == ends
 
 
 @pytest.mark.parametrize("columns", [
@@ -217,16 +224,3 @@ def test_a_die_of_another_docker_container_or_a_row_not_running_is_not_written(
     assert at_inspect == [Status.RUNNING]
     paused = sync_row(Status.PAUSED, RunState.PAUSED)
     assert not sync.death_applies(paused, sync.Death(paused.container_id, 0, 1))
-
-
-def test_a_die_followed_by_a_start_ends_running(
-        sync_db: Database, sync_deps: AgentDeps, sync_engine: Engine,
-        sync_row: RowFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Docker may start it again (``docker start`` from outside) before the die is
-    synced: the inspect's Running wins over the event's Stopped."""
-    r = sync_row(Status.RUNNING, RunState.RUNNING)
-    at_inspect = _status_at_inspect(sync_db, sync_engine, r, monkeypatch)
-    death = sync.Death(r.container_id, 0, 1_700_000_000_000_000_000)
-    assert sync_container(sync_deps, r.uuid, death) is Outcome.UPDATED
-    assert at_inspect == [Status.STOPPED]
-    assert get(sync_db, r).status == Status.RUNNING
