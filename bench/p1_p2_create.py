@@ -49,14 +49,14 @@ def p1(berth: Berth, runs: int = 30, poll: float = 0.05) -> Result:
     that Docker's start, on one of the machine's two cores, then lacked: Docker alone
     took 5.5 % longer while a thread polled a berth container every 10 ms (the
     ``poll_cost`` below). The poll is now every 50 ms, and what it sees is kept as
-    ``berth_seen_all``.
+    ``poll_seen_all``.
 
     The detail's ``docker_polled`` series is Docker's side again while a thread polls
     a berth container at the same rate: what the poll's CPU alone costs the engine
     (``poll_cost``, its median over Docker's)."""
     client = docker_client()
     times: dict[str, list[float]] = {"docker": [], "berth": [], "docker_polled": [],
-                                     "berth_seen": []}
+                                     "poll_seen": []}
     try:
         for _ in range(3):     # warm both paths (page cache, connection pools)
             _p1_docker(client)
@@ -72,7 +72,7 @@ def p1(berth: Berth, runs: int = 30, poll: float = 0.05) -> Result:
                 elif side == "berth":
                     written, seen = _p1_berth(berth, poll)
                     times["berth"].append(written)
-                    times["berth_seen"].append(seen)
+                    times["poll_seen"].append(seen)
                 else:
                     with _polling(berth, polled, poll):
                         times[side].append(_p1_docker(client))
@@ -86,7 +86,7 @@ def p1(berth: Berth, runs: int = 30, poll: float = 0.05) -> Result:
                   "ratio ≤ 1.05", r is not None and r <= 1.05, r,
                   {"berth_all": times["berth"], "docker_all": times["docker"], "poll_s": poll,
                    "docker_polled_all": times["docker_polled"],
-                   "berth_seen_all": times["berth_seen"],
+                   "poll_seen_all": times["poll_seen"],
                    "poll_cost": ratio(median(times["docker_polled"]), d)})
 
 

@@ -28,7 +28,13 @@ from collections.abc import Callable
 
 from berth.compute.pleg.events import ContainerEvent, EventSource
 from berth.metrics import catalog
-from berth.runtime.base import Runtime, RuntimeDriverError, RuntimeEvent, RuntimeEventStream
+from berth.runtime.base import (
+    EventKind,
+    Runtime,
+    RuntimeDriverError,
+    RuntimeEvent,
+    RuntimeEventStream,
+)
 
 LOG = logging.getLogger(__name__)
 
@@ -74,6 +80,8 @@ class EventWatcher:
         self._name = name
         self._since = since_nano
         self._seen_at_since: set[tuple[str, str]] = set()
+        #: Containers the engine reported an "oom" for since their last start.
+        self._oom_killed: set[str] = set()
         self._lock = threading.Lock()
         self._stream: RuntimeEventStream | None = None
         self._stopping = threading.Event()
@@ -191,4 +199,18 @@ class EventWatcher:
         self._emit(ContainerEvent(uuid=event.uuid, container_id=event.container_id,
                                   kind=event.kind, source=EventSource.WATCH,
                                   at=self._clock(), action=event.action,
-                                  engine_at_ns=event.at_nano, exit_code=event.exit_code))
+                                  engine_at_ns=event.at_nano,
+                                  exit_code=self._exit_code(event)))
+
+    def _exit_code(self, event: RuntimeEvent) -> int | None:
+        """A die's exit code, for the sync to write Stopped before its inspect; None
+        after an "oom" (Docker's comes before the die): then Stopped waits for the
+        inspect, so that it comes with the OOMKilled reason, never without it."""
+        cid = event.container_id
+        if event.action == "oom":
+            self._oom_killed.add(cid)
+        elif (event.kind in (EventKind.DIED, EventKind.STARTED, EventKind.REMOVED)
+              and cid in self._oom_killed):
+            self._oom_killed.discard(cid)
+            return None
+        return event.exit_code

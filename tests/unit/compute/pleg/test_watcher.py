@@ -97,6 +97,22 @@ def test_follow_once_emits_berth_events_and_remembers_the_last_one() -> None:
     assert w.connected is False
 
 
+def test_a_die_carries_its_exit_code_but_not_after_an_oom() -> None:
+    """After an "oom" the sync must wait for the inspect (OOMKilled), so the die that
+    follows carries no exit code; the next life of the container is judged afresh."""
+    def died(nano: int, code: int = 137) -> RuntimeEvent:
+        e = ev(nano)
+        return RuntimeEvent(e.container_id, e.uuid, e.kind, e.action, e.at, e.at_nano,
+                            exit_code=code)
+
+    runtime = EventsRuntime([FakeStream([died(10), ev(20, action="oom"), died(30),
+                                         ev(40, action="start"), died(50, 0)])])
+    out = Collector()
+    watcher_for(runtime, out).follow_once()
+    assert [(e.action, e.exit_code) for e in out.events] == [
+        ("die", 137), ("oom", None), ("die", None), ("start", None), ("die", 0)]
+
+
 def test_reconnect_resumes_from_the_last_event_and_drops_its_replay() -> None:
     first = FakeStream([ev(10, action="start"), ev(30, action="kill"), ev(30, action="die")])
     # The engine's ``since`` is inclusive: the events at 30 come again, then new ones.
