@@ -207,6 +207,11 @@ class Deployment:
             f"[database]\nconnection = {self.db_url}\n{extra_conf}\n")
         return path
 
+    def log_tails(self, chars: int = 6000) -> str:
+        """The end of each agent's and API's log, for a failure's report."""
+        return "\n".join(f"--- {p.name} ({p.log}) ---\n{p.log_text()[-chars:]}"
+                         for p in [*self.agents.values(), *self.apis])
+
     def berth(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
         """Run ``berth ARGS --config-file <db-only file>``."""
         conf = self.conf("manage", "")

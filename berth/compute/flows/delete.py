@@ -1,6 +1,8 @@
 """container_delete: remove the Docker container, then the row (seed: deletion).
 
-Without ``force`` an engine failure sets Error and keeps the row; with ``force`` it
+A container that still runs is stopped first (``_remove``: the stop of a ``delete
+--stop`` may come after the delete). Without ``force`` an engine failure sets Error
+and keeps the row; with ``force`` it
 is logged and the deletion goes on. A container the engine no longer has counts as
 removed. Then the Placement allocation is released, and the row goes last (only
 once Placement has released it, even with ``force``, so no allocation outlives its
@@ -51,6 +53,30 @@ def delete_container(deps: AgentDeps, ctx: RequestContext, uuid: str, force: boo
         unexpected.settle(deps, uuid, "delete", err, ctx=ctx)
 
 
+#: Seconds a delete gives a container that still runs to stop (the API's stop of a
+#: ``delete --stop`` gives it as much).
+STOP_TIMEOUT = 10
+
+
+def _remove(deps: AgentDeps, container_id: str, force: bool) -> None:
+    """Remove the Docker container; one that still runs is stopped first unless
+    ``force`` (which kills it). The API makes a ``delete --stop`` two casts,
+    container_stop then container_delete (Zun's RPC contract), and the agent's RPC
+    server may hand them to the container's worker in either order: a delete that
+    comes first stops it as the stop would have (the stop that follows finds no row).
+    The API refuses a plain delete of a Running row, so a running container here is
+    that, or one started behind berth's back since."""
+    try:
+        deps.runtime.delete(container_id, force=force)
+    except rt.RuntimeConflict:
+        if force:
+            raise
+        LOG.info("the Docker container still runs (its stop has not come first); "
+                 "stopping it, then removing it")
+        deps.runtime.stop(container_id, STOP_TIMEOUT)
+        deps.runtime.delete(container_id, force=False)
+
+
 def _delete(deps: AgentDeps, row: Container, steal: bool,
             ctx: RequestContext | None = None, force: bool | None = None) -> bool:
     """False when the container could not be deleted (the row says why, or another
@@ -62,7 +88,7 @@ def _delete(deps: AgentDeps, row: Container, steal: bool,
         with common.task(deps, uuid, TaskState.CONTAINER_DELETING, steal=steal):
             if row.container_id:
                 try:
-                    deps.runtime.delete(row.container_id, force=force)
+                    _remove(deps, row.container_id, force)
                 except rt.RuntimeNotFound:
                     pass
                 except rt.RuntimeDriverError as err:

@@ -128,7 +128,11 @@ def test_lifecycle_over_rabbitmq(deployment: Deployment, zun: Any,
         except zun_exc.NotFound:
             return True
 
-    wait_for(gone, 90, interval=0.3, what=f"container {c.uuid} to be deleted")
+    try:
+        wait_for(gone, 90, interval=0.3, what=f"container {c.uuid} to be deleted")
+    except AssertionError:
+        print(deployment.log_tails())      # seen once in CI under load: the logs say why
+        raise
     with pytest.raises(docker.errors.NotFound):
         docker_client.api.inspect_container(f"zun-{c.uuid}")
 
