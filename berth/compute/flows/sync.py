@@ -25,8 +25,10 @@ Rules shared by both paths:
   (Docker answers an inspect only once its post-exit clean-up is done, 50-90 ms after
   the event), for a Running row whose Docker container it names, unless Docker may
   start it again (a restart policy), a heal must see it Running (``auto_heal``: a
-  ``docker rm -f`` kills first) or a capsule derives it; the inspect follows as always
-  and writes what only it knows (OOMKilled, an error text);
+  ``docker rm -f`` kills first) or a capsule derives it, and not after an "oom" (the
+  PLEG's watcher gives that die no exit code: Stopped then comes with its OOMKilled
+  reason); the inspect follows as always and writes what only it knows (OOMKilled,
+  an error text);
 - a vanished container (:func:`handle_vanished`): ``auto_remove`` → Deleted;
   ``auto_heal`` and a rebuildable status → rebuilt (and started again when it was
   Running) by ``flows.rebuild``, under a ``rebuild`` action, queued on the
