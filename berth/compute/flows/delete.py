@@ -2,10 +2,10 @@
 
 A container that still runs is stopped first (``_remove``: the stop of a ``delete
 --stop`` may come after the delete). Without ``force`` an engine failure sets Error
-and keeps the row; with ``force`` it is logged and the deletion goes on. A container the engine no longer has counts as
-removed. Then the Placement allocation is released, and the row goes last (only
-once Placement has released it, even with ``force``, so no allocation outlives its
-row), and with it the node usage it held.
+and keeps the row; with ``force`` it is logged and the deletion goes on. A
+container the engine no longer has counts as removed. Then the Placement allocation
+is released, and the row goes last (only once Placement has released it, even with
+``force``, so no allocation outlives its row), and with it the node usage it held.
 """
 
 from __future__ import annotations
