@@ -38,7 +38,7 @@ from berth.db.engine import Database
 from berth.db.models import Container
 from berth.network import metadata
 from berth.network.kuryr.docker_networks import KuryrDockerNetworks
-from berth.network.metadata import CniMetadata, NetworkEntry
+from berth.network.metadata import NetworkEntry
 from berth.network.neutron.client import NeutronAPI, NeutronError, Port
 from berth.runtime import base as rt
 
@@ -110,11 +110,6 @@ class KuryrNetworks(NeutronNetworks):
         LOG.info("made port %s on network %s for %s (bound by kuryr when connected)",
                  port.id, entry["network"], entry["ifname"])
         return port, True
-
-    def _drop_group(self, row: Container, meta: CniMetadata) -> None:
-        group = meta.get("exposed_sg")
-        if group and group != metadata.exposed_sg_of(row.cni_metadata):
-            self._delete_group(group)
 
     # -- after docker start --
 

@@ -134,9 +134,7 @@ class NeutronNetworks(ContainerNetworks):
         if reserved is None:
             return
         self._undo(row, [], reserved.made())
-        group = reserved.meta.get("exposed_sg")
-        if group and group != metadata.exposed_sg_of(row.cni_metadata):
-            self._delete_group(group)
+        self._drop_group(row, reserved.meta)
 
     def plug(self, row: Container, pid: int) -> dict[str, Any]:
         netns = f"/proc/{pid}/ns/net"
@@ -165,9 +163,7 @@ class NeutronNetworks(ContainerNetworks):
                     address_entries(entry["network"], port, entry, entry["ifname"]))
         except (CniError, exc.BerthError) as err:
             self._undo(row, plugged, made)
-            group = meta.get("exposed_sg")
-            if group and not metadata.exposed_sg_of(row.cni_metadata):
-                self._delete_group(group)   # made by this plug: not kept
+            self._drop_group(row, meta)
             reason = getattr(err, "msg", str(err))
             if getattr(err, "http_status", None) == 504:
                 reason = f"{reason} (the port never became ACTIVE in Neutron)"
@@ -263,6 +259,13 @@ class NeutronNetworks(ContainerNetworks):
         self._release_ports(requested(row))
         group = metadata.exposed_sg_of(row.cni_metadata)
         if group:
+            self._delete_group(group)
+
+    def _drop_group(self, row: Container, meta: CniMetadata) -> None:
+        """After a failed plug or attach, or a reservation no plug claimed: the exposed
+        ports' group it made in ``meta`` (the row records none) is deleted, not kept."""
+        group = meta.get("exposed_sg")
+        if group and group != metadata.exposed_sg_of(row.cni_metadata):
             self._delete_group(group)
 
     def _delete_group(self, group: str) -> None:
@@ -372,7 +375,6 @@ class NeutronNetworks(ContainerNetworks):
         the row records none yet (a container Zun made), goes into ``meta``, which the
         caller writes."""
         made: list[str] = []
-        had_group = meta.get("exposed_sg")
         try:
             port, new = self._port(row, entry, self._groups(row, meta))
             if new:
@@ -383,10 +385,7 @@ class NeutronNetworks(ContainerNetworks):
                                         network, default_route=index == 0))
         except (CniError, exc.BerthError) as err:
             self._undo(row, [], made)
-            group = meta.get("exposed_sg")
-            if group and not had_group:
-                self._delete_group(group)    # made by this attach: not kept
-                del meta["exposed_sg"]
+            self._drop_group(row, meta)
             raise NetworkPlugFailed(network=entry["network"],
                                     reason=getattr(err, "msg", str(err))) from err
         return address_entries(entry["network"], port, entry, entry["ifname"])
