@@ -173,6 +173,10 @@ def test_security_groups_by_name_exposed_ports_and_add_remove_on_the_port(
         assert resp.status_code == 202, resp.text
         wait_for(lambda: ports_of(exposed)[0]["security_groups"] == [made], 60, 0.2,
                  what="the group off the port")
+        # Neutron shows the port changed before the agent ends its task (a delete
+        # then answers 409 "busy with sg_removing": seen in CI)
+        wait_for(lambda: http.get(f"/v1/containers/{exposed}").json()["task_state"] is None,
+                 60, 0.2, what="the remove to finish")
         delete(http, exposed)
         assert neutron_raw.get(f"/security-groups/{made}").status_code == 404
     finally:
