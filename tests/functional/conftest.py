@@ -8,6 +8,8 @@ image) makes them fail. ``BERTH_TEST_DOCKER_URL`` overrides the engine's address
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterator
 
 import docker
 import pytest
@@ -42,6 +44,28 @@ def docker_url() -> str:
 @pytest.fixture(autouse=True)
 def _requires_docker(docker_url: str) -> None:
     """Every functional test needs the engine."""
+
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Iterator[None]:
+    """A failed test of the shared berth gets that berth's log lines about the
+    containers its failure names: the agent's side of a failure seen once in CI is
+    otherwise lost with the run."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    proc = getattr(item, "funcargs", {}).get("berth")
+    if report.when != "call" or not report.failed or proc is None:
+        return
+    uuids = set(_UUID.findall(report.longreprtext))
+    if uuids:
+        lines = [line for line in proc.log_text().splitlines()
+                 if any(u in line for u in uuids)]
+        report.sections.append((f"berth's log about {', '.join(sorted(uuids))}",
+                                "\n".join(lines[-80:])))
 
 
 @pytest.fixture

@@ -205,18 +205,18 @@ def _finish_resize(deps: AgentDeps, row: Container) -> bool:
 def fail_interrupted_create(deps: AgentDeps, row: Container, reason: str,
                             engine: Iterable[rt.RuntimeContainer] = (), *,
                             expected_deadline: Any = containers.ANY) -> bool:
-    """Set an interrupted create to Error, after removing whatever Docker container it
+    """Set an interrupted create to Error, then remove whatever Docker container it
     left: the row's ``container_id`` may not be written yet when the agent died between
     ``docker create`` and the database write, so the engine is searched by the uuid label
-    (``engine``, this host's containers) and by the name ``zun-<uuid>`` too. The Docker
-    side goes first, so a crash in between leaves a row that the next recovery handles
-    the same way. Error releases the row's claim; the usage is republished.
+    (``engine``, this host's containers) and by the name ``zun-<uuid>`` too. Error
+    releases the row's claim; the usage is republished.
 
     Compare-and-swap on the task state read (and ``expected_deadline``, when given):
-    False (nothing written) when the row moved on meanwhile."""
-    for container_id in sorted(_engine_ids_of(deps, row, engine)):
-        LOG.info("removing Docker container %s left by the interrupted create", container_id)
-        deps.runtime.delete(container_id, force=True)
+    False, with nothing written and nothing removed, when the row moved on meanwhile
+    (a create that finished after ``row`` was read keeps its container). The row goes
+    first: a crash or an engine failure after it leaves an Error row that names no
+    container, whose container the state sync removes (:func:`create_undone`)."""
+    left = sorted(_engine_ids_of(deps, row, engine))
     try:
         status_writes.mark_error(
             deps.db, row.uuid, reason[:2000], was=row.status,
@@ -229,6 +229,15 @@ def fail_interrupted_create(deps: AgentDeps, row: Container, reason: str,
     except exc.ContainerNotFound:
         LOG.info("row is gone; nothing to mark")
         return False
+    for container_id in left:
+        LOG.info("removing Docker container %s left by the interrupted create", container_id)
+        try:
+            deps.runtime.delete(container_id, force=True)
+        except rt.RuntimeNotFound:
+            pass
+        except rt.RuntimeDriverError as err:
+            LOG.warning("could not remove Docker container %s (%s); the state sync removes "
+                        "it once the engine answers", container_id[:12], err.msg)
     LOG.warning("interrupted create marked Error: %s", reason)
     release_allocation(deps, row.uuid)
     release_volumes(deps, None, row.uuid)

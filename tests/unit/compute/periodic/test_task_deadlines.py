@@ -136,6 +136,25 @@ def test_a_task_that_moved_on_meanwhile_is_not_clobbered(
     assert after.status == Status.RUNNING and after.status_reason is None
 
 
+def test_a_create_that_finished_after_the_read_keeps_its_docker_container(
+        db: Database, deps: AgentDeps, engine: FakeRuntime,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The expirer read a create past its deadline; the create then finished (the
+    container ran and stopped) before the expirer acted: nothing is written and the
+    Docker container stays (it was removed first, leaving a Stopped row over nothing)."""
+    r = busy_row(db, engine, TaskState.CONTAINER_CREATING, T0, status=Status.CREATING,
+                 run_state=None)
+    stale = containers.get_by_uuid(db, r.uuid)
+    cid = engine.add(r.uuid, HOST, RunState.EXITED)
+    containers.update_(db, r.uuid, {"status": Status.STOPPED, "task_state": None,
+                                    "task_deadline": None, "container_id": cid})
+    monkeypatch.setattr(containers, "list_past_deadline", lambda *a, **k: [stale])
+    assert TaskExpirer(deps, clock=Clock(T0 + dt.timedelta(seconds=5))).run() == 0
+    after = containers.get_by_uuid(db, r.uuid)
+    assert (after.status, after.container_id) == (Status.STOPPED, cid)
+    assert cid in engine.containers
+
+
 def test_one_failing_row_does_not_stop_the_others(db: Database, deps: AgentDeps,
                                                   engine: FakeRuntime) -> None:
     bad = busy_row(db, engine, TaskState.CONTAINER_STOPPING, T0)
