@@ -169,7 +169,7 @@ def _fail_unplugged(deps: AgentDeps, ctx: RequestContext | None, uuid: str,
                         container_id[:12], rm_err.msg)
     release_allocation(deps, uuid)
     release_volumes(deps, ctx, uuid)
-    common.fail(deps, uuid, f"{err.msg}. The container was not created; fix the cause "
+    common.fail(deps, uuid, f"{err.msg.rstrip('.')}. The container was not created; fix the cause "
                             f"and create it again.", container_id=None)
     deps.tracker.publish_usage()
 
@@ -261,8 +261,8 @@ def _failure_of(err: BaseException, host: str) -> tuple[str, bool] | None:
     """The reason a failed create's row gets, and whether its host is cleared (the
     node refused it); None: not a failure the row records."""
     if isinstance(err, networking.NetworkPlugFailed):   # the kuryr driver's ports, at create
-        return (f"{err.msg}. The container was not created; fix the cause and create it "
-                f"again."), False
+        return (f"{err.msg.rstrip('.')}. The container was not created; fix the cause "
+                f"and create it again."), False
     return reason_of(err, host)
 
 

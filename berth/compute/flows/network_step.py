@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import logging
+import os
+import time
 from dataclasses import dataclass
 
 from berth.compute import networking
@@ -19,6 +21,11 @@ from berth.db.models import Container
 from berth.runtime import base as rt
 
 LOG = logging.getLogger(__name__)
+
+#: How long the engine may take to report the end of a process whose network
+#: namespace is gone (Docker learns of an exit from containerd's event, after the
+#: process is reaped), before a failed plug is taken for a network failure.
+ENGINE_CATCH_UP = 2.0
 
 
 def reserve_networks(deps: AgentDeps, row: Container) -> cf.Future[None] | None:
@@ -73,7 +80,7 @@ def follow_network(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer
             if ended.state is not None and ended.state.running:
                 return NetworkStep(ended, {})   # a restart by Docker: the PLEG plugs it
             return NetworkStep(ended, unplug_quietly(deps, row, ended))
-        reason = f"{err.msg}. The container was stopped; start it again."
+        reason = f"{err.msg.rstrip('.')}. The container was stopped; start it again."
         LOG.error("%s", reason)
         try:
             deps.runtime.stop(container_id, 0)
@@ -84,18 +91,43 @@ def follow_network(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer
         return NetworkStep(stopped, {"status_reason": reason[:2000]}, err)
 
 
-def _process_ended(deps: AgentDeps, container_id: str, seen: rt.RuntimeContainer
-                   ) -> rt.RuntimeContainer | None:
-    """What the engine says now, when the process ``seen`` ran is gone; else None."""
+def _process_ended(deps: AgentDeps, container_id: str, seen: rt.RuntimeContainer,
+                   catch_up: float = ENGINE_CATCH_UP) -> rt.RuntimeContainer | None:
+    """What the engine says now, when the process ``seen`` ran is gone; else None.
+    A process that exited as it was plugged (a command that ends at once) is still
+    running by the engine's word for a while after the kernel took its namespace (the
+    engine learns of an exit only once the process is reaped): while the process has
+    no namespace, the engine is asked again, up to ``catch_up`` seconds."""
+    deadline = time.monotonic() + catch_up
+    while True:
+        try:
+            now = deps.runtime.inspect(container_id)
+        except rt.RuntimeDriverError:
+            return None
+        if now.state is None or seen.state is None:
+            return None
+        if not (now.state.running and now.state.pid == seen.state.pid):
+            return now
+        if process_alive(seen.state.pid) or time.monotonic() >= deadline:
+            return None
+        time.sleep(0.02)
+
+
+def process_alive(pid: int | None) -> bool:
+    """Whether ``pid`` still holds its network namespace in this node's process table
+    (the kernel drops a process's namespaces as it begins to exit, before it is a
+    zombie); True when that cannot be told (no pid, ``/proc`` unreadable). A process
+    of another pid namespace reads as gone: the engine is then asked until
+    ``catch_up``."""
+    if not pid:
+        return True
     try:
-        now = deps.runtime.inspect(container_id)
-    except rt.RuntimeDriverError:
-        return None
-    if now.state is None or seen.state is None:
-        return None
-    if now.state.running and now.state.pid == seen.state.pid:
-        return None
-    return now
+        os.stat(f"/proc/{pid}/ns/net")
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def unplug_quietly(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer | None
