@@ -74,6 +74,10 @@ def start_in_runtime(deps: AgentDeps, row: Container, *, task_held: bool = False
             if seen.state is None or not seen.state.running:
                 unplug_quietly(deps, row, None)     # no plug will: dropped
         step = follow_network(deps, row, seen)
+        if step.failed is not None and row.status == Status.CREATING:
+            # The start of a create with run: the create ends in Error without its
+            # Docker container (create._fail_unplugged), never shown Stopped first.
+            raise step.failed
         row = hold.apply_and_end(deps, step.seen, {
             "started_at": common.now_utc().replace(tzinfo=None), "status_reason": None,
             **step.values}, inspected=inspect_began)

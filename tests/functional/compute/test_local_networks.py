@@ -157,9 +157,12 @@ def test_delete_and_a_failed_plug_leave_no_veth_address_or_registry_entry(
     clash = net.create(SLEEP, nets=[{"network": a["name"], "v4-fixed-ip": ip}], wait=None)
     wait_for(lambda: "in use" in (net.show(clash["uuid"])["status_reason"] or ""), 60,
              what="the failed plug's reason")
-    # A create whose plug fails ends as a failed create: Error, no Docker container.
+    # A create whose plug fails ends as a failed create: Error, no Docker container,
+    # and it never shows Stopped on the way (a client would take that as the end).
     clash = net.wait(clash["uuid"], "Error")
     assert "create it again" in clash["status_reason"]
+    assert not [line for line in net.proc.log_text().splitlines()
+                if clash["uuid"] in line and "-> Stopped" in line]
     assert not attachments_of(net.proc, clash["uuid"])
     assert not docker_client.containers.list(all=True, ignore_removed=True,
             filters={"name": f"zun-{clash['uuid']}"})
