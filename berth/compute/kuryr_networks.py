@@ -37,6 +37,7 @@ from berth.compute.neutron_networks import NeutronNetworks, _Reserved, fixed_ips
 from berth.db.engine import Database
 from berth.db.models import Container
 from berth.network import metadata
+from berth.network.addresses import Addresses, of_port
 from berth.network.kuryr.docker_networks import KuryrDockerNetworks
 from berth.network.metadata import NetworkEntry
 from berth.network.neutron.client import NeutronAPI, NeutronError, Port
@@ -163,11 +164,11 @@ class KuryrNetworks(NeutronNetworks):
             self._undo(row, [], made)
             self._drop_group(row, reserved.meta)
             raise _failed(failing, err) from err
-        addresses: dict[str, Any] = {}
+        addresses: Addresses = {}
         for entry, port in zip(entries, ports, strict=True):
             ifname = names.get(port.mac.lower(), entry["ifname"])
             addresses.setdefault(entry["network"], []).extend(
-                _address_entries(port, entry, ifname))
+                of_port(port, entry, ifname))
         LOG.info("plugged by kuryr: %s", ", ".join(
             f"{a['ifname']} {a['addr']} ({a['port']})" for v in addresses.values() for a in v))
         return {"addresses": addresses,
@@ -259,7 +260,7 @@ class KuryrNetworks(NeutronNetworks):
             self._undo(row, [], made)
             raise _failed(network_uuid, err) from err
         addresses = dict(row.addresses or {})
-        addresses[network_uuid] = _address_entries(got, entry, entry_ifname) if pid else []
+        addresses[network_uuid] = of_port(got, entry, entry_ifname) if pid else []
         return {"addresses": addresses,
                 "cni_metadata": metadata.with_plug(meta, entries + [entry], pid)}
 
@@ -275,12 +276,6 @@ def _addresses(port: Port) -> tuple[str | None, str | None]:
     v4 = next((ip for ip, _ in port.fixed_ips if ipaddress.ip_address(ip).version == 4), None)
     v6 = next((ip for ip, _ in port.fixed_ips if ipaddress.ip_address(ip).version == 6), None)
     return v4, v6
-
-
-def _address_entries(port: Port, entry: NetworkEntry, ifname: str) -> list[dict[str, Any]]:
-    return [{"addr": ip, "version": ipaddress.ip_address(ip).version, "port": port.id,
-             "subnet_id": subnet, "preserve_on_delete": bool(entry.get("preserve_on_delete")),
-             "ifname": ifname, "mac_addr": port.mac} for ip, subnet in port.fixed_ips]
 
 
 def _tx_offload_off(pid: int) -> dict[str, str]:

@@ -9,8 +9,8 @@ order asked for. The row keeps two things::
     cni_metadata = its networks (``network``: the berth network's uuid, ``ifname``,
                    ``fixed_ip``) and the plugged ``pid`` (0: unplugged), nothing else:
                    ``berth.network.metadata.CniMetadata``
-    addresses    = {<network uuid>: [{"addr", "version", "port", "subnet_id",
-                                      "preserve_on_delete"}]}          (Zun's shape)
+    addresses    = per network uuid, its interface's addresses (Zun's shape):
+                   ``berth.network.addresses.Addresses``
 
 Each plug carries the container's policy (``policy_of``): its security groups, as
 memberships, and its exposed ports; the daemon's firewall lets nothing else in.
@@ -48,6 +48,7 @@ from berth.db import networks as db_networks
 from berth.db.engine import Database
 from berth.db.models import Container
 from berth.network import metadata
+from berth.network.addresses import AddressEntry, Addresses, of_vif
 from berth.network.base import VIF, NetworkSpec
 from berth.network.metadata import NetworkEntry
 from berth.network.policy import Policy
@@ -72,16 +73,6 @@ def plugged_pid(row: Container) -> int:
 def next_ifname(entries: list[NetworkEntry]) -> str:
     taken = {e.get("ifname") for e in entries}
     return next(f"eth{i}" for i in range(len(entries) + 1) if f"eth{i}" not in taken)
-
-
-def address_entries(network_uuid: str, vif: VIF) -> list[dict[str, Any]]:
-    """The interface's addresses as Zun's ``addresses`` holds them (IPv4, then IPv6 on
-    a dual-stack network); ``port`` is the host end of the veth (a local network has
-    no Neutron port), ``subnet_id`` the subnet."""
-    return [{"addr": str(address.ip), "version": address.version, "port": vif.host_ifname,
-             "subnet_id": str(address.network), "preserve_on_delete": False,
-             "ifname": vif.ifname, "mac_addr": vif.mac}
-            for address in (vif.address, vif.address6) if address is not None]
 
 
 class ContainerNetworks:
@@ -145,15 +136,14 @@ class ContainerNetworks:
         netns = f"/proc/{pid}/ns/net"
         entries = requested(row)
         old = dict(row.addresses or {})
-        addresses: dict[str, Any] = {}
+        addresses: Addresses = {}
         done: list[tuple[NetworkSpec, str]] = []
         try:
             for entry in entries:
                 spec = self.spec(entry["network"])
                 vif = self._add(row, spec, netns, entry, old.get(entry["network"]) or [])
                 done.append((spec, entry["ifname"]))
-                addresses.setdefault(entry["network"], []).extend(
-                    address_entries(entry["network"], vif))
+                addresses.setdefault(entry["network"], []).extend(of_vif(vif))
         except (CniError, exc.BerthError) as err:
             for spec, ifname in done:
                 self._delete_quietly(spec, row.uuid, ifname, netns)
@@ -186,7 +176,7 @@ class ContainerNetworks:
                 return
 
     def _add(self, row: Container, spec: NetworkSpec, netns: str, entry: NetworkEntry,
-             held: list[dict[str, Any]]) -> VIF:
+             held: list[AddressEntry]) -> VIF:
         policy = policy_of(row)
         return _asking_held_first(entry, held, functools.partial(
             self.client.add, spec, row.uuid, netns, entry["ifname"], policy=policy))
@@ -263,7 +253,7 @@ class ContainerNetworks:
                 vif = self._add(row, spec, f"/proc/{pid}/ns/net", entry, [])
             except CniError as err:
                 raise NetworkPlugFailed(network=network_uuid, reason=err.msg) from err
-            addresses[network_uuid] = address_entries(network_uuid, vif)
+            addresses[network_uuid] = of_vif(vif)
         else:
             addresses.setdefault(network_uuid, [])
         return {"addresses": addresses,
@@ -296,7 +286,7 @@ def policy_of(row: Container) -> Policy:
     return Policy.of_container(row.security_groups, row.exposed_ports)
 
 
-def _wanted_address(entry: NetworkEntry, held: list[dict[str, Any]]
+def _wanted_address(entry: NetworkEntry, held: list[AddressEntry]
                     ) -> tuple[str | None, str | None]:
     """The interface's fixed IP (the user's), and the address to ask for: that one,
     else the one it held before (``held``: the row's addresses on its network)."""
@@ -307,7 +297,7 @@ def _wanted_address(entry: NetworkEntry, held: list[dict[str, Any]]
     return fixed, fixed or previous
 
 
-def _asking_held_first(entry: NetworkEntry, held: list[dict[str, Any]],
+def _asking_held_first(entry: NetworkEntry, held: list[AddressEntry],
                        ask: Callable[[ipaddress.IPv4Address | None], T]) -> T:
     """``ask`` the daemon (an ADD or a reservation) for the interface's fixed IP, else
     the address it held; when that one was taken meanwhile (not a user's fixed IP),

@@ -7,8 +7,8 @@ The row keeps::
                    order) its entry, ``network`` the Neutron network's id, with its
                    ``port`` and ``preserve_on_delete``; the plugged ``pid``; and
                    ``exposed_sg``, the group berth made for the exposed ports
-    addresses    = {<Neutron network id>: [{"addr", "version", "port": <port id>,
-                                            "subnet_id", "preserve_on_delete", ...}]}
+    addresses    = per Neutron network id, its port's fixed IPs (Zun's shape):
+                   ``berth.network.addresses.Addresses``
 
 Port lifetime::
 
@@ -39,6 +39,7 @@ from berth.compute.networking import ContainerNetworks, next_ifname, plugged_pid
 from berth.db.engine import Database
 from berth.db.models import Container
 from berth.network import metadata
+from berth.network.addresses import AddressEntry, Addresses, of_port
 from berth.network.metadata import CniMetadata, NetworkEntry
 from berth.network.neutron.client import Network, NeutronAPI, NeutronError, Port
 from berth.network.neutron.ovs import NeutronVIF
@@ -47,14 +48,6 @@ from berth.network.neutron.vif_client import VifClient
 LOG = logging.getLogger(__name__)
 
 NetworkPlugFailed = exc.NetworkPlugFailed
-
-
-def address_entries(network_id: str, port: Port, entry: NetworkEntry,
-                    ifname: str) -> list[dict[str, Any]]:
-    """Zun's ``addresses`` items of one port: one per fixed IP."""
-    return [{"addr": ip, "version": ipaddress.ip_address(ip).version, "port": port.id,
-             "subnet_id": subnet, "preserve_on_delete": bool(entry.get("preserve_on_delete")),
-             "ifname": ifname, "mac_addr": port.mac} for ip, subnet in port.fixed_ips]
 
 
 def fixed_ips(entry: NetworkEntry) -> list[dict[str, str]]:
@@ -143,7 +136,7 @@ class NeutronNetworks(ContainerNetworks):
         meta = reserved.meta
         made: list[str] = reserved.made()     # undone too if this plug fails
         plugged: list[str] = []
-        addresses: dict[str, Any] = {}
+        addresses: Addresses = {}
         failing = "?"
         try:
             groups = self._groups(row, meta)
@@ -160,7 +153,7 @@ class NeutronNetworks(ContainerNetworks):
                                             default_route=index == 0))
                 plugged.append(port.id)
                 addresses.setdefault(entry["network"], []).extend(
-                    address_entries(entry["network"], port, entry, entry["ifname"]))
+                    of_port(port, entry, entry["ifname"]))
         except (CniError, exc.BerthError) as err:
             self._undo(row, plugged, made)
             self._drop_group(row, meta)
@@ -370,7 +363,7 @@ class NeutronNetworks(ContainerNetworks):
                 "cni_metadata": metadata.with_plug(meta, entries + [entry], pid)}
 
     def plug_one(self, row: Container, pid: int, entry: NetworkEntry, index: int,
-                 meta: CniMetadata) -> list[dict[str, Any]]:
+                 meta: CniMetadata) -> list[AddressEntry]:
         """One more port plugged into ``pid``; the exposed ports' group it makes, when
         the row records none yet (a container Zun made), goes into ``meta``, which the
         caller writes."""
@@ -388,7 +381,7 @@ class NeutronNetworks(ContainerNetworks):
             self._drop_group(row, meta)
             raise NetworkPlugFailed(network=entry["network"],
                                     reason=getattr(err, "msg", str(err))) from err
-        return address_entries(entry["network"], port, entry, entry["ifname"])
+        return of_port(port, entry, entry["ifname"])
 
     def detach(self, row: Container, network_uuid: str) -> dict[str, Any]:
         entries = requested(row)

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Mapped, column_property, mapped_column
 # them on Base.metadata whenever the models are loaded (create_all, autogenerate).
 from berth.db import placement_models as _placement_models  # noqa: F401
 from berth.db.base import Base, Timestamp, TimestampMixin
+from berth.network.addresses import Addresses
 from berth.network.metadata import CniMetadata
 
 
@@ -68,7 +69,7 @@ class Container(TimestampMixin, Base):
     hostname: Mapped[str | None] = mapped_column(String(63))
     labels: Mapped[Any] = mapped_column(JSON, nullable=True)
     annotations: Mapped[Any] = mapped_column(JSON, nullable=True)
-    addresses: Mapped[Any] = mapped_column(JSON, nullable=True)
+    addresses: Mapped[Addresses | None] = mapped_column(JSON, nullable=True)
     security_groups: Mapped[Any] = mapped_column(JSON, nullable=True)
     host: Mapped[str | None] = mapped_column(String(255))
     restart_policy: Mapped[Any] = mapped_column(JSON, nullable=True)

@@ -30,6 +30,7 @@ from berth.compute import networking
 from berth.compute.capsules import network as capsule_network
 from berth.compute.deps import AgentDeps
 from berth.db.models import Container
+from berth.network.addresses import Addresses, of_vif
 from berth.network.metadata import CniMetadata
 from berth.runtime.cri.base import PodRuntime
 
@@ -68,7 +69,7 @@ def addresses(deps: AgentDeps, pods: PodRuntime, row: Container, pod_id: str
     assert deps.networks is not None
     netns = pods.pod_netns(pod_id)
     entries = networking.requested(row)
-    found: dict[str, Any] = {}
+    found: Addresses = {}
     for entry in entries:
         if netns is None:
             raise exc.NetworkPlugFailed(network=entry["network"],
@@ -82,8 +83,7 @@ def addresses(deps: AgentDeps, pods: PodRuntime, row: Container, pod_id: str
                 fixed_ip=ipaddress.IPv4Address(fixed) if fixed else None)
         except CniError as err:
             raise exc.NetworkPlugFailed(network=entry["network"], reason=err.msg) from err
-        found.setdefault(entry["network"], []).extend(
-            networking.address_entries(entry["network"], vif))
+        found.setdefault(entry["network"], []).extend(of_vif(vif))
     LOG.info("capsule %s: pod %s plugged into %s", row.uuid, pod_id[:12], ", ".join(
         f"{a['ifname']} {a['addr']}" for v in found.values() for a in v))
     meta: CniMetadata = {"networks": entries, "pid": 0, "pod": pod_id}

@@ -3,7 +3,8 @@ to Zun's ``addresses`` items."""
 
 from __future__ import annotations
 
-from berth.compute.neutron_networks import address_entries, exposed_rules
+from berth.compute.neutron_networks import exposed_rules
+from berth.network.addresses import of_port
 from berth.network.neutron.client import Port
 
 
@@ -17,7 +18,7 @@ def test_addresses_carry_the_real_port_id_and_the_ip_version() -> None:
     port = Port(id="port-1", network_id="net", mac="fa:16:3e:00:00:01",
                 fixed_ips=(("10.0.0.5", "sub4"), ("fd00::5", "sub6")), status="ACTIVE",
                 device_id="c", project_id="p")
-    items = address_entries("net", port, {"preserve_on_delete": True}, "eth0")
+    items = of_port(port, {"preserve_on_delete": True}, "eth0")
     assert [(a["addr"], a["version"], a["port"], a["subnet_id"]) for a in items] == [
         ("10.0.0.5", 4, "port-1", "sub4"), ("fd00::5", 6, "port-1", "sub6")]
     assert all(a["preserve_on_delete"] for a in items)
