@@ -29,6 +29,18 @@ def database_of(proc: BerthProcess) -> Iterator[Database]:
         db.dispose()
 
 
+def row_of(proc: BerthProcess, uuid: str) -> Any:
+    """The container's row in ``proc``'s database, or None."""
+    with database_of(proc) as db:
+        return containers.find_by_uuid(db, uuid)
+
+
+def settled_row(proc: BerthProcess, uuid: str, status: str) -> Any:
+    """The row once it is ``status`` with no task (or None while it is not)."""
+    row = row_of(proc, uuid)
+    return row if row is not None and row.status == status and not row.task_state else None
+
+
 class Made:
     """Containers a test created; ``cleanup`` removes them from berth and Docker."""
 

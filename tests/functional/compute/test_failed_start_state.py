@@ -16,15 +16,12 @@ import re
 import tarfile
 import time
 from collections.abc import Callable
-from typing import Any
 
 import docker
 import httpx
 import pytest
 from support.berth_proc import TEST_IMAGE, BerthProcess, wait_for
-from support.lifecycle import database_of
-
-from berth.db import containers
+from support.lifecycle import row_of, settled_row
 
 pytestmark = pytest.mark.functional
 
@@ -32,17 +29,6 @@ _SYNC_RUN = re.compile(r"sync_container_state on (\S+): \d+ rows read")
 
 #: A program the test image lacks until the test copies it in.
 PROGRAM = "/bin/runme"
-
-
-def row_of(proc: BerthProcess, uuid: str) -> Any:
-    with database_of(proc) as db:
-        return containers.find_by_uuid(db, uuid)
-
-
-def settled_in(proc: BerthProcess, uuid: str, status: str) -> Any:
-    """The row once it is ``status`` with no task (or None while it is not)."""
-    row = row_of(proc, uuid)
-    return row if row is not None and row.status == status and not row.task_state else None
 
 
 def create(http: httpx.Client, run: bool) -> str:
@@ -89,7 +75,7 @@ def test_a_failed_first_start_stays_error_until_docker_really_starts_it(
         proc: BerthProcess, docker_client: docker.DockerClient) -> None:
     with proc.http() as http:
         uuid = create(http, run=True)
-        failed = wait_for(lambda: settled_in(proc, uuid, "Error"), 60,
+        failed = wait_for(lambda: settled_row(proc, uuid, "Error"), 60,
                           what="the create's start to fail")
         assert PROGRAM in failed.status_reason
         assert docker_client.api.inspect_container(f"zun-{uuid}")["State"]["Status"] \
@@ -101,7 +87,7 @@ def test_a_failed_first_start_stays_error_until_docker_really_starts_it(
         # a real change, which the syncs follow.
         put_program(docker_client, uuid, "#!/bin/sh\nexec sleep 300\n")
         docker_client.api.start(f"zun-{uuid}")
-        running = wait_for(lambda: settled_in(proc, uuid, "Running"), 20,
+        running = wait_for(lambda: settled_row(proc, uuid, "Running"), 20,
                            what="the sync to see the container running")
         assert running.status_reason is None
         assert http.delete(f"/v1/containers/{uuid}",
@@ -112,14 +98,14 @@ def test_a_failed_start_of_a_stopped_container_stays_error_until_the_user_acts(
         proc: BerthProcess, docker_client: docker.DockerClient) -> None:
     with proc.http() as http:
         uuid = create(http, run=False)
-        wait_for(lambda: settled_in(proc, uuid, "Created"), 60, what="the create")
+        wait_for(lambda: settled_row(proc, uuid, "Created"), 60, what="the create")
         # A program that runs once: it removes itself, so the next start fails.
         put_program(docker_client, uuid, f"#!/bin/sh\nrm -f {PROGRAM}\n")
         assert http.post(f"/v1/containers/{uuid}/start").status_code == 202
-        wait_for(lambda: settled_in(proc, uuid, "Stopped"), 30, what="the first run to end")
+        wait_for(lambda: settled_row(proc, uuid, "Stopped"), 30, what="the first run to end")
 
         assert http.post(f"/v1/containers/{uuid}/start").status_code == 202
-        failed = wait_for(lambda: settled_in(proc, uuid, "Error"), 30,
+        failed = wait_for(lambda: settled_row(proc, uuid, "Error"), 30,
                           what="the second start to fail")
         assert PROGRAM in failed.status_reason
         state = docker_client.api.inspect_container(f"zun-{uuid}")["State"]
@@ -130,7 +116,7 @@ def test_a_failed_start_of_a_stopped_container_stays_error_until_the_user_acts(
         # The user acts: a start that works again (the program is back) clears it.
         put_program(docker_client, uuid, "#!/bin/sh\nexec sleep 300\n")
         assert http.post(f"/v1/containers/{uuid}/start").status_code == 202
-        running = wait_for(lambda: settled_in(proc, uuid, "Running"), 30,
+        running = wait_for(lambda: settled_row(proc, uuid, "Running"), 30,
                            what="the user's start")
         assert running.status_reason is None
         t0 = time.monotonic()

@@ -20,9 +20,7 @@ import httpx
 import pytest
 from support.berth_proc import TEST_IMAGE, BerthProcess, wait_for
 from support.engine_proxy import EngineProxy, Rule
-from support.lifecycle import database_of
-
-from berth.db import containers
+from support.lifecycle import row_of
 
 pytestmark = pytest.mark.functional
 
@@ -41,11 +39,6 @@ def create(http: httpx.Client, run: bool, **fields: Any) -> str:
         "name": f"slow-{uuidlib.uuid4().hex[:8]}", **fields})
     assert resp.status_code == 202, resp.text
     return str(resp.json()["uuid"])
-
-
-def row_of(proc: BerthProcess, uuid: str) -> Any:
-    with database_of(proc) as db:
-        return containers.find_by_uuid(db, uuid)
 
 
 def engine_has(docker_client: docker.DockerClient, uuid: str) -> bool:

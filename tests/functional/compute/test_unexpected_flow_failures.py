@@ -18,9 +18,9 @@ import httpx
 import pytest
 from support.berth_proc import TEST_IMAGE, BerthProcess, wait_for
 from support.engine_proxy import EngineProxy, Rule
-from support.lifecycle import database_of
+from support.lifecycle import database_of, row_of, settled_row
 
-from berth.db import actions, containers
+from berth.db import actions
 
 pytestmark = pytest.mark.functional
 
@@ -31,16 +31,6 @@ UNREADABLE = "{}"       # an answer without the "Id" every Docker answer carries
 def proc(proxy: EngineProxy, berth_factory: Callable[..., BerthProcess]) -> BerthProcess:
     return berth_factory(f"[DEFAULT]\nsync_container_state_interval = 1\n"
                          f"[docker]\napi_url = {proxy.url}\n").start(timeout=120)
-
-
-def row_of(proc: BerthProcess, uuid: str) -> Any:
-    with database_of(proc) as db:
-        return containers.find_by_uuid(db, uuid)
-
-
-def settled(proc: BerthProcess, uuid: str, status: str) -> Any:
-    row = row_of(proc, uuid)
-    return row if row is not None and row.status == status and not row.task_state else None
 
 
 def last_action(proc: BerthProcess, uuid: str, name: str) -> Any:
@@ -57,7 +47,7 @@ def run_container(http: httpx.Client, proc: BerthProcess) -> str:
         "image": TEST_IMAGE, "command": ["sleep", "300"], "image_pull_policy": "ifnotpresent"})
     assert resp.status_code == 202, resp.text
     uuid = str(resp.json()["uuid"])
-    wait_for(lambda: settled(proc, uuid, "Running"), 60, what="the container to run")
+    wait_for(lambda: settled_row(proc, uuid, "Running"), 60, what="the container to run")
     return uuid
 
 
@@ -81,7 +71,7 @@ def test_a_reboot_whose_engine_answer_cannot_be_read_ends_in_error_not_restartin
         proxy.rules.append(unreadable)
         try:
             assert http.post(f"/v1/containers/{uuid}/reboot").status_code == 202
-            failed = wait_for(lambda: settled(proc, uuid, "Error"), 60,
+            failed = wait_for(lambda: settled_row(proc, uuid, "Error"), 60,
                               what="the reboot to end in Error")
         finally:
             proxy.rules.remove(unreadable)
@@ -91,7 +81,7 @@ def test_a_reboot_whose_engine_answer_cannot_be_read_ends_in_error_not_restartin
         assert_action_failed(proc, uuid, "reboot")
         # Docker did restart it: once the engine's answers can be read again, the
         # state sync brings the row to what Docker reports.
-        wait_for(lambda: settled(proc, uuid, "Running"), 30, what="the sync to see it run")
+        wait_for(lambda: settled_row(proc, uuid, "Running"), 30, what="the sync to see it run")
         assert http.delete(f"/v1/containers/{uuid}",
                            params={"force": "true"}).status_code == 204
         wait_for(lambda: row_of(proc, uuid) is None, 30, what="the delete")
@@ -106,7 +96,7 @@ def test_a_rebuild_whose_engine_answer_cannot_be_read_ends_in_error_with_nothing
         proxy.rules.append(unreadable)
         try:
             assert http.post(f"/v1/containers/{uuid}/rebuild").status_code == 202
-            failed = wait_for(lambda: settled(proc, uuid, "Error"), 60,
+            failed = wait_for(lambda: settled_row(proc, uuid, "Error"), 60,
                               what="the rebuild to end in Error")
         finally:
             proxy.rules.remove(unreadable)
@@ -119,7 +109,7 @@ def test_a_rebuild_whose_engine_answer_cannot_be_read_ends_in_error_with_nothing
         # The user acts: a rebuild that works.
         assert http.post(f"/v1/containers/{uuid}/rebuild",
                          params={"run": "true"}).status_code == 202
-        rebuilt = wait_for(lambda: settled(proc, uuid, "Running"), 60,
+        rebuilt = wait_for(lambda: settled_row(proc, uuid, "Running"), 60,
                            what="the second rebuild")
         assert rebuilt.status_reason is None
         assert engine_ids(docker_client, uuid) == [rebuilt.container_id]
