@@ -50,6 +50,7 @@ from berth.compute import networking, status_writes
 from berth.compute.capsules import status as capsule_status
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common, rebuild
+from berth.compute.flows.network_step import process_alive
 from berth.compute.last_inspected import Mark
 from berth.compute.states import VALID_STATES, Status
 from berth.compute.status_mapping import map_death
@@ -192,7 +193,14 @@ def apply_seen(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer, *,
         # is tried again at the next sync (the pid still differs from the plugged one).
         plugged = networking.follow(deps.networks, row, seen)
     except networking.NetworkPlugFailed as err:
-        LOG.error("%s; trying again at the next sync", err.msg)
+        pid = seen.state.pid if seen.state is not None else 0
+        if pid and not process_alive(pid):
+            # Docker restarted it and the new process has already ended (a command
+            # that exits at once): not a network failure; its "die" event follows.
+            LOG.info("its process %d ended before its network was plugged (%s)", pid,
+                     err.msg)
+        else:
+            LOG.error("%s; trying again at the next sync", err.msg)
         plugged = {}
     try:
         new = common.apply_runtime_state(deps, row, seen, extra=plugged,

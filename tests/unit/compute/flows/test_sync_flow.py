@@ -3,12 +3,15 @@ the in-memory sync_engine."""
 
 from __future__ import annotations
 
+import logging
+import subprocess
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import sync
@@ -224,3 +227,42 @@ def test_a_die_of_another_docker_container_or_a_row_not_running_is_not_written(
     assert at_inspect == [Status.RUNNING]
     paused = sync_row(Status.PAUSED, RunState.PAUSED)
     assert not sync.death_applies(paused, sync.Death(paused.container_id, 0, 1))
+
+
+class RefusingNetworks:
+    """A network step whose plug fails as the CNI daemon's does for a namespace that
+    is gone."""
+
+    def follow(self, row: Container, seen: rt.RuntimeContainer) -> dict[str, Any]:
+        pid = seen.state.pid if seen.state is not None else 0
+        raise exc.NetworkPlugFailed(network="n1", reason=f"Network namespace "
+                                    f"/proc/{pid}/ns/net does not exist")
+
+
+@pytest.mark.parametrize("ended", [True, False])
+def test_a_plug_that_fails_on_a_process_already_ended_is_no_error(
+        ended: bool, sync_db: Database, sync_deps: AgentDeps, sync_engine: Engine,
+        sync_row: RowFactory, caplog: pytest.LogCaptureFixture) -> None:
+    """Docker restarted a container (its restart policy) whose new process ended at
+    once: the sync's plug fails on the gone namespace, which is said at INFO; a plug
+    that fails while the process lives is an ERROR (tried again at the next sync)."""
+    proc = subprocess.Popen(["true"] if ended else ["sleep", "30"])
+    try:
+        if ended:
+            proc.wait()
+        r = sync_row(Status.STOPPED, RunState.RUNNING)
+        c = sync_engine.containers[r.container_id]
+        assert c.state is not None
+        sync_engine.containers[r.container_id] = replace(
+            c, state=replace(c.state, pid=proc.pid))
+        deps = replace(sync_deps, networks=RefusingNetworks())
+        with caplog.at_level(logging.INFO, logger="berth.compute.flows.sync"):
+            assert sync_container(deps, r.uuid) is Outcome.UPDATED
+        assert get(sync_db, r).status == Status.RUNNING
+        errors = [rec for rec in caplog.records if rec.levelno >= logging.ERROR]
+        assert bool(errors) is not ended
+        assert any("ended before its network was plugged" in rec.getMessage()
+                   for rec in caplog.records) is ended
+    finally:
+        proc.kill()
+        proc.wait()
