@@ -52,6 +52,27 @@ class CniMetadata(TypedDict):
     pod: NotRequired[str]
 
 
+#: One network of a create in Zun's RPC shape (``requested_networks``, model.md §7):
+#: what the API resolves a ``nets`` item (or the default network) to and casts to the
+#: agent; the row keeps a ``NetworkEntry`` of it. A functional TypedDict for the key
+#: with a colon.
+RequestedNetwork = TypedDict("RequestedNetwork", {
+    "network": str,              # berth uuid (local) | Neutron network id
+    "port": str,                 # the user's Neutron port; "" when berth makes one
+    "router:external": bool,
+    "shared": bool,
+    "fixed_ip": str,             # the user's fixed IP; "" when none
+    "preserve_on_delete": bool,  # the user gave the port: kept at the delete
+})
+
+
+def requested_network(network: str, *, shared: bool, fixed_ip: str = "",
+                      port: str = "") -> RequestedNetwork:
+    """One ``requested_networks`` item; a port the user gave is kept at the delete."""
+    return {"network": network, "port": port, "router:external": False, "shared": shared,
+            "fixed_ip": fixed_ip, "preserve_on_delete": bool(port)}
+
+
 def networks_of(meta: CniMetadata | None) -> list[NetworkEntry]:
     """The row's interfaces in order, each a copy (the caller may change them)."""
     if not isinstance(meta, dict):

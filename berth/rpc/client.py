@@ -15,6 +15,7 @@ from berth.common.context import RequestContext
 from berth.compute.views import container_payload
 from berth.db.models import Container
 from berth.metrics.catalog import timed_rpc
+from berth.network.metadata import RequestedNetwork
 from berth.rpc.base import Transport
 
 
@@ -58,7 +59,8 @@ class ComputeAPI:
 
     # casts
     def container_create(self, ctx: RequestContext, container: Container, *, limits: dict,
-                         requested_networks: list, requested_volumes: dict, run: bool,
+                         requested_networks: list[RequestedNetwork],
+                         requested_volumes: dict, run: bool,
                          pci_requests: list | None = None) -> None:
         self.cast(ctx, container, "container_create", limits=limits,
                    requested_networks=requested_networks, requested_volumes=requested_volumes,
@@ -76,7 +78,7 @@ class ComputeAPI:
 
     # calls
     def network_attach(self, ctx: RequestContext, container: Container,
-                       requested_network: dict[str, Any]) -> None:
+                       requested_network: RequestedNetwork) -> None:
         self.call(ctx, container, "network_attach", requested_network=requested_network)
 
     def network_detach(self, ctx: RequestContext, container: Container, network: str) -> None:

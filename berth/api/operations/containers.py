@@ -31,6 +31,7 @@ from berth.db import actions, containers, nodes
 from berth.db import volumes as db_volumes
 from berth.db.models import Container
 from berth.image.reference import parse_image
+from berth.network.metadata import RequestedNetwork
 from berth.placement.base import Allocation
 from berth.placement.requests import container_resources
 from berth.policies import enforcer as policy
@@ -86,7 +87,7 @@ def _checked_ref(fields: dict[str, Any], ref: str) -> str:
 
 def _schedule_and_cast(state: ApiState, ctx: RequestContext, values: dict[str, Any],
                        request: CreateRequest, mounts: volumes_api.MountPlan,
-                       quota: Any, image_ref: str, requested_networks: list[Any],
+                       quota: Any, image_ref: str, requested_networks: list[RequestedNetwork],
                        run: bool) -> Container:
     spec = RequestSpec(cpu=float(values["cpu"]), memory_mib=int(values["memory"]),
                        runtime=values.get("runtime"), disk_gb=int(values.get("disk") or 0),
@@ -153,7 +154,7 @@ def _requested_host(asked: str | None, volumes_host: str | None) -> str | None:
 
 
 def cast_create(state: ApiState, ctx: RequestContext, row: Container, host: str,
-                limits: Any, requested_networks: list[Any], run: bool,
+                limits: Any, requested_networks: list[RequestedNetwork], run: bool,
                 requested_volumes: dict[str, Any] | None = None) -> Container:
     """Cast ``container_create`` (of a container or a capsule) to ``host``; when the
     agent cannot be reached, the row goes to Error saying so and its action ends."""

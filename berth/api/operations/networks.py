@@ -25,7 +25,12 @@ from berth.db import actions
 from berth.db import networks as db_networks
 from berth.db.models import Container, Network
 from berth.network import metadata
-from berth.network.metadata import CniMetadata, NetworkEntry
+from berth.network.metadata import (
+    CniMetadata,
+    NetworkEntry,
+    RequestedNetwork,
+    requested_network,
+)
 from berth.policies import enforcer as policy
 
 LOG = logging.getLogger(__name__)
@@ -54,7 +59,7 @@ def find(state: ApiState, ctx: RequestContext, ident: str) -> Network:
 # -- a container's networks ------------------------------------------------------
 
 def resolve_for_create(state: ApiState, ctx: RequestContext,
-                       nets: list[dict[str, str]] | None) -> list[dict[str, Any]]:
+                       nets: list[dict[str, str]] | None) -> list[RequestedNetwork]:
     """The create's ``requested_networks`` in Zun's RPC shape (model.md §7): the
     networks of ``nets``, or the project's default network when it is empty. Empty
     with the docker driver."""
@@ -66,7 +71,7 @@ def resolve_for_create(state: ApiState, ctx: RequestContext,
         network = db_networks.default_for_project(state.db, state.settings.subnet_pool,
                                                   ctx.project_id or "", ctx.user_id)
         return [requested_entry(network, None)]
-    requested: list[dict[str, Any]] = []
+    requested: list[RequestedNetwork] = []
     for index, item in enumerate(nets):
         if "port" in item:
             raise exc.Invalid(
@@ -108,13 +113,12 @@ def _v4_twin(network: Network, v6: str, v4: str | None, where: str) -> str:
     return str(twin)
 
 
-def requested_entry(network: Network, fixed_ip: str | None) -> dict[str, Any]:
+def requested_entry(network: Network, fixed_ip: str | None) -> RequestedNetwork:
     """One ``requested_networks`` item; a fixed IP outside the subnet's hosts is a 400."""
     if fixed_ip:
         check_fixed_ip(network, fixed_ip)
-    return {"network": network.uuid, "port": "", "router:external": False,
-            "shared": bool(network.shared), "fixed_ip": fixed_ip or "",
-            "preserve_on_delete": False}
+    return requested_network(network.uuid, shared=bool(network.shared),
+                             fixed_ip=fixed_ip or "")
 
 
 def check_fixed_ip(network: Network, fixed_ip: str) -> None:
@@ -129,7 +133,7 @@ def check_fixed_ip(network: Network, fixed_ip: str) -> None:
             f"{network.gateway} addresses are reserved).")
 
 
-def metadata_of(requested: list[dict[str, Any]]) -> CniMetadata | None:
+def metadata_of(requested: list[RequestedNetwork]) -> CniMetadata | None:
     """What the row keeps of its networks (``berth.network.metadata``): one entry
     per network, in interface order, none plugged yet."""
     if not requested:
@@ -137,7 +141,7 @@ def metadata_of(requested: list[dict[str, Any]]) -> CniMetadata | None:
     return {"networks": [_entry(f"eth{i}", r) for i, r in enumerate(requested)], "pid": 0}
 
 
-def _entry(ifname: str, requested: dict[str, Any]) -> NetworkEntry:
+def _entry(ifname: str, requested: RequestedNetwork) -> NetworkEntry:
     entry: NetworkEntry = {"network": requested["network"], "ifname": ifname,
                            "fixed_ip": requested.get("fixed_ip") or None}
     if requested.get("port"):     # a Neutron port the user gave (kept after the delete)

@@ -26,6 +26,7 @@ from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.db import networks as db_networks
 from berth.db.models import Network as NetworkRow
+from berth.network.metadata import RequestedNetwork, requested_network
 from berth.network.neutron.client import (
     Network,
     NeutronAPI,
@@ -106,7 +107,7 @@ def check_fixed_ip(state: ApiState, net: Network, address: str, version: int,
 
 
 def requested_entry(state: ApiState, ctx: RequestContext, item: dict[str, str],
-                    where: str) -> dict[str, Any]:
+                    where: str) -> RequestedNetwork:
     """One ``requested_networks`` item (Zun's shape) for a ``nets`` entry."""
     if item.get("port"):
         with translated(where):
@@ -119,8 +120,7 @@ def requested_entry(state: ApiState, ctx: RequestContext, item: dict[str, str],
                                f"{port.device_id}; give a free port.")
         with translated(where):
             net = _api(state).network(port.network_id)
-        return {"network": net.id, "port": port.id, "router:external": False,
-                "shared": net.shared, "fixed_ip": "", "preserve_on_delete": True}
+        return requested_network(net.id, shared=net.shared, port=port.id)
     net = network(state, ctx, item["network"], where)
     fixed = ""
     for key, version in (("v4-fixed-ip", 4), ("v6-fixed-ip", 6)):
@@ -130,17 +130,16 @@ def requested_entry(state: ApiState, ctx: RequestContext, item: dict[str, str],
     if not net.subnets:
         raise exc.Invalid(f"Invalid {where}: Neutron network {net.name or net.id} has no "
                           f"subnet; add one before plugging containers into it.")
-    return {"network": net.id, "port": "", "router:external": False, "shared": net.shared,
-            "fixed_ip": fixed, "preserve_on_delete": False}
+    return requested_network(net.id, shared=net.shared, fixed_ip=fixed)
 
 
 def resolve_for_create(state: ApiState, ctx: RequestContext,
-                       nets: list[dict[str, str]] | None) -> list[dict[str, Any]]:
+                       nets: list[dict[str, str]] | None) -> list[RequestedNetwork]:
     """The create's ``requested_networks``. Without ``nets``: the project's only
     network (a 400 when it has none, or several)."""
     if not nets:
         return [default_entry(state, ctx)]
-    requested: list[dict[str, Any]] = []
+    requested: list[RequestedNetwork] = []
     for index, item in enumerate(nets):
         entry = requested_entry(state, ctx, item, f"nets[{index}]")
         if any(r["network"] == entry["network"] for r in requested):
@@ -150,7 +149,7 @@ def resolve_for_create(state: ApiState, ctx: RequestContext,
     return requested
 
 
-def default_entry(state: ApiState, ctx: RequestContext) -> dict[str, Any]:
+def default_entry(state: ApiState, ctx: RequestContext) -> RequestedNetwork:
     with translated("nets"):
         own = _api(state).project_networks(ctx.project_id or "")
     if len(own) != 1:
@@ -194,7 +193,7 @@ def create_record(state: ApiState, ctx: RequestContext, data: dict[str, Any]) ->
 
 
 def attach_entry(state: ApiState, ctx: RequestContext, data: dict[str, Any]
-                 ) -> dict[str, Any]:
+                 ) -> RequestedNetwork:
     """network_attach's ``requested_network``."""
     item: dict[str, str] = {}
     if data.get("port"):
