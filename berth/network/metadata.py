@@ -21,6 +21,9 @@ is renamed or added on read), so rows written by older berths and by the Zun tak
 (``berth.takeover.containers``) read as they are; readers still ``.get`` the keys a
 row may lack. Nothing here touches the database (``berth.db.models`` types the column
 with it).
+
+Also here: ``RequestedNetwork``, the create's ``requested_networks`` item in Zun's RPC
+shape, from which the API makes the row's entries.
 """
 
 from __future__ import annotations
