@@ -14,7 +14,7 @@ by older berths and by the Zun takeover read as they are (no key is renamed on r
 from __future__ import annotations
 
 import ipaddress
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
     from berth.network.base import VIF
@@ -48,8 +48,7 @@ def of_vif(vif: VIF) -> list[AddressEntry]:
             for address in (vif.address, vif.address6) if address is not None]
 
 
-def of_port(port: Port, entry: NetworkEntry | dict[str, Any], ifname: str
-            ) -> list[AddressEntry]:
+def of_port(port: Port, entry: NetworkEntry, ifname: str) -> list[AddressEntry]:
     """A Neutron port's fixed IPs, in Neutron's order; ``entry``, the interface's
     ``NetworkEntry``, says whether the user's port is kept at the delete."""
     return [AddressEntry(addr=ip, version=ipaddress.ip_address(ip).version, port=port.id,

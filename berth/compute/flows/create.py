@@ -169,8 +169,7 @@ def _fail_unplugged(deps: AgentDeps, ctx: RequestContext | None, uuid: str,
                         container_id[:12], rm_err.msg)
     release_allocation(deps, uuid)
     release_volumes(deps, ctx, uuid)
-    common.fail(deps, uuid, f"{err.msg.rstrip('.')}. The container was not created; fix the cause "
-                            f"and create it again.", container_id=None)
+    common.fail(deps, uuid, _not_created(err), container_id=None)
     deps.tracker.publish_usage()
 
 
@@ -261,9 +260,14 @@ def _failure_of(err: BaseException, host: str) -> tuple[str, bool] | None:
     """The reason a failed create's row gets, and whether its host is cleared (the
     node refused it); None: not a failure the row records."""
     if isinstance(err, networking.NetworkPlugFailed):   # the kuryr driver's ports, at create
-        return (f"{err.msg.rstrip('.')}. The container was not created; fix the cause "
-                f"and create it again."), False
+        return _not_created(err), False
     return reason_of(err, host)
+
+
+def _not_created(err: networking.NetworkPlugFailed) -> str:
+    """The reason of a create whose network could not be plugged."""
+    return (f"{err.msg.rstrip('.')}. The container was not created; fix the cause and "
+            f"create it again.")
 
 
 def _start_in_engine(deps: AgentDeps, container_id: str) -> None:

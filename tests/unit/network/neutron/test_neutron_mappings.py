@@ -18,7 +18,8 @@ def test_addresses_carry_the_real_port_id_and_the_ip_version() -> None:
     port = Port(id="port-1", network_id="net", mac="fa:16:3e:00:00:01",
                 fixed_ips=(("10.0.0.5", "sub4"), ("fd00::5", "sub6")), status="ACTIVE",
                 device_id="c", project_id="p")
-    items = of_port(port, {"preserve_on_delete": True}, "eth0")
+    items = of_port(port, {"network": "net", "ifname": "eth0", "fixed_ip": None,
+                           "port": "port-1", "preserve_on_delete": True}, "eth0")
     assert [(a["addr"], a["version"], a["port"], a["subnet_id"]) for a in items] == [
         ("10.0.0.5", 4, "port-1", "sub4"), ("fd00::5", 6, "port-1", "sub6")]
     assert all(a["preserve_on_delete"] for a in items)
