@@ -2,7 +2,9 @@
 
 The TCP wait of ``test_neutron_containers`` failed now and then in clean-clone CI runs
 (both containers Running on ACTIVE ports, no TCP exchange in 90 s) and never here. The
-report is built to tell the possible causes apart at the next failure:
+report is built to tell the possible causes apart at the next failure. CI shows only
+the head of a long failure, so it begins with a few lines on each cause, and the whole
+dumps come after them:
 
 - **late, not dead**: a TCP connect made from the client's namespace *now* succeeds,
   so the path works and only the client's loop gave up (it tries 60 times);
@@ -11,7 +13,9 @@ report is built to tell the possible causes apart at the next failure:
   remote-group conjunctions live in tables 71-82: a server whose ingress flows never
   learnt the client's address drops the SYN there);
 - **never left the container**: TX checksum offload still on (``ethtool -k``), an
-  interface down, no neighbour entry;
+  interface down, no neighbour entry, the namespaces' packet counters (sent by the
+  client, received by the server?), the rules that dropped packets and the datapath's
+  flows;
 - **Neutron's side**: both ports as Neutron holds them (status, groups, addresses) and
   the OVS agent's log lines that name either port.
 
@@ -70,20 +74,28 @@ def _ofport(port_id: str) -> str:
 
 
 def _trace(what: str, ofport: str, src: dict[str, Any], dst: dict[str, Any],
-           ports: tuple[int, int], flags: str, ct: str) -> str:
+           ports: tuple[int, int], flags: str, ct: str) -> tuple[str, str]:
     """ofproto/trace of one TCP segment (``ports``: its source and destination) from
     ``src``'s Neutron port to ``dst``'s, the OVS firewall's conntrack lookups answered
-    with ``ct`` (``trk,new`` for a SYN)."""
+    with ``ct`` (``trk,new`` for a SYN): its verdict (the tables it went through and its
+    datapath actions, a few lines) and the whole trace."""
     try:
         src_ip = src["fixed_ips"][0]["ip_address"]
         dst_ip = dst["fixed_ips"][0]["ip_address"]
     except (KeyError, IndexError):
-        return f"{what}: no addresses to trace"
+        return f"{what}: no addresses to trace", ""
     flow = (f"in_port={ofport},tcp,dl_src={src.get('mac_address')},"
             f"dl_dst={dst.get('mac_address')},nw_src={src_ip},nw_dst={dst_ip},"
             f"tp_src={ports[0]},tp_dst={ports[1]},tcp_flags={flags}")
-    return f"{what}:\n" + sh("ovs-appctl", "ofproto/trace", "br-int", flow,
-                            "--ct-next", ct, "--ct-next", ct)
+    whole = sh("ovs-appctl", "ofproto/trace", "br-int", flow, "--ct-next", ct,
+               "--ct-next", ct)
+    tables = [line.strip().split(".")[0] for line in whole.splitlines()
+              if line.strip()[:2].isdigit() and "." in line.strip()[:4]]
+    ends = [line.strip() for line in whole.splitlines()
+            if "Datapath actions" in line or "drop" in line.lower()]
+    verdict = (f"{what}: tables {' '.join(dict.fromkeys(tables)) or '?'}; "
+               + " | ".join(ends[-4:]))
+    return verdict, f"{what}:\n{whole}"
 
 
 def _probe(pid: int, address: str) -> str:
@@ -102,42 +114,103 @@ def _agent_lines(port_ids: list[str], limit: int = 60) -> str:
     return "\n".join(line[:400] for line in lines[-limit:])
 
 
+def _packet_flows() -> str:
+    """How far packets went through br-int's OpenFlow tables (packets per table), the
+    rules that dropped packets, and the datapath's flows now (what the userspace
+    datapath actually did with the traffic)."""
+    out = subprocess.run(["ovs-ofctl", "dump-flows", "br-int"], check=False,
+                         capture_output=True, text=True).stdout
+    per_table: dict[str, int] = {}
+    drops = []
+    for line in out.splitlines():
+        fields = dict(f.split("=", 1) for f in line.strip().rstrip(",").split(", ")
+                      if "=" in f)
+        packets = int(fields.get("n_packets", "0") or 0)
+        table = fields.get("table", "?")
+        per_table[table] = per_table.get(table, 0) + packets
+        if "actions=drop" in line and packets:
+            drops.append(line.strip())
+    tables = " ".join(f"{t}:{n}" for t, n in sorted(
+        per_table.items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else -1))
+    return (f"packets per br-int table: {tables or '(no flows)'}\n"
+            "rules that dropped packets:\n" + ("\n".join(drops)[-2500:] or "(none)")
+            + "\n" + sh("ovs-appctl", "dpctl/dump-flows")[-2500:])
+
+
+def _inside(pid: int) -> tuple[str, str]:
+    """A namespace's neighbours, counters and TX checksumming (short), and its
+    addresses, routes and offloads (whole)."""
+    netns = ("nsenter", f"--net=/proc/{pid}/ns/net")
+    offloads = sh(*netns, "ethtool", "-k", "eth0")
+    tx = [line.strip() for line in offloads.splitlines() if "tx-checksumming" in line]
+    short = "\n".join([sh(*netns, "ip", "neigh"), sh(*netns, "ip", "-s", "-o", "link"),
+                       ", ".join(tx) or "tx-checksumming: ?"])
+    whole = "\n".join([sh(*netns, "ip", "-d", "addr"), sh(*netns, "ip", "route"),
+                       offloads])
+    return short, whole
+
+
+def _port_summary(port: dict[str, Any]) -> str:
+    keys = ("id", "status", "binding:host_id", "binding:vif_type", "security_groups",
+            "fixed_ips", "mac_address", "error")
+    return json.dumps({k: port[k] for k in keys if k in port})
+
+
+def _berth_lines(berth_log: str, names: list[str], limit: int = 40) -> str:
+    """berth's log lines that name a container or a port of the two (plugs, re-plugs,
+    waits for ACTIVE, errors)."""
+    lines = [line for line in berth_log.splitlines() if any(n in line for n in names)]
+    return "\n".join(line[:300] for line in lines[-limit:]) or "(none)"
+
+
 def report(http: httpx.Client, neutron_url: str, client: str, server: str,
-           logs: str) -> str:
-    """Everything above, for the ``client`` container that never reached ``server``."""
-    parts = [sh("ovs-vsctl", "show"),
-             sh("ovs-vsctl", "--columns=name,ofport,error,admin_state,link_state,"
-                "external_ids,other_config", "list", "interface"),
-             sh("ovs-ofctl", "dump-flows", "br-int"),
-             sh("ovs-appctl", "dpif/show"),
-             f"client logs: {logs[-1000:]}"]
+           logs: str, berth_log: str = "") -> str:
+    """Everything above, for the ``client`` container that never reached ``server``
+    (``berth_log``: the log of the berth that runs them): first what tells the causes
+    apart, a few lines each (CI shows only the head of a long failure), then the whole
+    dumps."""
+    head = [f"client logs (end): {logs[-300:]!r}"]
+    tail: list[str] = []
     ports: dict[str, list[dict[str, Any]]] = {}
-    for uuid in (client, server):
+    for name, uuid in (("client", client), ("server", server)):
         try:
-            parts.append(f"--- {uuid}: {http.get(f'/v1/containers/{uuid}').text[:2000]}")
+            tail.append(f"--- {uuid}: {http.get(f'/v1/containers/{uuid}').text[:2000]}")
         except httpx.HTTPError as err:
-            parts.append(f"--- {uuid}: the API did not answer ({err})")
+            tail.append(f"--- {uuid}: the API did not answer ({err})")
         ports[uuid] = _neutron_ports(neutron_url, uuid)
-        parts.append(f"Neutron ports: {json.dumps(ports[uuid], indent=1)[:3000]}")
+        head.append(f"{name} {uuid} Neutron ports: "
+                    + "; ".join(_port_summary(p) for p in ports[uuid]))
         try:
             pid = container_pid(uuid)
         except (subprocess.CalledProcessError, ValueError):
-            parts.append("(no container process)")
+            head.append(f"{name}: no container process")
             continue
-        for cmd in (["ip", "-d", "addr"], ["ip", "route"], ["ip", "neigh"],
-                    ["ip", "-s", "link"], ["ethtool", "-k", "eth0"]):
-            parts.append(sh("nsenter", f"--net=/proc/{pid}/ns/net", *cmd))
+        short, whole = _inside(pid)
+        head.append(f"{name} namespace:\n{short}")
+        tail.append(f"{name} namespace:\n{whole}")
     c_ports, s_ports = ports[client], ports[server]
     if c_ports and s_ports and "id" in c_ports[0] and "id" in s_ports[0]:
         c, s = c_ports[0], s_ports[0]
-        parts.append(_trace("the client's SYN", _ofport(c["id"]), c, s,
-                            (CLIENT_PORT, SERVER_PORT), "syn", "trk,new"))
-        parts.append(_trace("the server's SYN-ACK", _ofport(s["id"]), s, c,
-                            (SERVER_PORT, CLIENT_PORT), "syn|ack", "trk,est"))
         try:
-            parts.append("a connect now: " + _probe(container_pid(client),
-                                                    s["fixed_ips"][0]["ip_address"]))
+            head.insert(0, "a connect now: " + _probe(container_pid(client),
+                                                     s["fixed_ips"][0]["ip_address"]))
         except (subprocess.CalledProcessError, ValueError, KeyError, IndexError) as err:
-            parts.append(f"a connect now: could not try ({err})")
-        parts.append("OVS agent log:\n" + _agent_lines([c["id"], s["id"]]))
-    return "\n".join(parts)
+            head.insert(0, f"a connect now: could not try ({err})")
+        for args in (("the client's SYN", _ofport(c["id"]), c, s,
+                      (CLIENT_PORT, SERVER_PORT), "syn", "trk,new"),
+                     ("the server's SYN-ACK", _ofport(s["id"]), s, c,
+                      (SERVER_PORT, CLIENT_PORT), "syn|ack", "trk,est")):
+            verdict, whole = _trace(*args)
+            head.append(verdict)
+            tail.append(whole)
+        head.append("berth's log about them:\n" + _berth_lines(
+            berth_log, [client, server, c["id"], s["id"]]))
+        tail.append("OVS agent log:\n" + _agent_lines([c["id"], s["id"]]))
+    head.append(_packet_flows())
+    tail += [sh("ovs-vsctl", "show"),
+             sh("ovs-vsctl", "--columns=name,ofport,error,admin_state,link_state,"
+                "external_ids,other_config", "list", "interface"),
+             sh("ovs-appctl", "dpif/show"),
+             sh("ovs-ofctl", "dump-flows", "br-int")]
+    return "\n".join(["=== what tells the causes apart", *head,
+                      "=== the whole dumps", *tail])

@@ -17,7 +17,7 @@ import pytest
 from integration.network import ovs_diagnostics
 from integration.network.conftest import NEUTRON_HOST, NEUTRON_URL, PROJECT, Networks
 from integration.network.ovs_diagnostics import container_pid
-from support.berth_proc import TEST_IMAGE, wait_for
+from support.berth_proc import TEST_IMAGE, BerthProcess, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -58,7 +58,8 @@ def fetch(address: str, path: str) -> str:
             f"done; sleep 3600")
 
 
-def tcp_exchange(http: httpx.Client, client: str, server: str, what: str) -> None:
+def tcp_exchange(http: httpx.Client, berth: BerthProcess, client: str, server: str,
+                 what: str) -> None:
     """Wait for ``client``'s TCP-OK; when it never comes, fail with the report of
     ``ovs_diagnostics`` (this wait failed intermittently in clean-clone runs: the
     report tells a late path from a dropped one, and where it drops)."""
@@ -66,7 +67,7 @@ def tcp_exchange(http: httpx.Client, client: str, server: str, what: str) -> Non
         wait_for(lambda: "TCP-OK" in logs(http, client), 90, 0.5, what=what)
     except AssertionError as err:
         report = ovs_diagnostics.report(http, NEUTRON_URL, client, server,
-                                        logs(http, client))
+                                        logs(http, client), berth.log_text())
         raise AssertionError(f"{err}\n{report}") from None
 
 
@@ -103,7 +104,7 @@ def host_links() -> set[str]:
 
 @pytest.mark.neutron_short
 def test_two_containers_on_one_neutron_network_talk_tcp_and_their_ports_go_with_them(
-        http: httpx.Client, networks: Networks,
+        http: httpx.Client, berth_neutron: BerthProcess, networks: Networks,
         ports_of: Callable[[str], list[dict[str, Any]]]) -> None:
     net = networks.make("10.231.1.0/24")
     server, address, port = http_server(http, net, ports_of)
@@ -113,7 +114,7 @@ def test_two_containers_on_one_neutron_network_talk_tcp_and_their_ports_go_with_
     client = run(http, ["sh", "-c", fetch(address["addr"], "hostname")],
                  nets=[{"network": net["id"]}])
     assert settled(http, client)["status"] == "Running"
-    tcp_exchange(http, client, server, "the TCP exchange")
+    tcp_exchange(http, berth_neutron, client, server, "the TCP exchange")
 
     for uuid in (server, client):
         delete(http, uuid)
@@ -123,7 +124,7 @@ def test_two_containers_on_one_neutron_network_talk_tcp_and_their_ports_go_with_
 
 
 def test_a_server_docker_restarted_is_reachable_over_tcp_again_on_the_same_port(
-        http: httpx.Client, networks: Networks,
+        http: httpx.Client, berth_neutron: BerthProcess, networks: Networks,
         ports_of: Callable[[str], list[dict[str, Any]]]) -> None:
     """Docker restarts the server's process (restart policy): its namespace and veth go,
     the OVS port stays until the daemon's sync, and berth plugs the same Neutron port
@@ -153,7 +154,7 @@ def test_a_server_docker_restarted_is_reachable_over_tcp_again_on_the_same_port(
     client = run(http, ["sh", "-c", fetch(address["addr"], "hostname")],
                  nets=[{"network": net["id"]}])
     assert settled(http, client)["status"] == "Running"
-    tcp_exchange(http, client, server, "TCP to the restarted server")
+    tcp_exchange(http, berth_neutron, client, server, "TCP to the restarted server")
     for uuid in (server, client):
         delete(http, uuid)
 
