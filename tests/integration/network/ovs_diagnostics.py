@@ -33,6 +33,7 @@ from typing import Any
 import httpx
 
 AGENT_LOG = Path("/var/tmp/berth-ci/neutron/log/ovs-agent.log")
+VSWITCHD_LOG = AGENT_LOG.with_name("ovs-vswitchd.log")
 SERVER_PORT = 8080
 #: The client port the traced segments carry (any unprivileged one).
 CLIENT_PORT = 40000
@@ -114,12 +115,20 @@ def _agent_lines(port_ids: list[str], limit: int = 60) -> str:
     return "\n".join(line[:400] for line in lines[-limit:])
 
 
-def _packet_flows() -> str:
+def _packet_flows(addresses: dict[str, str]) -> str:
     """How far packets went through br-int's OpenFlow tables (packets per table), the
-    rules that dropped packets, and the datapath's flows now (what the userspace
-    datapath actually did with the traffic)."""
+    rules that match on each of ``addresses`` (name → IP: a server whose ingress never
+    learnt its client's address has no remote-group rule for it), the rules that
+    dropped packets."""
     out = subprocess.run(["ovs-ofctl", "dump-flows", "br-int"], check=False,
                          capture_output=True, text=True).stdout
+    naming = []
+    for name, ip in addresses.items():
+        rules = [line.split("priority=", 1)[-1] for line in out.splitlines()
+                 if f"nw_src={ip}," in line or f"nw_src={ip} " in line
+                 or f"nw_dst={ip}," in line or f"nw_dst={ip} " in line]
+        naming.append(f"rules naming the {name}'s {ip}: {len(rules)}\n"
+                      + "\n".join(f"  {r}" for r in rules[:8]))
     per_table: dict[str, int] = {}
     drops = []
     for line in out.splitlines():
@@ -133,7 +142,8 @@ def _packet_flows() -> str:
     tables = " ".join(f"{t}:{n}" for t, n in sorted(
         per_table.items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else -1))
     return (f"packets per br-int table: {tables or '(no flows)'}\n"
-            "rules that dropped packets:\n" + ("\n".join(drops)[-2500:] or "(none)")
+            + "".join(f"{n}\n" for n in naming)
+            + "rules that dropped packets:\n" + ("\n".join(drops)[-2500:] or "(none)")
             + "\n" + sh("ovs-appctl", "dpctl/dump-flows")[-2500:])
 
 
@@ -156,6 +166,17 @@ def _port_summary(port: dict[str, Any]) -> str:
     return json.dumps({k: port[k] for k in keys if k in port})
 
 
+def _vswitchd_lines(taps: list[str], limit: int = 15) -> str:
+    """ovs-vswitchd's warnings and errors (a tap it could not read, say), those about the
+    two taps first."""
+    if not VSWITCHD_LOG.exists():
+        return f"(no {VSWITCHD_LOG})"
+    lines = [line for line in VSWITCHD_LOG.read_text(errors="replace").splitlines()
+             if "|INFO|" not in line and "|DBG|" not in line]
+    about = [line for line in lines if any(t in line for t in taps)]
+    return "\n".join(line[:300] for line in (about or lines)[-limit:]) or "(none)"
+
+
 def _berth_lines(berth_log: str, names: list[str], limit: int = 40) -> str:
     """berth's log lines that name a container or a port of the two (plugs, re-plugs,
     waits for ACTIVE, errors)."""
@@ -169,7 +190,9 @@ def report(http: httpx.Client, neutron_url: str, client: str, server: str,
     (``berth_log``: the log of the berth that runs them): first what tells the causes
     apart, a few lines each (CI shows only the head of a long failure), then the whole
     dumps."""
-    head = [f"client logs (end): {logs[-300:]!r}"]
+    # the head, in order: the short verdicts, then the longer lines
+    verdicts: list[str] = []
+    details = [f"client logs (end): {logs[-300:]!r}"]
     tail: list[str] = []
     ports: dict[str, list[dict[str, Any]]] = {}
     for name, uuid in (("client", client), ("server", server)):
@@ -178,35 +201,44 @@ def report(http: httpx.Client, neutron_url: str, client: str, server: str,
         except httpx.HTTPError as err:
             tail.append(f"--- {uuid}: the API did not answer ({err})")
         ports[uuid] = _neutron_ports(neutron_url, uuid)
-        head.append(f"{name} {uuid} Neutron ports: "
-                    + "; ".join(_port_summary(p) for p in ports[uuid]))
+        details.append(f"{name} {uuid} Neutron ports: "
+                       + "; ".join(_port_summary(p) for p in ports[uuid]))
         try:
             pid = container_pid(uuid)
         except (subprocess.CalledProcessError, ValueError):
-            head.append(f"{name}: no container process")
+            details.append(f"{name}: no container process")
             continue
         short, whole = _inside(pid)
-        head.append(f"{name} namespace:\n{short}")
+        details.append(f"{name} namespace:\n{short}")
         tail.append(f"{name} namespace:\n{whole}")
     c_ports, s_ports = ports[client], ports[server]
+    addresses = {name: ip["ip_address"] for name, found in (("client", c_ports),
+                                                          ("server", s_ports))
+                 for port in found[:1] for ip in port.get("fixed_ips", [])[:1]}
     if c_ports and s_ports and "id" in c_ports[0] and "id" in s_ports[0]:
         c, s = c_ports[0], s_ports[0]
         try:
-            head.insert(0, "a connect now: " + _probe(container_pid(client),
-                                                     s["fixed_ips"][0]["ip_address"]))
+            verdicts.append("a connect now: " + _probe(container_pid(client),
+                                                       s["fixed_ips"][0]["ip_address"]))
         except (subprocess.CalledProcessError, ValueError, KeyError, IndexError) as err:
-            head.insert(0, f"a connect now: could not try ({err})")
+            verdicts.append(f"a connect now: could not try ({err})")
         for args in (("the client's SYN", _ofport(c["id"]), c, s,
                       (CLIENT_PORT, SERVER_PORT), "syn", "trk,new"),
                      ("the server's SYN-ACK", _ofport(s["id"]), s, c,
                       (SERVER_PORT, CLIENT_PORT), "syn|ack", "trk,est")):
             verdict, whole = _trace(*args)
-            head.append(verdict)
+            verdicts.append(verdict)
             tail.append(whole)
-        head.append("berth's log about them:\n" + _berth_lines(
+        verdicts.append(sh("ovs-ofctl", "dump-ports", "br-int"))
+        taps = [f"tap{c['id'][:11]}", f"tap{s['id'][:11]}"]
+        details.append("ovs-vswitchd's warnings:\n" + _vswitchd_lines(taps))
+        details.append("berth's log about them:\n" + _berth_lines(
             berth_log, [client, server, c["id"], s["id"]]))
         tail.append("OVS agent log:\n" + _agent_lines([c["id"], s["id"]]))
-    head.append(_packet_flows())
+    verdicts.append(_packet_flows(addresses))
+    # what the userspace datapath actually does with the traffic now
+    details.append(sh("ovs-appctl", "dpctl/dump-flows")[-2500:])
+    head = verdicts + details
     tail += [sh("ovs-vsctl", "show"),
              sh("ovs-vsctl", "--columns=name,ofport,error,admin_state,link_state,"
                 "external_ids,other_config", "list", "interface"),
