@@ -1,8 +1,9 @@
 """What the Neutron TCP tests print when a client never reaches its server.
 
 The TCP wait of ``test_neutron_containers`` failed now and then in clean-clone CI runs
-(both containers Running on ACTIVE ports, no TCP exchange in 90 s) and never here. The
-report is built to tell the possible causes apart at the next failure. CI shows only
+(both containers Running on ACTIVE ports, no TCP exchange in 90 s). This report found
+its cause once reproduced (docs/testing.md): the OVS agent had no remote-group rule for
+the client's address. It stays for any next failure. The report is built to tell the possible causes apart at the next failure. CI shows only
 the head of a long failure, so it begins with a few lines on each cause, and the whole
 dumps come after them:
 
