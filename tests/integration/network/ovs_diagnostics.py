@@ -113,7 +113,8 @@ def _agent_lines(port_ids: list[str], limit: int = 60) -> str:
     short = [p[:11] for p in port_ids]
     lines = [line for line in AGENT_LOG.read_text(errors="replace").splitlines()
              if any(p in line for p in port_ids + short)
-             or "security_group" in line.lower() and "member" in line.lower()]
+             or "member" in line.lower() and ("security_group" in line.lower()
+                                              or "security group" in line.lower())]
     return "\n".join(line[:400] for line in lines[-limit:])
 
 
