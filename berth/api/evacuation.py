@@ -66,7 +66,7 @@ from berth.compute.states import Status
 from berth.db import actions, nodes
 from berth.db import containers as db_containers
 from berth.db.base import utcnow
-from berth.db.containers import CONTAINER
+from berth.db.containers import CONTAINER, Expect
 from berth.db.models import Container
 from berth.network import metadata
 from berth.scheduler.base import RequestSpec
@@ -196,8 +196,7 @@ def _move(state: ApiState, ctx: RequestContext, row: Container, host: str, reaso
         s.add(action)
 
     moved, _ = db_containers.update_with(
-        state.db, row.uuid, values, record, expected_task_state=None,
-        expected_status=row.status, expected_container_id=row.container_id, guard=guard)
+        state.db, row.uuid, values, record, expect=Expect.as_read(row), guard=guard)
     return moved
 
 

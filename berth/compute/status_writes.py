@@ -12,7 +12,7 @@ The table holds every move berth's flows make; a logged move is a bug to fix.
 
 ``was`` is the status the writer read (None: it read none, and the move is not
 checked; ``NEW_ROW``: the row is being inserted). A compare-and-swap on one status
-(``expected_status``) is the status read.
+(``Expect.status``) is the status read.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 
 from berth.compute.states import Status, transition_allowed
 from berth.db import capsules, containers
+from berth.db.containers import ANYTHING, Expect
 from berth.db.engine import Database
 from berth.db.models import Container
 
@@ -52,55 +53,62 @@ def status_values(to: str, *, was: str | None, uuid: str | None, by: str,
     return {"status": str(to), **columns}
 
 
-def _expected_status(was: str | None, expect: Mapping[str, Any]) -> str | None:
-    wanted = expect.get("expected_status", containers.ANY)
+def _expected_status(was: str | None, expect: Expect) -> str | None:
+    wanted = expect.status
     return was if wanted is containers.ANY or not isinstance(wanted, str) else wanted
 
 
 def write(db: Database, uuid: str, to: Status, *, was: str | None, by: str,
-          columns: Mapping[str, Any] | None = None, **expect: Any) -> Container:
+          columns: Mapping[str, Any] | None = None,
+          expect: Expect = ANYTHING) -> Container:
     """Move ``uuid`` to ``to`` with ``columns`` (``containers.update_``; ``expect``: its
-    ``expected_*`` compare-and-swap)."""
+    compare-and-swap)."""
     check(uuid, _expected_status(was, expect), to, by)
-    return containers.update_(db, uuid, {"status": to.value, **(columns or {})}, **expect)
+    return containers.update_(db, uuid, {"status": to.value, **(columns or {})},
+                              expect=expect)
 
 
 def mark_error(db: Database, uuid: str, reason: str, *, was: str | None = None,
-               columns: Mapping[str, Any] | None = None, **expect: Any) -> Container:
+               columns: Mapping[str, Any] | None = None,
+               expect: Expect = ANYTHING) -> Container:
     """``uuid`` in Error saying ``reason`` (what went wrong, what to do)."""
     return write(db, uuid, Status.ERROR, was=was, by="mark_error",
-                 columns={"status_reason": reason, **(columns or {})}, **expect)
+                 columns={"status_reason": reason, **(columns or {})}, expect=expect)
 
 
-def mark_deleted(db: Database, uuid: str, *, was: str | None, **expect: Any) -> Container:
+def mark_deleted(db: Database, uuid: str, *, was: str | None,
+                 expect: Expect = ANYTHING) -> Container:
     """``uuid`` Deleted: the engine removed its container itself (auto_remove)."""
     return write(db, uuid, Status.DELETED, was=was, by="mark_deleted",
-                 columns={"status_detail": None}, **expect)
+                 columns={"status_detail": None}, expect=expect)
 
 
 def mark_deleting(db: Database, uuid: str, *, was: str | None,
-                  columns: Mapping[str, Any] | None = None, **expect: Any) -> Container:
+                  columns: Mapping[str, Any] | None = None,
+                  expect: Expect = ANYTHING) -> Container:
     """``uuid`` Deleting: a delete is on its way or under way."""
     return write(db, uuid, Status.DELETING, was=was, by="mark_deleting",
-                 columns=columns, **expect)
+                 columns=columns, expect=expect)
 
 
 def mark_rebuilding(db: Database, uuid: str, *, was: str | None,
-                    columns: Mapping[str, Any] | None = None, **expect: Any) -> Container:
+                    columns: Mapping[str, Any] | None = None,
+                    expect: Expect = ANYTHING) -> Container:
     return write(db, uuid, Status.REBUILDING, was=was, by="mark_rebuilding",
-                 columns=columns, **expect)
+                 columns=columns, expect=expect)
 
 
-def mark_paused(db: Database, uuid: str, *, was: str | None, **expect: Any) -> Container:
+def mark_paused(db: Database, uuid: str, *, was: str | None,
+                expect: Expect = ANYTHING) -> Container:
     """``uuid`` Paused, as a commit leaves a container it had to pause."""
-    return write(db, uuid, Status.PAUSED, was=was, by="mark_paused", **expect)
+    return write(db, uuid, Status.PAUSED, was=was, by="mark_paused", expect=expect)
 
 
 def mark_derived(db: Database, uuid: str, to: Status, reason: str | None, *,
-                 was: str | None, **expect: Any) -> Container:
+                 was: str | None, expect: Expect = ANYTHING) -> Container:
     """A capsule's status derived again from its sandbox and members."""
     return write(db, uuid, to, was=was, by="mark_derived",
-                 columns={"status_reason": reason}, **expect)
+                 columns={"status_reason": reason}, expect=expect)
 
 
 def members_in_error(db: Database, capsule: Container, reason: str,

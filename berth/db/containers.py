@@ -3,7 +3,7 @@
 Writes that depend on the row's current state are compare-and-swap updates
 (``UPDATE ... WHERE uuid = :u AND task_state IS NULL``), as Nova's
 ``save(expected_task_state=...)``: two actors can never both believe they own a
-container's task.
+container's task. What a write expects of the row is one ``Expect`` value.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import datetime as dt
 import functools
 import uuid as uuidlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Row, bindparam, case, false, func, select, update
@@ -31,6 +32,33 @@ T = TypeVar("T")
 
 #: Sentinel: "no expectation on this column".
 ANY = object()
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What a compare-and-swap write expects of the row, column by column: ``ANY``
+    (nothing), None (IS NULL), one value, or an iterable of values (None among them:
+    or NULL). ``task_deadline`` tells one run of a task from a later run of the same
+    task; ``container_id`` names the Docker container a judgement was made of (a
+    status can come back to what it was, A-B-A, but a rebuild always gives the row
+    another Docker container)."""
+
+    task_state: Any = ANY
+    status: Any = ANY
+    task_deadline: Any = ANY
+    container_id: Any = ANY
+
+    @classmethod
+    def as_read(cls, row: Container) -> Expect:
+        """No task, and the status and Docker container ``row`` was read with: a
+        judgement of the engine's state, written only if nothing moved meanwhile."""
+        return cls(task_state=None, status=row.status, container_id=row.container_id)
+
+
+#: No expectation: the write is made whatever the row holds.
+ANYTHING = Expect()
+#: Only while the row has no task.
+NO_TASK = Expect(task_state=None)
 
 #: Rows in these statuses hold no resources on their host.
 NOT_HOLDING = ("Error", "Deleted")
@@ -249,16 +277,10 @@ def list_by_host(db: Database, host: str, container_type: int | None = CONTAINER
 
 
 def update_(db: Database, uuid: str, values: Mapping[str, Any], *,
-            expected_task_state: Any = ANY, expected_status: Any = ANY,
-            expected_task_deadline: Any = ANY, expected_container_id: Any = ANY,
+            expect: Expect = ANYTHING,
             guard: Callable[[Connection], object] | None = None) -> Container:
-    """Update one row; with an expectation, only if the row still matches it.
+    """Update one row; with an expectation (``Expect``), only if the row still meets it.
 
-    ``expected_task_state`` / ``expected_status`` may be a value, None, or an iterable of
-    values; ``expected_task_deadline`` a datetime or None (with the task state, it tells
-    one run of a task from a later run of the same task); ``expected_container_id`` the
-    Docker container a judgement was made of, or None (a status can come back to what
-    it was, A-B-A, but a rebuild always gives the row another Docker container).
     ``guard(conn)`` runs first in the update's transaction and may refuse it by raising
     (the quota check of a resize). Raises ContainerNotFound when the row is gone,
     TaskInProgress when the expectation no longer holds.
@@ -268,17 +290,14 @@ def update_(db: Database, uuid: str, values: Mapping[str, Any], *,
     fill a registry's uuid in, follow it."""
     if guard is None:
         with db.one_statement_writer() as s:
-            return _update_in(s, uuid, values, expected_task_state, expected_status,
-                              expected_task_deadline, expected_container_id)
+            return _update_in(s, uuid, values, expect)
     with db.writer() as s:
         guard(s.connection())
-        return _update_in(s, uuid, values, expected_task_state, expected_status,
-                          expected_task_deadline, expected_container_id)
+        return _update_in(s, uuid, values, expect)
 
 
 def update_with(db: Database, uuid: str, values: Mapping[str, Any],
-                along: Callable[[Session], T], *, expected_task_state: Any = ANY,
-                expected_status: Any = ANY, expected_container_id: Any = ANY,
+                along: Callable[[Session], T], *, expect: Expect = ANYTHING,
                 guard: Callable[[Connection], object] | None = None
                 ) -> tuple[Container, T]:
     """``update_``, and ``along(session)`` in the same transaction once the update has
@@ -287,24 +306,22 @@ def update_with(db: Database, uuid: str, values: Mapping[str, Any],
     with db.writer() as s:
         if guard is not None:
             guard(s.connection())
-        row = _update_in(s, uuid, values, expected_task_state, expected_status, ANY,
-                         expected_container_id)
+        row = _update_in(s, uuid, values, expect)
         return row, along(s)
 
 
-def _update_in(s: Session, uuid: str, values: Mapping[str, Any], expected_task_state: Any,
-               expected_status: Any, expected_task_deadline: Any,
-               expected_container_id: Any = ANY) -> Container:
+def _update_in(s: Session, uuid: str, values: Mapping[str, Any], expect: Expect
+               ) -> Container:
     values = dict(values)
     values.setdefault("updated_at", utcnow())
     params: dict[str, Any] = {"w_uuid": uuid}
     params.update({f"v_{key}": value for key, value in values.items()})
     returning = s.bind is not None and s.bind.dialect.update_returning
     stmt = _update_statement(
-        tuple(sorted(values)), _shape(expected_task_state, "w_task", params),
-        _shape(expected_status, "w_status", params),
-        _shape(expected_task_deadline, "w_deadline", params),
-        _shape(expected_container_id, "w_cid", params), returning)
+        tuple(sorted(values)), _shape(expect.task_state, "w_task", params),
+        _shape(expect.status, "w_status", params),
+        _shape(expect.task_deadline, "w_deadline", params),
+        _shape(expect.container_id, "w_cid", params), returning)
     if returning:
         # PostgreSQL and SQLite hand the updated row back: no second query, but
         # for a container pulling from a registry (registry_uuid is a subquery).

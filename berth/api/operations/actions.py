@@ -26,6 +26,7 @@ from berth.common.log import container_context
 from berth.compute import status_writes
 from berth.compute.states import Status
 from berth.db import actions, containers
+from berth.db.containers import Expect
 from berth.db.models import Container
 from berth.image.reference import parse_image
 
@@ -78,7 +79,7 @@ def _set_status(state: ApiState, ctx: RequestContext, row: Container,
     nobody changed the row since it was read, with ``action`` begun in the same
     commit (``cast_deadlines.written_with_actions``)."""
     return written_with_actions(state, ctx, row.uuid, values, (action,),
-                                expected_task_state=None, expected_status=row.status)
+                                expect=Expect(task_state=None, status=row.status))
 
 
 def reboot(state: ApiState, ctx: RequestContext, ident: str, timeout: int | None) -> None:
@@ -153,7 +154,7 @@ def update(state: ApiState, ctx: RequestContext, ident: str, changes: dict[str, 
         if not values:
             return row
         LOG.info("container %s: %s saved", row.uuid, ", ".join(sorted(values)))
-        return containers.update_(state.db, row.uuid, values, expected_task_state=None)
+        return containers.update_(state.db, row.uuid, values, expect=containers.NO_TASK)
     _require_created(row)
     _check_quota(state, ctx, row, resources)
     with container_context(row.uuid):
@@ -196,7 +197,8 @@ def rename(state: ApiState, ctx: RequestContext, ident: str, name: str) -> Conta
     if name == row.name:
         raise _same_name(row)
     _check_name(state, ctx, name)
-    return containers.update_(state.db, row.uuid, {"name": name}, expected_task_state=None)
+    return containers.update_(state.db, row.uuid, {"name": name},
+                              expect=containers.NO_TASK)
 
 
 def _same_name(row: Container) -> exc.Conflict:

@@ -29,6 +29,7 @@ from berth.api.state import ApiSettings, ApiState
 from berth.common.context import RequestContext
 from berth.db import actions, containers
 from berth.db.base import utcnow
+from berth.db.containers import Expect
 from berth.db.models import Container
 
 
@@ -43,12 +44,12 @@ def awaited(settings: ApiSettings, values: dict[str, Any],
 
 def written_with_actions(state: ApiState, ctx: RequestContext, uuid: str,
                          values: dict[str, Any], recorded: tuple[str, ...],
-                         **expected: Any) -> Container:
+                         expect: Expect = containers.ANYTHING) -> Container:
     """``values`` (a status change, given its deadline here) written to the row and
-    the request's ``recorded`` actions begun, in one transaction; ``expected`` as
+    the request's ``recorded`` actions begun, in one transaction; ``expect`` as
     ``containers.update_``'s (a compare-and-swap). Returns the row as written."""
     row, _ = containers.update_with(
         state.db, uuid, awaited(state.settings, values),
         lambda s: s.add_all([actions.new_action(ctx, uuid, name) for name in recorded]),
-        **expected)
+        expect=expect)
     return row

@@ -29,6 +29,7 @@ from berth.compute import states, status_writes
 from berth.compute.states import Status
 from berth.db import actions, containers, nodes
 from berth.db import volumes as db_volumes
+from berth.db.containers import Expect
 from berth.db.models import Container
 from berth.image.reference import parse_image
 from berth.network.metadata import RequestedNetwork
@@ -301,12 +302,11 @@ def delete(state: ApiState, ctx: RequestContext, ident: str, force: bool, stop: 
     # Compare-and-swap: if a flow changed the row since it was checked above, the
     # delete is refused rather than racing it. A forced delete wins whatever the row
     # is doing (the agent's delete takes the task over).
-    expect: dict[str, Any] = {} if force else {"expected_status": row.status,
-                                                  "expected_task_state": None}
+    expect = containers.ANYTHING if force else Expect(status=row.status, task_state=None)
     stopping = stop and was_running
     row = written_with_actions(state, ctx, row.uuid, status_writes.status_values(
         Status.DELETING, was=row.status, uuid=row.uuid, by="delete"),
-        ("stop", "delete") if stopping else ("delete",), **expect)
+        ("stop", "delete") if stopping else ("delete",), expect=expect)
     if stopping:
         state.compute.container_stop(ctx, row, 10)
     state.compute.container_delete(ctx, row, force)

@@ -26,6 +26,7 @@ from berth.compute import status_writes
 from berth.compute.states import CREATE_TASK_STATES, Status
 from berth.db import containers, nodes
 from berth.db.base import utcnow
+from berth.db.containers import Expect
 from berth.db.models import Container
 
 LOG = logging.getLogger(__name__)
@@ -81,8 +82,8 @@ def _expire(state: ApiState, row: Container) -> Container:
         values["container_id"] = None
     try:
         new = containers.update_(state.db, row.uuid, values,
-                                 expected_task_state=row.task_state,
-                                 expected_task_deadline=row.task_deadline)
+                                 expect=Expect(task_state=row.task_state,
+                                               task_deadline=row.task_deadline))
     except exc.TaskInProgress:
         # The task ended or was set again meanwhile: show what the row says now.
         return containers.find_by_uuid(state.db, row.uuid) or row

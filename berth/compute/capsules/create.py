@@ -42,6 +42,7 @@ from berth.compute.steps.claim import Claim
 from berth.compute.steps.failures import StepFailed, reason_of
 from berth.compute.steps.volumes import Volumes
 from berth.db import capsules, containers
+from berth.db.containers import Expect
 from berth.db.models import Container
 from berth.runtime import base as rt
 
@@ -71,8 +72,9 @@ def _attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, clock: Callable[[]
     try:
         row, event_id = common.begin_task(deps, ctx, uuid, TaskState.CONTAINER_CREATING,
                                           "compute__do_container_create",
-                                          expected_status=Status.CREATING.value,
-                                          expected_task_state=_OWN_TASKS if retry else None)
+                                          expect=Expect(
+                                              status=Status.CREATING.value,
+                                              task_state=_OWN_TASKS if retry else None))
     except exc.ContainerNotFound:
         LOG.info("capsule was deleted before its creation began; nothing to do")
         return

@@ -14,6 +14,7 @@ from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.states import TaskState
 from berth.db import containers
+from berth.db.containers import Expect
 from berth.db.models import Container
 from berth.runtime import base as rt
 
@@ -61,4 +62,4 @@ def _extend_deadline(deps: AgentDeps, row: Container, seconds: int) -> None:
         return
     deadline += dt.timedelta(seconds=seconds)
     containers.update_(deps.db, row.uuid, {"task_deadline": deadline},
-                       expected_task_state=TaskState.CONTAINER_CREATING)
+                       expect=Expect(task_state=TaskState.CONTAINER_CREATING))

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from typing import Any
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
@@ -30,6 +29,7 @@ from berth.compute.capsules import status as capsule_status
 from berth.compute.deps import AgentDeps
 from berth.compute.states import Status, TaskState
 from berth.db import capsules, containers
+from berth.db.containers import Expect
 from berth.db.models import Container
 
 LOG = logging.getLogger(__name__)
@@ -73,16 +73,17 @@ def _undo_create(deps: AgentDeps, row: Container) -> None:
                            f"stopped during it. Delete the capsule and create it again.")
 
 
-def fail_create(deps: AgentDeps, row: Container, reason: str, **expect: Any) -> bool:
+def fail_create(deps: AgentDeps, row: Container, reason: str,
+                expect: Expect = containers.ANYTHING) -> bool:
     """The capsule's create undone: whatever it left in the engine removed, the capsule
     and its members in Error saying ``reason``. ``expect``: the compare-and-swap of the
-    capsule's write (``expected_task_state=...``); False, and nothing written, when the
+    capsule's write; False, and nothing written, when the
     row moved on meanwhile."""
     removed = capsule_create.remove_left_by_create(deps, row)
     try:
         status_writes.mark_error(deps.db, row.uuid, reason, was=row.status,
                                  columns={"task_state": None, "task_deadline": None,
-                                          "container_id": None}, **expect)
+                                          "container_id": None}, expect=expect)
     except (exc.TaskInProgress, exc.ContainerNotFound) as err:
         LOG.info("not failing the capsule's create: the row moved on (%s)", err.msg)
         return False

@@ -31,6 +31,7 @@ from berth.compute import status_writes
 from berth.compute.deps import AgentDeps
 from berth.compute.states import Status
 from berth.db import capsules
+from berth.db.containers import Expect
 from berth.db.models import Container
 
 LOG = logging.getLogger(__name__)
@@ -85,9 +86,7 @@ def refresh(deps: AgentDeps, capsule: Container, listing: Any = None) -> bool:
         return False
     try:
         status_writes.mark_derived(deps.db, capsule.uuid, derived.status, derived.reason,
-                                   was=capsule.status, expected_task_state=None,
-                                   expected_status=capsule.status,
-                                   expected_container_id=capsule.container_id)
+                                   was=capsule.status, expect=Expect.as_read(capsule))
     except (exc.TaskInProgress, exc.ContainerNotFound):
         return False
     LOG.info("capsule %s: %s -> %s%s", capsule.uuid, capsule.status, derived.status.value,

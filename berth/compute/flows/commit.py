@@ -48,7 +48,8 @@ def container_commit(deps: AgentDeps, ctx: RequestContext, uuid: str, repository
         if running:
             # Zun shows Paused while the filesystem is frozen for the commit. Only when
             # no task owns the row: the worker queue orders us after other actions.
-            status_writes.mark_paused(deps.db, uuid, was=row.status, expected_task_state=None)
+            status_writes.mark_paused(deps.db, uuid, was=row.status,
+                                      expect=containers.NO_TASK)
         try:
             with engine_call(deps, row):
                 image = deps.runtime.commit(container_id, repository, tag, pause=running)

@@ -21,6 +21,7 @@ from berth.compute.last_inspected import Mark
 from berth.compute.states import CREATE_TASK_STATES, Status
 from berth.compute.status_mapping import map_state, should_apply
 from berth.db import actions, containers
+from berth.db.containers import Expect
 from berth.db.models import Container
 from berth.metrics.catalog import action_name, timed_action
 from berth.runtime.base import RuntimeContainer
@@ -130,7 +131,7 @@ class TaskHold:
         ending = {**(extra or {}), "task_state": None, "task_deadline": None}
         try:
             row = apply_runtime_state(deps, self.row, seen, force=True, extra=ending,
-                                      expected_task_state=self.task_state,
+                                      expect=Expect(task_state=self.task_state),
                                       inspected=inspected)
         except exc.TaskInProgress:
             LOG.warning("task %s was taken over by another actor", self.task_state)
@@ -149,29 +150,25 @@ class TaskHold:
         row = containers.update_(deps.db, self.uuid, {
             **values, "task_state": task_state,
             "task_deadline": task_deadline(deps.settings, task_state)},
-            expected_task_state=self.task_state)
+            expect=Expect(task_state=self.task_state))
         self.ended = True
         self.row = row
         return row
 
 
 def begin_task(deps: AgentDeps, ctx: RequestContext, uuid: str, task_state: str,
-               event: str, *, expected_status: Any,
-               expected_container_id: Any = containers.ANY,
-               expected_task_state: Any = None) -> tuple[Container, int | None]:
-    """A flow's first write, one commit: ``task_state`` set when the row has no task
-    and ``expected_status`` (and ``expected_container_id``, when given: compare-and-
-    swap; ``expected_task_state``: the tasks it may take over, by default none), and
-    ``event`` started on the request's action. Returns the row (for
+               event: str, *, expect: Expect) -> tuple[Container, int | None]:
+    """A flow's first write, one commit: ``task_state`` set when the row meets
+    ``expect`` (compare-and-swap: its status, its Docker container when given, and its
+    ``task_state``, the tasks it may take over: give None for none), and ``event``
+    started on the request's action. Returns the row (for
     ``owned_task(..., held=row)``) and the event's id (for ``recorded(...,
     started=...)``). ContainerNotFound when the row is gone, TaskInProgress when it
     has a task, another status or another Docker container."""
     return containers.update_with(
         deps.db, uuid,
         {"task_state": task_state, "task_deadline": task_deadline(deps.settings, task_state)},
-        lambda s: actions.start_event_in(s, uuid, ctx.request_id, event),
-        expected_task_state=expected_task_state, expected_status=expected_status,
-        expected_container_id=expected_container_id)
+        lambda s: actions.start_event_in(s, uuid, ctx.request_id, event), expect=expect)
 
 
 @contextmanager
@@ -196,7 +193,7 @@ def owned_task(deps: AgentDeps, uuid: str, task_state: str, *, steal: bool = Fal
         row = containers.update_(deps.db, uuid, {
             "task_state": task_state,
             "task_deadline": task_deadline(deps.settings, task_state)},
-            expected_task_state=expected)
+            expect=Expect(task_state=expected))
     hold = TaskHold(uuid, task_state, row)
     try:
         yield hold
@@ -204,7 +201,7 @@ def owned_task(deps: AgentDeps, uuid: str, task_state: str, *, steal: bool = Fal
         if not hold.ended:
             try:
                 containers.update_(deps.db, uuid, {"task_state": None, "task_deadline": None},
-                                   expected_task_state=task_state)
+                                   expect=Expect(task_state=task_state))
             except exc.ContainerNotFound:
                 pass          # the flow removed the row (delete)
             except exc.TaskInProgress:
@@ -230,28 +227,24 @@ def fail(deps: AgentDeps, uuid: str, reason: str, **extra: Any) -> None:
 
 def apply_runtime_state(deps: AgentDeps, row: Container, seen: RuntimeContainer,
                         force: bool = False, extra: dict[str, Any] | None = None, *,
-                        expected_task_state: Any = containers.ANY,
-                        expected_status: Any = containers.ANY,
-                        expected_container_id: Any = containers.ANY,
+                        expect: Expect = containers.ANYTHING,
                         inspected: Mark | None = None) -> Container:
     """Copy what the engine says into the row (model.md §3.1): status and detail
     (unless a task runs and not ``force``), hostname when unset, ports, runtime.
-    ``expected_*`` make the write a compare-and-swap (TaskInProgress when the row
-    moved on since it was read): the state syncs pass the values they read, the
-    Docker container they inspected among them.
+    ``expect`` makes the write a compare-and-swap (TaskInProgress when the row moved
+    on since it was read): the state syncs pass ``Expect.as_read`` of the row they
+    judged, the Docker container they inspected among its values.
     ``inspected``: when the inspect that said ``seen`` began; once the row holds its
     answer, ``deps.last_inspected`` records it (PLEG skips the events it covers)."""
-    new = _write_runtime_state(deps, row, seen, force, extra, expected_task_state,
-                               expected_status, expected_container_id)
+    new = _write_runtime_state(deps, row, seen, force, extra, expect)
     if inspected is not None:
         deps.last_inspected.record(row.uuid, inspected, seen.state)
     return new
 
 
 def _write_runtime_state(deps: AgentDeps, row: Container, seen: RuntimeContainer,
-                         force: bool, extra: dict[str, Any] | None,
-                         expected_task_state: Any, expected_status: Any,
-                         expected_container_id: Any) -> Container:
+                         force: bool, extra: dict[str, Any] | None, expect: Expect
+                         ) -> Container:
     values: dict[str, Any] = dict(extra or {})
     if should_apply(row.task_state, force):
         mapped = map_state(seen.state, row.status or Status.CREATING, now_utc())
@@ -269,10 +262,7 @@ def _write_runtime_state(deps: AgentDeps, row: Container, seen: RuntimeContainer
     if "status" in changed:
         LOG.info("status %s -> %s (%s)", row.status, changed["status"],
                  changed.get("status_detail") or values.get("status_detail") or "")
-    return containers.update_(deps.db, row.uuid, changed,
-                              expected_task_state=expected_task_state,
-                              expected_status=expected_status,
-                              expected_container_id=expected_container_id)
+    return containers.update_(deps.db, row.uuid, changed, expect=expect)
 
 
 def require_created(row: Container) -> str:

@@ -63,6 +63,7 @@ from berth.compute.steps.engine_container import (
 from berth.compute.steps.failures import errors_written, reason_of
 from berth.compute.steps.volumes import Volumes, release_volumes
 from berth.db import actions, containers
+from berth.db.containers import Expect
 from berth.db.models import Container
 from berth.metrics.catalog import create_phase
 from berth.runtime import base as rt
@@ -94,8 +95,9 @@ def _attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
         # The task and the create event in one write, the row read back from it.
         row, event_id = common.begin_task(deps, ctx, uuid, TaskState.CONTAINER_CREATING,
                                           "compute__do_container_create",
-                                          expected_status=Status.CREATING.value,
-                                          expected_task_state=_OWN_TASKS if retry else None)
+                                          expect=Expect(
+                                              status=Status.CREATING.value,
+                                              task_state=_OWN_TASKS if retry else None))
     except exc.ContainerNotFound:
         LOG.info("container was deleted before its creation began; nothing to do")
         return

@@ -141,7 +141,7 @@ def _await_delete(deps: AgentDeps, uuid: str) -> None:
         status_writes.mark_deleting(deps.db, uuid, was=None, columns={
             "task_deadline": common.task_deadline(deps.settings,
                                                   TaskState.CONTAINER_DELETING)},
-            expected_task_state=None)
+            expect=containers.NO_TASK)
     except (exc.TaskInProgress, exc.ContainerNotFound):
         pass
 

@@ -46,6 +46,7 @@ from berth.compute.steps.engine_container import (
 from berth.compute.steps.failures import errors_written
 from berth.compute.steps.volumes import Volumes
 from berth.db import actions, containers
+from berth.db.containers import Expect
 from berth.db.models import Container
 from berth.runtime import base as rt
 
@@ -59,20 +60,19 @@ REBUILD_FROM = frozenset(VALID_STATES["rebuild"] | {Status.REBUILDING})
 
 
 def rebuild_container(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool, *,
-                      expected_status: Any = REBUILD_FROM,
-                      expected_container_id: Any = containers.ANY) -> bool:
+                      judged: Expect = containers.ANYTHING) -> bool:
     """Rebuild ``uuid`` on this node, then start it when ``run``. Records its events on
     the action of ``ctx.request_id`` (else the newest action of the container) and
     finishes that action; never raises a berth error (it is logged and the row says
     Error). The task is taken only while the row has no task, a status of
-    ``expected_status`` (at most ``REBUILD_FROM``) and, when given, the Docker
-    container ``expected_container_id``; otherwise nothing is done and the action
-    ends in Error. Returns whether the rebuild began."""
+    ``judged.status`` (of ``REBUILD_FROM``, all of them when not given) and, when
+    given, the Docker container ``judged.container_id`` (its ``task_state`` is not
+    read); otherwise nothing is done and the action ends in Error. Returns whether the
+    rebuild began."""
     began: list[bool] = []
 
     def attempt(retry: bool) -> None:
-        began.append(_attempt(deps, ctx, uuid, run, expected_status, expected_container_id,
-                              retry))
+        began.append(_attempt(deps, ctx, uuid, run, judged, retry))
 
     outage.ride_out(deps, uuid, "rebuild", attempt, ctx=ctx,
                     undo=lambda: _undo_cut_short(deps, uuid), container_id=None)
@@ -91,15 +91,16 @@ def _undo_cut_short(deps: AgentDeps, uuid: str) -> None:
 
 
 def _attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
-             expected_status: Any, expected_container_id: Any, retry: bool) -> bool:
-    allowed = REBUILD_FROM & ({expected_status} if isinstance(expected_status, str)
-                              else set(expected_status))
+             judged: Expect, retry: bool) -> bool:
+    wanted = judged.status
+    allowed = REBUILD_FROM if wanted is containers.ANY else REBUILD_FROM & (
+        {wanted} if isinstance(wanted, str) else set(wanted))
     try:
         row, event_id = common.begin_task(
             deps, ctx, uuid, TaskState.CONTAINER_REBUILDING, "compute__do_container_rebuild",
-            expected_status=sorted(allowed),
-            expected_container_id=containers.ANY if retry else expected_container_id,
-            expected_task_state=_OWN_TASKS if retry else None)
+            expect=Expect(status=sorted(allowed),
+                          container_id=containers.ANY if retry else judged.container_id,
+                          task_state=_OWN_TASKS if retry else None))
     except exc.ContainerNotFound:
         LOG.info("not rebuilding: the container was deleted")
         return False

@@ -60,6 +60,7 @@ from berth.compute.steps.allocation import release_allocation
 from berth.compute.steps.engine_container import named_container
 from berth.compute.steps.volumes import release_volumes
 from berth.db import containers
+from berth.db.containers import Expect
 from berth.db.models import Container
 from berth.placement.base import PlacementError
 from berth.runtime import base as rt
@@ -204,14 +205,14 @@ def _finish_resize(deps: AgentDeps, row: Container) -> bool:
 
 def fail_interrupted_create(deps: AgentDeps, row: Container, reason: str,
                             engine: Iterable[rt.RuntimeContainer] = (), *,
-                            expected_deadline: Any = containers.ANY) -> bool:
+                            deadline: Any = containers.ANY) -> bool:
     """Set an interrupted create to Error, then remove whatever Docker container it
     left: the row's ``container_id`` may not be written yet when the agent died between
     ``docker create`` and the database write, so the engine is searched by the uuid label
     (``engine``, this host's containers) and by the name ``zun-<uuid>`` too. Error
     releases the row's claim; the usage is republished.
 
-    Compare-and-swap on the task state read (and ``expected_deadline``, when given):
+    Compare-and-swap on the task state read (and on ``deadline``, when given):
     False, with nothing written and nothing removed, when the row moved on meanwhile
     (a create that finished after ``row`` was read keeps its container). The row goes
     first: a crash or an engine failure after it leaves an Error row that names no
@@ -222,7 +223,7 @@ def fail_interrupted_create(deps: AgentDeps, row: Container, reason: str,
             deps.db, row.uuid, reason[:2000], was=row.status,
             columns={"status_detail": None, "task_state": None, "task_deadline": None,
                      "container_id": None},
-            expected_task_state=row.task_state, expected_task_deadline=expected_deadline)
+            expect=Expect(task_state=row.task_state, task_deadline=deadline))
     except exc.TaskInProgress as err:
         LOG.info("not failing the create: the row moved on (%s)", err.msg)
         return False
@@ -284,7 +285,7 @@ def _changed_since(row: Container, started_at: dt.datetime | None) -> bool:
 def _retry(deps: AgentDeps, ctx: RequestContext, row: Container, task: str) -> str:
     if row.task_state is not None:
         containers.update_(deps.db, row.uuid, {"task_state": None, "task_deadline": None},
-                           expected_task_state=row.task_state)
+                           expect=Expect(task_state=row.task_state))
     retry = _RETRIES.get(task)
     if retry is None:
         LOG.warning("%s was interrupted; it cannot be rerun here, so the task is cleared "
@@ -307,7 +308,7 @@ def _fail_task(deps: AgentDeps, row: Container, what: str) -> str:
               f"during it; the container is in an unknown state — check it and retry")
     status_writes.mark_error(deps.db, row.uuid, reason, was=row.status,
                              columns={"task_state": None, "task_deadline": None},
-                             expected_task_state=row.task_state)
+                             expect=Expect(task_state=row.task_state))
     LOG.warning("%s was interrupted; marked Error, reading its state from Docker", what)
     sync.refresh(deps, row.uuid)
     return "failed_tasks"

@@ -42,7 +42,6 @@ import datetime as dt
 import enum
 import logging
 from dataclasses import dataclass
-from typing import Any
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
@@ -56,6 +55,7 @@ from berth.compute.states import VALID_STATES, Status
 from berth.compute.status_mapping import map_death
 from berth.db import actions, containers
 from berth.db.capsules import CAPSULE
+from berth.db.containers import Expect
 from berth.db.models import Container
 from berth.runtime import base as rt
 
@@ -169,9 +169,7 @@ def _stopped_by(deps: AgentDeps, row: Container, death: Death) -> Container | No
         return None
     status_writes.engine_state(row, changed)
     try:
-        new = containers.update_(deps.db, row.uuid, changed, expected_task_state=None,
-                                 expected_status=row.status,
-                                 expected_container_id=row.container_id)
+        new = containers.update_(deps.db, row.uuid, changed, expect=Expect.as_read(row))
     except (exc.TaskInProgress, exc.ContainerNotFound) as err:
         LOG.debug("not writing the die: the row changed meanwhile (%s)", err.msg)
         return None
@@ -204,10 +202,7 @@ def apply_seen(deps: AgentDeps, row: Container, seen: rt.RuntimeContainer, *,
         plugged = {}
     try:
         new = common.apply_runtime_state(deps, row, seen, extra=plugged,
-                                         expected_task_state=None,
-                                         expected_status=row.status,
-                                         expected_container_id=row.container_id,
-                                         inspected=inspected)
+                                         expect=Expect.as_read(row), inspected=inspected)
     except (exc.TaskInProgress, exc.ContainerNotFound) as err:
         LOG.debug("not syncing: the row changed meanwhile (%s)", err.msg)
         return Outcome.SKIPPED
@@ -238,13 +233,12 @@ def handle_vanished(deps: AgentDeps, row: Container) -> Outcome:
     Docker container (its status may well be back to what it was), and then the row
     is not touched."""
     cid = row.container_id or ""
-    judged: dict[str, Any] = {"expected_task_state": None, "expected_status": row.status,
-                              "expected_container_id": row.container_id}
+    judged = Expect.as_read(row)
     try:
         if row.auto_remove:
             LOG.info("Docker container %s is gone and auto_remove is set; marking Deleted",
                      cid[:12])
-            status_writes.mark_deleted(deps.db, row.uuid, was=row.status, **judged)
+            status_writes.mark_deleted(deps.db, row.uuid, was=row.status, expect=judged)
             return Outcome.DELETED
         if row.auto_heal and row.status in VALID_STATES["rebuild"]:
             return queue_heal(deps, row)
@@ -254,7 +248,7 @@ def handle_vanished(deps: AgentDeps, row: Container) -> Outcome:
         reason = (f"{NO_SUCH_CONTAINER}: {cid} in docker. It was removed outside berth; "
                   f"rebuild the container or delete it.")
         status_writes.mark_error(deps.db, row.uuid, reason, was=row.status,
-                                 columns={"status_detail": None}, **judged)
+                                 columns={"status_detail": None}, expect=judged)
         LOG.warning("Docker container %s vanished; marked Error", cid[:12])
         return Outcome.ERROR
     except (exc.TaskInProgress, exc.ContainerNotFound) as err:
@@ -299,8 +293,8 @@ def heal(deps: AgentDeps, uuid: str, vanished_id: str) -> Outcome:
     ctx.project_id = row.project_id
     ctx.user_id = row.user_id
     actions.action_start(deps.db, ctx, row.uuid, "rebuild")
-    done = rebuild.rebuild_container(deps, ctx, row.uuid, run, expected_status=row.status,
-                                     expected_container_id=vanished_id)
+    done = rebuild.rebuild_container(deps, ctx, row.uuid, run, judged=Expect(
+        status=row.status, container_id=vanished_id))
     return Outcome.HEALED if done else Outcome.SKIPPED
 
 
@@ -333,10 +327,8 @@ def refresh(deps: AgentDeps, uuid: str) -> Container:
     try:
         # Conditional on the row as read before the inspect: a flow that began
         # meanwhile (or a rebuild that replaced the Docker container) writes its own.
-        return common.apply_runtime_state(deps, row, seen,
-                                          expected_task_state=row.task_state,
-                                          expected_status=row.status,
-                                          expected_container_id=row.container_id)
+        return common.apply_runtime_state(deps, row, seen, expect=Expect(
+            task_state=row.task_state, status=row.status, container_id=row.container_id))
     except exc.TaskInProgress:
         LOG.debug("not refreshing: the row changed during the inspect")
         return containers.get_by_uuid(deps.db, uuid)

@@ -44,6 +44,7 @@ from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.states import Status
 from berth.db import actions, containers
+from berth.db.containers import Expect
 from berth.db.models import Container
 from berth.runtime import base as rt
 
@@ -106,7 +107,7 @@ def _fail(deps: AgentDeps, row: Container, what: str, err: BaseException,
         return status_writes.mark_error(
             deps.db, row.uuid, reason_for(what, err)[:2000], was=row.status,
             columns={"task_state": None, "task_deadline": None, **extra},
-            expected_status=row.status, expected_task_state=row.task_state)
+            expect=Expect(status=row.status, task_state=row.task_state))
     except (exc.TaskInProgress, exc.ContainerNotFound) as moved:
         LOG.info("the row moved on meanwhile (%s); left as it is", moved.msg)
         return None
@@ -123,12 +124,10 @@ def _follow_engine(deps: AgentDeps, row: Container, reason: str) -> None:
         LOG.warning("could not read the container's state after the failure: %s", err.msg)
         return
     try:
-        new = common.apply_runtime_state(deps, row, seen, expected_task_state=None,
-                                         expected_status=row.status,
-                                         expected_container_id=row.container_id)
+        new = common.apply_runtime_state(deps, row, seen, expect=Expect.as_read(row))
         if row.status == Status.ERROR and new.status != Status.ERROR \
                 and new.status_reason is None:
             containers.update_(deps.db, row.uuid, {"status_reason": reason[:2000]},
-                               expected_task_state=None, expected_status=new.status)
+                               expect=Expect(task_state=None, status=new.status))
     except (exc.TaskInProgress, exc.ContainerNotFound) as moved:
         LOG.info("the row moved on meanwhile (%s); left as it is", moved.msg)

@@ -46,6 +46,7 @@ from berth.compute.flows import delete, rebuild, recovery
 from berth.compute.states import Status
 from berth.db import actions, containers
 from berth.db.capsules import CAPSULE
+from berth.db.containers import Expect
 from berth.db.models import Container
 from berth.runtime import base as rt
 
@@ -86,8 +87,8 @@ class LostCastRepairer:
         if requested is None:
             try:
                 containers.update_(self._deps.db, row.uuid, {"task_deadline": None},
-                                   expected_task_state=None, expected_status=row.status,
-                                   expected_task_deadline=row.task_deadline)
+                                   expect=Expect(task_state=None, status=row.status,
+                                                 task_deadline=row.task_deadline))
             except (exc.TaskInProgress, exc.ContainerNotFound):
                 pass
             return 0
@@ -108,12 +109,12 @@ class LostCastRepairer:
                   f"({row.task_deadline} UTC; the message was lost). Delete this {what} "
                   f"and create it again.")
         if row.container_type == CAPSULE:
-            done = capsule_recovery.fail_create(self._deps, row, reason,
-                                                expected_task_state=None,
-                                                expected_task_deadline=row.task_deadline)
+            done = capsule_recovery.fail_create(
+                self._deps, row, reason,
+                expect=Expect(task_state=None, task_deadline=row.task_deadline))
         else:
             done = recovery.fail_interrupted_create(self._deps, row, reason,
-                                                    expected_deadline=row.task_deadline)
+                                                    deadline=row.task_deadline)
         if done:
             actions.action_finish(self._deps.db, row.uuid,
                                   _request_of(self._deps, row.uuid, ("create",)), error=True)

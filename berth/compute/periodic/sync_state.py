@@ -203,7 +203,7 @@ def _take_over(deps: AgentDeps, found: list[Container], local_ids: set[str],
         with container_context(row.uuid):
             try:
                 taken.append(containers.update_(deps.db, row.uuid, {"host": deps.host},
-                                                expected_task_state=None))
+                                                expect=containers.NO_TASK))
             except (exc.TaskInProgress, exc.ContainerNotFound):
                 continue
             LOG.warning("its Docker container is on this host but its row said host %s; "

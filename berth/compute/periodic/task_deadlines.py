@@ -31,6 +31,7 @@ from berth.compute.periodic.lost_casts import LostCastRepairer
 from berth.compute.states import CREATE_TASK_STATES, Status
 from berth.db import containers
 from berth.db.base import utcnow
+from berth.db.containers import Expect
 from berth.db.models import Container
 
 LOG = logging.getLogger(__name__)
@@ -83,12 +84,12 @@ class TaskExpirer:
                       f"{seconds} s (the agent may have lost the request). Delete this "
                       f"container and create it again.")
             return int(recovery.fail_interrupted_create(
-                self._deps, row, reason, expected_deadline=row.task_deadline))
+                self._deps, row, reason, deadline=row.task_deadline))
         try:
             status_writes.mark_error(
                 self._deps.db, row.uuid, overdue_reason(task, seconds), was=row.status,
                 columns={"task_state": None, "task_deadline": None},
-                expected_task_state=task, expected_task_deadline=row.task_deadline)
+                expect=Expect(task_state=task, task_deadline=row.task_deadline))
         except exc.TaskInProgress:
             LOG.info("%s ended or was set again meanwhile; nothing to expire", task)
             return 0
@@ -103,7 +104,7 @@ class TaskExpirer:
             try:
                 containers.update_(self._deps.db, row.uuid, {
                     "status_reason": overdue_reason(task, seconds, seen.status)},
-                    expected_task_state=None, expected_status=seen.status)
+                    expect=Expect(task_state=None, status=seen.status))
             except (exc.TaskInProgress, exc.ContainerNotFound):
                 pass
         return 1

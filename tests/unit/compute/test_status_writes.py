@@ -21,6 +21,7 @@ from berth.compute.states import (
     transition_allowed,
 )
 from berth.db import containers
+from berth.db.containers import Expect
 from berth.db.engine import Database
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -98,7 +99,8 @@ def test_a_compare_and_swap_checks_the_status_it_expects(
         db: Database, caplog: pytest.LogCaptureFixture) -> None:
     uuid = _row(db, Status.PAUSED)
     with caplog.at_level(logging.WARNING, logger=status_writes.__name__):
-        status_writes.mark_deleting(db, uuid, was=None, expected_status=Status.PAUSED.value)
+        status_writes.mark_deleting(db, uuid, was=None,
+                                    expect=Expect(status=Status.PAUSED.value))
     assert containers.get_by_uuid(db, uuid).status == Status.DELETING
     assert "from Paused to Deleting by mark_deleting" in caplog.text
 

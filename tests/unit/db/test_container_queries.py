@@ -10,6 +10,7 @@ import pytest
 
 from berth.common import exceptions as exc
 from berth.db import containers
+from berth.db.containers import Expect
 from berth.db.engine import Database
 
 
@@ -188,31 +189,31 @@ def test_update_without_expectation_writes_and_stamps_updated_at(db: Database) -
     assert out.updated_at is not None
 
 
-def test_update_with_expected_task_state_is_compare_and_swap(db: Database) -> None:
+def test_update_expecting_a_task_state_is_compare_and_swap(db: Database) -> None:
     row = make(db, name="a")
     taken = containers.update_(db, row.uuid, {"task_state": "container_stopping"},
-                               expected_task_state=None)
+                               expect=Expect(task_state=None))
     assert taken.task_state == "container_stopping"
     # A second actor expecting "no task" loses and learns what is in progress.
     with pytest.raises(exc.TaskInProgress) as info:
         containers.update_(db, row.uuid, {"task_state": "container_starting"},
-                           expected_task_state=None)
+                           expect=Expect(task_state=None))
     assert "container_stopping" in info.value.msg
     assert containers.get_by_uuid(db, row.uuid).task_state == "container_stopping"
     # The owner releases it by expecting its own value.
     done = containers.update_(db, row.uuid, {"task_state": None},
-                              expected_task_state="container_stopping")
+                              expect=Expect(task_state="container_stopping"))
     assert done.task_state is None
 
 
 def test_update_expectation_may_be_a_collection_including_none(db: Database) -> None:
     row = make(db, name="a", task_state=None)
     containers.update_(db, row.uuid, {"status": "Stopped"},
-                       expected_task_state=[None, "container_stopping"])
+                       expect=Expect(task_state=[None, "container_stopping"]))
     containers.update_(db, row.uuid, {"task_state": "container_starting"})
     with pytest.raises(exc.TaskInProgress):
         containers.update_(db, row.uuid, {"status": "Running"},
-                           expected_task_state=(None, "container_stopping"))
+                           expect=Expect(task_state=(None, "container_stopping")))
     assert containers.get_by_uuid(db, row.uuid).status == "Stopped"
 
 
@@ -228,9 +229,9 @@ def test_one_update_shape_serves_every_row_with_its_own_values(db: Database) -> 
              task_deadline=deadline + dt.timedelta(seconds=1))
     for row, labels in ((a, {"k": "a"}), (b, {"k": "b", "n": "2"})):
         done = containers.update_(db, row.uuid, {"labels": labels, "task_state": None},
-                                  expected_task_state=row.task_state,
-                                  expected_status=row.status,
-                                  expected_task_deadline=row.task_deadline)
+                                  expect=Expect(task_state=row.task_state,
+                                                status=row.status,
+                                                task_deadline=row.task_deadline))
         assert (done.labels, done.task_state, done.status) == (labels, None, row.status)
     assert containers.get_by_uuid(db, a.uuid).labels == {"k": "a"}
     assert containers.get_by_uuid(db, b.uuid).labels == {"k": "b", "n": "2"}
@@ -238,20 +239,20 @@ def test_one_update_shape_serves_every_row_with_its_own_values(db: Database) -> 
     c = make(db, name="c", task_state="container_creating", task_deadline=deadline)
     with pytest.raises(exc.TaskInProgress):
         containers.update_(db, c.uuid, {"labels": {"k": "c"}, "task_state": None},
-                           expected_task_state="container_creating", expected_status="Running",
-                           expected_task_deadline=deadline + dt.timedelta(seconds=9))
+                           expect=Expect(task_state="container_creating", status="Running",
+                                         task_deadline=deadline + dt.timedelta(seconds=9)))
     assert containers.get_by_uuid(db, c.uuid).labels in (None, {})
     # IN with only None is IS NULL.
-    containers.update_(db, a.uuid, {"status": "Stopped"}, expected_task_state=[None])
+    containers.update_(db, a.uuid, {"status": "Stopped"}, expect=Expect(task_state=[None]))
     assert containers.get_by_uuid(db, a.uuid).status == "Stopped"
 
 
-def test_update_with_expected_status(db: Database) -> None:
+def test_update_expecting_a_status(db: Database) -> None:
     row = make(db, name="a", status="Creating")
     with pytest.raises(exc.TaskInProgress):
-        containers.update_(db, row.uuid, {"status": "Running"}, expected_status="Stopped")
+        containers.update_(db, row.uuid, {"status": "Running"}, expect=Expect(status="Stopped"))
     assert containers.update_(db, row.uuid, {"status": "Created"},
-                              expected_status="Creating").status == "Created"
+                              expect=Expect(status="Creating")).status == "Created"
 
 
 def test_update_of_a_missing_row_is_not_found(db: Database) -> None:
@@ -259,7 +260,7 @@ def test_update_of_a_missing_row_is_not_found(db: Database) -> None:
         containers.update_(db, str(uuidlib.uuid4()), {"status": "Stopped"})
     with pytest.raises(exc.ContainerNotFound):
         containers.update_(db, str(uuidlib.uuid4()), {"status": "Stopped"},
-                           expected_task_state=None)
+                           expect=Expect(task_state=None))
 
 
 def test_destroy_removes_the_row_once(db: Database) -> None:

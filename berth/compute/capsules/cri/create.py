@@ -41,6 +41,7 @@ from berth.compute.flows import common
 from berth.compute.spec import build_spec
 from berth.compute.states import TaskState
 from berth.db import containers
+from berth.db.containers import Expect
 from berth.db.models import Container
 from berth.image.reference import parse_image
 from berth.runtime import base as rt
@@ -67,7 +68,7 @@ def make_pod(deps: AgentDeps, pods: PodRuntime, row: Container, inits: list[Cont
     with _network_failures(row):
         plugged = cri_network.addresses(deps, pods, row, pod_id)
     containers.update_(deps.db, row.uuid, {"container_id": pod_id, **plugged},
-                       expected_task_state=TaskState.CONTAINER_CREATING)
+                       expect=Expect(task_state=TaskState.CONTAINER_CREATING))
     extra = {"addresses": plugged["addresses"]} if plugged else {}
     for member in inits:
         _run_member(deps, pods, pod_id, spec, member, images[member.uuid],

@@ -32,6 +32,7 @@ from berth.compute.capsules.cri import create as cri_create
 from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.states import Status
+from berth.db.containers import Expect
 from berth.db.models import Container
 from berth.runtime import base as rt
 from berth.runtime.cri.base import PodRuntime
@@ -102,9 +103,8 @@ def handle(deps: AgentDeps, pods: PodRuntime, capsule: Container, member: Contai
             LOG.info("member %s exited (%s); restarting it in %.0f s (back-off)",
                      member.name, seen.state.exit_code if seen.state else "?",
                      (due - now).total_seconds())
-        return common.apply_runtime_state(deps, member, waiting, expected_task_state=None,
-                                          expected_status=member.status,
-                                          expected_container_id=member.container_id)
+        return common.apply_runtime_state(deps, member, waiting,
+                                          expect=Expect.as_read(member))
     attempt = _label(seen, ATTEMPT) + 1
     labels = {ATTEMPT: str(attempt), STEP: str(next_step(seen))}
     new_id = cri_create.restart_member(deps, pods, capsule, member, attempt, labels)
@@ -117,6 +117,4 @@ def handle(deps: AgentDeps, pods: PodRuntime, capsule: Container, member: Contai
              member.name, (member.restart_policy or {}).get("Name"), attempt, new_id[:12])
     extra: dict[str, Any] = {"container_id": new_id}
     return common.apply_runtime_state(deps, member, pods.member(new_id), extra=extra,
-                                      expected_task_state=None,
-                                      expected_status=member.status,
-                                      expected_container_id=member.container_id)
+                                      expect=Expect.as_read(member))

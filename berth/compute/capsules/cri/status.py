@@ -26,6 +26,7 @@ from berth.compute.deps import AgentDeps
 from berth.compute.flows import common
 from berth.compute.states import Status
 from berth.db import capsules, containers
+from berth.db.containers import Expect
 from berth.db.models import Container
 from berth.runtime import base as rt
 from berth.runtime.cri.base import PodRuntime
@@ -96,9 +97,8 @@ def _member_written(deps: AgentDeps, pods: PodRuntime, capsule: Container,
     if seen.state is not None and seen.state.status == rt.RunState.EXITED:
         codes[member.uuid] = seen.state.exit_code
     try:
-        return common.apply_runtime_state(deps, member, seen, expected_task_state=None,
-                                          expected_status=member.status,
-                                          expected_container_id=member.container_id)
+        return common.apply_runtime_state(deps, member, seen,
+                                          expect=Expect.as_read(member))
     except (exc.TaskInProgress, exc.ContainerNotFound):
         return member
 
@@ -112,9 +112,7 @@ def _vanished(deps: AgentDeps, member: Container) -> Container:
                 (member.container_id or "")[:12])
     try:
         return status_writes.mark_error(deps.db, member.uuid, reason, was=member.status,
-                                        expected_task_state=None,
-                                        expected_status=member.status,
-                                        expected_container_id=member.container_id)
+                                        expect=Expect.as_read(member))
     except (exc.TaskInProgress, exc.ContainerNotFound):
         return member
 

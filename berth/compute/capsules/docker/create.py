@@ -36,6 +36,7 @@ from berth.compute.flows import common
 from berth.compute.spec import build_spec
 from berth.compute.states import TaskState
 from berth.db import containers
+from berth.db.containers import Expect
 from berth.db.models import Container
 from berth.runtime import base as rt
 
@@ -67,7 +68,7 @@ def make_capsule(deps: AgentDeps, row: Container, inits: list[Container],
             raise CapsuleFailed(reason=f"The capsule could not join its networks: "
                                        f"{err.msg}") from err
     containers.update_(deps.db, row.uuid, {"container_id": sandbox_id, **plugged},
-                       expected_task_state=TaskState.CONTAINER_CREATING)
+                       expect=Expect(task_state=TaskState.CONTAINER_CREATING))
     extra = {"addresses": plugged["addresses"]} if plugged else {}
     for member in inits:
         undo.callback(remove_quietly, deps,

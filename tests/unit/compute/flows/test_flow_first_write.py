@@ -19,6 +19,7 @@ from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.flows import common
 from berth.compute.states import TaskState
 from berth.db import actions, containers
+from berth.db.containers import Expect
 from berth.db.engine import Database
 
 EVENT = "compute__do_container_create"
@@ -38,6 +39,10 @@ def creating_row(db: Database, ctx: RequestContext, status: str = "Creating") ->
                              along=lambda u: [actions.new_action(ctx, u, "create")]).uuid
 
 
+#: What a create's first write expects: a Creating row with no task.
+CREATING = Expect(status="Creating", task_state=None)
+
+
 def events_of(db: Database, uuid: str, ctx: RequestContext) -> list[tuple[str, str | None]]:
     _, events = actions.get_action(db, uuid, ctx.request_id)
     return [(e.event, e.result) for e in events]
@@ -47,7 +52,7 @@ def test_begin_task_sets_the_task_and_starts_the_event_together(deps: AgentDeps)
     ctx = RequestContext.admin()
     uuid = creating_row(deps.db, ctx)
     row, event_id = common.begin_task(deps, ctx, uuid, TaskState.CONTAINER_CREATING, EVENT,
-                                      expected_status="Creating")
+                                      expect=CREATING)
     assert row.task_state == TaskState.CONTAINER_CREATING
     assert row.task_deadline is not None
     stored = containers.get_by_uuid(deps.db, uuid)
@@ -61,7 +66,7 @@ def test_begin_task_on_another_status_changes_nothing(deps: AgentDeps) -> None:
     uuid = creating_row(deps.db, ctx, status="Deleting")
     with pytest.raises(exc.TaskInProgress):
         common.begin_task(deps, ctx, uuid, TaskState.CONTAINER_CREATING, EVENT,
-                          expected_status="Creating")
+                          expect=CREATING)
     assert containers.get_by_uuid(deps.db, uuid).task_state is None
     assert events_of(deps.db, uuid, ctx) == []
 
@@ -72,7 +77,7 @@ def test_begin_task_on_a_busy_row_changes_nothing(deps: AgentDeps) -> None:
     containers.update_(deps.db, uuid, {"task_state": TaskState.CONTAINER_DELETING})
     with pytest.raises(exc.TaskInProgress):
         common.begin_task(deps, ctx, uuid, TaskState.CONTAINER_CREATING, EVENT,
-                          expected_status="Creating")
+                          expect=CREATING)
     assert containers.get_by_uuid(deps.db, uuid).task_state == TaskState.CONTAINER_DELETING
     assert events_of(deps.db, uuid, ctx) == []
 
@@ -83,7 +88,7 @@ def test_begin_task_on_a_removed_row_is_not_found(deps: AgentDeps) -> None:
     containers.destroy(deps.db, uuid)
     with pytest.raises(exc.ContainerNotFound):
         common.begin_task(deps, ctx, uuid, TaskState.CONTAINER_CREATING, EVENT,
-                          expected_status="Creating")
+                          expect=CREATING)
 
 
 def test_overlapped_runs_elsewhere_and_logs_under_the_container(

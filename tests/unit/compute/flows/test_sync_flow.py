@@ -18,6 +18,7 @@ from berth.compute.flows import sync
 from berth.compute.flows.sync import Outcome, describe, sync_container
 from berth.compute.states import Status
 from berth.db import actions, containers
+from berth.db.containers import Expect
 from berth.db.engine import Database
 from berth.db.models import Container
 from berth.runtime import base as rt
@@ -106,7 +107,7 @@ def test_a_heal_judged_on_a_stale_read_does_nothing(
     rebuilt: list[str] = []
 
     def rebuild_as_new(deps: AgentDeps, ctx: object, uuid: str, run: bool,
-                       **expected: object) -> bool:
+                       judged: object = None) -> bool:
         rebuilt.append(uuid)
         containers.update_(sync_db, uuid, {"container_id": "new"})
         return True
@@ -137,7 +138,7 @@ def test_a_rebuild_never_takes_its_task_from_deleting(
     ctx = RequestContext.admin()
     actions.action_start(sync_db, ctx, r.uuid, "rebuild")
     assert sync.rebuild.rebuild_container(sync_deps, ctx, r.uuid, True,
-                                               expected_container_id="gone") is False
+                                               judged=Expect(container_id="gone")) is False
     after = get(sync_db, r)
     assert (after.status, after.task_state, after.container_id) == (
         Status.DELETING, None, "gone")

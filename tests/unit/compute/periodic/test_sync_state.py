@@ -84,7 +84,7 @@ def test_vanished_containers_become_deleted_error_or_rebuilt(
     rebuilt: list[tuple[str, bool, str]] = []
 
     def fake_rebuild(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
-                     **expected: object) -> bool:
+                     judged: object = None) -> bool:
         rebuilt.append((uuid, run, ctx.request_id))
         return True
 
