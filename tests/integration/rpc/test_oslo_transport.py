@@ -1,12 +1,15 @@
 """The oslo.messaging transport over the real RabbitMQ (berth.rpc.oslo): requests run
-on an ElasticThreadPool, and no berth process loads eventlet."""
+on an ElasticThreadPool, an idle listener wakes seldom yet acknowledges a request at
+once, and no berth process loads eventlet."""
 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import shutil
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -15,6 +18,7 @@ import pytest
 from integration.conftest import RABBIT_URL
 
 from berth.common.threads import ElasticThreadPool
+from berth.rpc import oslo
 from berth.rpc.oslo import OsloTransport
 
 
@@ -64,6 +68,54 @@ def test_requests_run_in_parallel_on_an_elastic_pool(transport: OsloTransport) -
     finally:
         server.stop()
     assert pool.num_threads == 0
+
+
+class _Notes:
+    RPC_METHODS = frozenset({"note"})
+
+    def __init__(self) -> None:
+        self.heard = threading.Event()
+
+    def note(self, context: dict[str, Any]) -> None:
+        self.heard.set()
+
+
+def _unacknowledged(queue: str) -> int | None:
+    """The messages RabbitMQ delivered from ``queue`` (vhost berth) and awaits the ack of."""
+    done = subprocess.run(["rabbitmqctl", "-q", "list_queues", "-p", "berth", "name",
+                           "messages_unacknowledged"], check=True, capture_output=True,
+                          text=True, timeout=120)
+    for line in done.stdout.splitlines():
+        words = line.split()
+        if len(words) == 2 and words[0] == queue:
+            return int(words[1])
+    return None
+
+
+def test_an_idle_listener_wakes_seldom_and_still_acks_a_request_at_once(
+        transport: OsloTransport) -> None:
+    """The listener's longest wait is berth's (``LISTENER_IDLE_WAKE``, not the library's
+    5 s): a cast sent after the listener has waited past the library's longest is
+    handled and acknowledged long before the next idle wake."""
+    if shutil.which("rabbitmqctl") is None:
+        pytest.skip("rabbitmqctl is not installed: the queue's acks cannot be read")
+    from oslo_messaging._drivers import amqpdriver
+
+    notes = _Notes()
+    server = transport.serve("node-b", notes)
+    assert amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MAX == oslo.LISTENER_IDLE_WAKE == 30.0
+    server.start()
+    try:
+        time.sleep(8)     # the listener's wait has grown past the library's 5 s
+        transport.cast("node-b", "note")
+        assert notes.heard.wait(20)
+        queue = f"{transport._topic}.node-b"
+        waited = time.monotonic() + 15       # half the idle wake: the ack did not wait for it
+        while (left := _unacknowledged(queue)) != 0 and time.monotonic() < waited:
+            time.sleep(0.5)
+        assert left == 0, f"{queue} still has {left} unacknowledged message(s)"
+    finally:
+        server.stop()
 
 
 def test_a_process_using_the_transport_has_no_eventlet(rabbit_services: None) -> None:
