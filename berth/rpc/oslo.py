@@ -24,6 +24,7 @@ import importlib
 import logging
 import socket
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -79,31 +80,40 @@ def _use_elastic_executor(server: Any) -> None:
                     "life of the process")
 
 
-#: The longest an idle oslo.messaging listener waits for a message before it wakes to
-#: run the acknowledgements other threads queued for it (the library's
-#: ``amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MAX``, 5 s). Each wake is a round of kombu
-#: and amqp calls: on an idle agent the largest share of its CPU (bench P15's idle
-#: node). After a message the wait starts again at 1 ms and doubles, so the
-#: acknowledgement of a request is still sent within milliseconds; only a request
-#: whose thread acknowledges it after the wait has grown waits longer to be acked
-#: (unacked, it would be delivered again if the connection dropped meanwhile, as it
-#: may within the library's 5 s too).
+#: How long an oslo.messaging listener (an RPC server's, or a client's reply waiter)
+#: waits for a message before it wakes to run the operations other threads queued
+#: for it: the first wait after a message, doubling at each wake up to the idle one.
+#: The library's are 1 ms and 5 s (``amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN`` and
+#: ``_MAX``): ten wakes or more after every request, each a round of kombu and amqp
+#: calls, a fifth of an agent's CPU per container created (bench P15), and the
+#: largest share of an idle agent's. Those queued operations are the acks and
+#: requeues of notification listeners, which berth has none of: an RPC request is
+#: acknowledged in the consumer's callback, on the listener's thread, before it is
+#: dispatched (``RpcAMQPListener.__call__``), and a reply is taken in the reply
+#: waiter's; a message ends the wait at once. What the wait still bounds is a
+#: ``stop``: the listener sees it at its next wake (at the latest at the heartbeat
+#: check, every 10 s), so the first wait stays short.
+LISTENER_FIRST_WAKE = 0.5
 LISTENER_IDLE_WAKE = 30.0
 
 
 def _wake_idle_listeners_less() -> None:
-    """Set the listeners' longest wait to ``LISTENER_IDLE_WAKE`` (a private module
-    constant the listener reads at each wait; tests/integration/rpc/test_oslo_transport.py
-    checks it is still there). Without it the listeners keep the library's wait."""
+    """Make the listeners' waits ``LISTENER_FIRST_WAKE`` and ``LISTENER_IDLE_WAKE``
+    (private module constants the listener reads at each wait;
+    tests/integration/rpc/test_oslo_transport.py checks they are still there).
+    Without them the listeners keep the library's waits."""
     try:
         from oslo_messaging._drivers import amqpdriver  # type: ignore[import-untyped]
     except ImportError:
         amqpdriver = None
-    if amqpdriver is None or not hasattr(amqpdriver, "ACK_REQUEUE_EVERY_SECONDS_MAX"):
-        LOG.warning("this oslo.messaging has no amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MAX; "
-                    "an idle agent's listener wakes as often as the library says")
+    waits = {"ACK_REQUEUE_EVERY_SECONDS_MIN": LISTENER_FIRST_WAKE,
+             "ACK_REQUEUE_EVERY_SECONDS_MAX": LISTENER_IDLE_WAKE}
+    if amqpdriver is None or not all(hasattr(amqpdriver, name) for name in waits):
+        LOG.warning("this oslo.messaging has no amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN "
+                    "and _MAX; its listeners wake as often as the library says")
         return
-    amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MAX = LISTENER_IDLE_WAKE
+    for name, seconds in waits.items():
+        setattr(amqpdriver, name, seconds)
 
 
 #: Option groups that oslo.messaging (>= 18) reads from the ConfigOpts it is given on
@@ -151,6 +161,8 @@ class _Dispatch:
         self._expected = expected
 
     def __getattr__(self, name: str) -> Any:
+        if name == WAKE_METHOD:
+            return _woken
         if name.startswith("_") or name not in self._endpoint.RPC_METHODS:
             raise AttributeError(name)
         fn = getattr(self._endpoint, name)
@@ -167,24 +179,66 @@ class _Dispatch:
         return dispatch
 
 
+#: The request a stopping server casts to itself (``_Server.stop``): the listener
+#: waits for a message up to ``LISTENER_IDLE_WAKE``, and sees that it is stopped only
+#: when the wait ends. Dispatched, it does nothing.
+WAKE_METHOD = "berth_listener_wake"
+
+
+def _woken(ctxt: Any, **kwargs: Any) -> None:
+    return None
+
+
 class _Server:
     """oslo's MessageHandlingServer, stopped the way oslo wants: ``stop()`` ends the
-    consuming, ``wait()`` lets running handlers finish and closes the connection."""
+    consuming, ``wait()`` lets running handlers finish and closes the connection.
 
-    def __init__(self, server: Any) -> None:
+    oslo's ``stop`` returns once the listener's thread has seen it, at the end of
+    that thread's wait for a message (up to the heartbeat check's 10 s); ``wake``
+    casts the request that ends that wait, sent every ``_WAKE_EVERY`` seconds while
+    ``stop`` waits (the first one may arrive before the listener has been told)."""
+
+    _WAKE_EVERY = 0.1
+    _WAKES_AT_MOST = 50
+
+    def __init__(self, server: Any, wake: Callable[[], None] | None = None) -> None:
         self._server = server
+        self._wake = wake
 
     def start(self) -> None:
         self._server.start()
 
     def stop(self) -> None:
-        self._server.stop()
+        stopped = threading.Event()
+        waker = None
+        if self._wake is not None:
+            waker = threading.Thread(target=self._wake_until, args=(stopped,),
+                                     name="rpc-stop-wake", daemon=True)
+            waker.start()
+        try:
+            self._server.stop()
+        finally:
+            stopped.set()
+        if waker is not None:
+            waker.join()
         self._server.wait()
+
+    def _wake_until(self, stopped: threading.Event) -> None:
+        assert self._wake is not None
+        for _ in range(self._WAKES_AT_MOST):
+            if stopped.wait(self._WAKE_EVERY):
+                return
+            try:
+                self._wake()
+            except Exception as err:  # noqa: BLE001 - the listener's own wait ends it then
+                LOG.debug("could not wake the stopping RPC listener: %s", err)
+                return
 
 
 class OsloTransport:
     def __init__(self, url: str, topic: str, config_files: Sequence[str] = ()) -> None:
         messaging = _import_messaging()
+        _wake_idle_listeners_less()   # servers' listeners and the calls' reply waiter
         self._messaging = messaging
         self._conf = cfg.ConfigOpts()
         self._conf(args=[], project="berth", default_config_files=list(config_files))
@@ -239,8 +293,12 @@ class OsloTransport:
         server = self._messaging.get_rpc_server(
             self._transport, target, [_Dispatch(endpoint, expected)], executor="threading")
         _use_elastic_executor(server)
-        _wake_idle_listeners_less()
-        return _Server(server)
+        return _Server(server, wake=lambda: self._wake(host))
+
+    def _wake(self, host: str) -> None:
+        """Cast ``WAKE_METHOD`` to ``host``'s own queue, without the retries a cast
+        makes while the broker is away."""
+        self._client.prepare(server=host, retry=0).cast({}, WAKE_METHOD)
 
     def cleanup(self) -> None:
         self._transport.cleanup()

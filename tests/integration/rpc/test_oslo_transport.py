@@ -71,13 +71,18 @@ def test_requests_run_in_parallel_on_an_elastic_pool(transport: OsloTransport) -
 
 
 class _Notes:
-    RPC_METHODS = frozenset({"note"})
+    RPC_METHODS = frozenset({"note", "echo"})
 
     def __init__(self) -> None:
         self.heard = threading.Event()
+        self.times: list[float] = []
 
     def note(self, context: dict[str, Any]) -> None:
+        self.times.append(time.monotonic())
         self.heard.set()
+
+    def echo(self, context: dict[str, Any], n: int) -> int:
+        return n
 
 
 def _unacknowledged(queue: str) -> int | None:
@@ -92,11 +97,13 @@ def _unacknowledged(queue: str) -> int | None:
     return None
 
 
-def test_an_idle_listener_wakes_seldom_and_still_acks_a_request_at_once(
+def test_a_listener_wakes_seldom_and_still_acks_and_answers_at_once(
         transport: OsloTransport) -> None:
-    """The listener's longest wait is berth's (``LISTENER_IDLE_WAKE``, not the library's
-    5 s): a cast sent after the listener has waited past the library's longest is
-    handled and acknowledged long before the next idle wake."""
+    """The listeners' waits are berth's (0.5 s after a message doubling to 30 s), not
+    the library's (1 ms doubling to 5 s): a cast sent after the listener has waited
+    past the library's longest is handled and acknowledged long before the next wake;
+    so is one sent right after it, calls are answered one after the other, and a
+    server stopped right after a message stops within the first wait."""
     if shutil.which("rabbitmqctl") is None:
         pytest.skip("rabbitmqctl is not installed: the queue's acks cannot be read")
     from oslo_messaging._drivers import amqpdriver
@@ -104,18 +111,36 @@ def test_an_idle_listener_wakes_seldom_and_still_acks_a_request_at_once(
     notes = _Notes()
     server = transport.serve("node-b", notes)
     assert amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MAX == oslo.LISTENER_IDLE_WAKE == 30.0
+    assert amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN == oslo.LISTENER_FIRST_WAKE == 0.5
     server.start()
+    stopped = False
     try:
         time.sleep(8)     # the listener's wait has grown past the library's 5 s
         transport.cast("node-b", "note")
         assert notes.heard.wait(20)
+        sent = time.monotonic()
+        transport.cast("node-b", "note")        # inside the wait that follows a message
+        deadline = sent + 10
+        while len(notes.times) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(notes.times) == 2 and notes.times[1] - sent < 3
+        # the reply waiter waits as long: each call's answer still comes at once
+        began = time.monotonic()
+        assert [transport.call("node-b", "echo", timeout=20, n=n) for n in range(3)] == [0, 1, 2]
+        assert time.monotonic() - began < 5
         queue = f"{transport._topic}.node-b"
         waited = time.monotonic() + 15       # half the idle wake: the ack did not wait for it
         while (left := _unacknowledged(queue)) != 0 and time.monotonic() < waited:
             time.sleep(0.5)
         assert left == 0, f"{queue} still has {left} unacknowledged message(s)"
-    finally:
+        time.sleep(12)     # past the heartbeat check's wait, which bounds the listener's
+        began = time.monotonic()
         server.stop()
+        stopped = True
+        assert time.monotonic() - began < 3, "stop waited for the listener's wait to end"
+    finally:
+        if not stopped:
+            server.stop()
 
 
 def test_a_process_using_the_transport_has_no_eventlet(rabbit_services: None) -> None:
