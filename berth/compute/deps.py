@@ -12,6 +12,7 @@ from berth.common.threads import ElasticThreadPool
 from berth.compute.claims import ResourceTracker
 from berth.compute.last_inspected import LastInspected
 from berth.compute.networking import ContainerNetworks
+from berth.compute.node_provider import NodeProvider
 from berth.compute.recent_images import RecentImages
 from berth.compute.volumes import ContainerVolumes
 from berth.compute.workers import ContainerWorkers
@@ -177,6 +178,9 @@ class AgentDeps:
     #: When each row last received an inspect's answer (PLEG skips the events that
     #: answer already covers): see berth.compute.last_inspected.
     last_inspected: LastInspected = field(default_factory=LastInspected)
+    #: The node's Placement provider, remembered between creates (a create asks
+    #: whether the API's allocation is held there): see berth.compute.node_provider.
+    provider: NodeProvider = field(default_factory=NodeProvider)
     #: Where a flow runs an engine or Placement call while it writes the database
     #: (``flows.common.overlapped``): a create's docker start overlaps the writes
     #: that record the Docker container. Threads start on demand and retire when idle.

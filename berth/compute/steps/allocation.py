@@ -91,15 +91,26 @@ def _joined(deps: AgentDeps, wait: Callable[[], object]) -> None:
 def held_already(deps: AgentDeps, row: Container) -> tuple[bool, str | None]:
     """Whether the container holds its resources on this node in Placement already
     (the API's placement wrote them with the row: ``EmbeddedPlacement.holds``), and
-    the node's provider (None: not read; ``allocate`` reads it, and says what fails)."""
+    the node's provider (None: not read; ``allocate`` reads it, and says what fails).
+    The provider asked about is the one remembered from an earlier create
+    (``deps.provider``); when it does not hold them, the node's row is read again,
+    and that provider is the one asked and returned."""
     if deps.placement is None:
         return False, None
-    try:
-        provider = nodes.provider_uuid_of(deps.db, deps.host)
-    except exc.ComputeNodeNotFound:
-        return False, None
     resources = container_resources(row.cpu, row.memory, row.disk)
-    return deps.placement.holds(row.uuid, provider, resources), provider
+    try:
+        provider, remembered = deps.provider.known(deps.db, deps.host)
+        if deps.placement.holds(row.uuid, provider, resources):
+            return True, provider
+        if not remembered:
+            return False, provider
+        fresh = deps.provider.reread(deps.db, deps.host)
+    except exc.ComputeNodeNotFound:
+        deps.provider.forget()
+        return False, None
+    if fresh != provider and deps.placement.holds(row.uuid, fresh, resources):
+        return True, fresh
+    return False, fresh
 
 
 def allocate(deps: AgentDeps, row: Container, provider: str | None = None,

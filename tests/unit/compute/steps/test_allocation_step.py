@@ -135,3 +135,61 @@ def test_without_placement_the_step_does_nothing(db: Database) -> None:
     step.join()
     step.release()
     assert step.answered() and not step.held
+
+
+def _counting_provider_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    reads: list[str] = []
+    real = nodes.provider_uuid_of
+
+    def counted(db: Database, host: str) -> str:
+        reads.append(host)
+        return real(db, host)
+
+    monkeypatch.setattr(nodes, "provider_uuid_of", counted)
+    return reads
+
+
+def test_the_node_provider_is_read_once_for_the_allocations_the_api_made(
+        deps: AgentDeps, provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = _counting_provider_reads(monkeypatch)
+    for _ in range(3):
+        r = row(deps)
+        ledger(deps).allocate(r.uuid, provider, container_resources(1.0, "64", None), "p1",
+                              None)
+        step = Allocation(deps, r, overlapped=True)
+        step.acquire()
+        assert step.held
+    assert reads == [HOST]
+
+
+def test_a_provider_that_changed_is_read_again_and_allocated_on(
+        deps: AgentDeps, provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The node moved to a shared provider after the memo was made: a create the API
+    placed on the new provider is found held there, and one it did not is allocated
+    there, never on the remembered one."""
+    first = row(deps)
+    Allocation(deps, first, overlapped=True).acquire()    # remembers ``provider``
+    assert deps.provider.known(deps.db, HOST) == (provider, True)
+    shared = "5d0c4a36-7f39-4a9e-9a7e-3c1c8a0b6f11"
+    ledger(deps).ensure_provider(shared, "shared")
+    ledger(deps).set_inventory(shared, {VCPU: Inventory(total=4),
+                                        MEMORY_MB: Inventory(total=8192)})
+    nodes.set_provider(deps.db, HOST, shared)
+    reads = _counting_provider_reads(monkeypatch)
+
+    placed = row(deps)
+    ledger(deps).allocate(placed.uuid, shared, container_resources(1.0, "64", None), "p1",
+                          None)
+    step = Allocation(deps, placed, overlapped=True)
+    step.acquire()
+    assert step.held and reads == [HOST]
+
+    unplaced = row(deps)
+    step = Allocation(deps, unplaced, overlapped=True)
+    step.acquire()
+    step.join()
+    assert not step.held
+    assert ledger(deps).get_allocation(unplaced.uuid) == {
+        shared: container_resources(1.0, "64", None)}
+    # not held: the provider is read again before the allocation, as before the memo
+    assert reads == [HOST, HOST]
