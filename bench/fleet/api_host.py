@@ -2,7 +2,11 @@
 is (``berth.cmd.api.main``), with each worker counting its database statements by
 caller (``statements.py``). A worker writes its tally to ``DIR/api-<pid>.json`` as
 it starts, when it receives SIGUSR1 and when it stops; the run signals the processes
-that wrote one (the workers, not their supervisor) before and after the fill."""
+that wrote one (the workers, not their supervisor) before and after the fill.
+
+With ``BERTH_FLEET_PROFILE=PATH`` (as the agents' hosts: ``nodes.py``), each worker
+profiles the CPU time of its threads from its start to its stop (yappi) and writes
+it to ``PATH.api-<pid>`` (a pstats file)."""
 
 from __future__ import annotations
 
@@ -28,10 +32,18 @@ def main(argv: list[str]) -> int:
         path = out / f"api-{os.getpid()}.json"
         signal.signal(signal.SIGUSR1, lambda *_: tally.dump(path))
         tally.dump(path)        # the run signals only the processes that wrote one
+        profile = os.environ.get("BERTH_FLEET_PROFILE")
+        if profile:
+            import yappi
+            yappi.set_clock_type("cpu")
+            yappi.start()
         try:
             return serve(*args)
         finally:
             tally.dump(path)
+            if profile:
+                yappi.stop()
+                yappi.get_func_stats().save(f"{profile}.api-{os.getpid()}", type="pstat")
 
     api._serve = counted_serve     # the supervisor's workers call it by this name
     return api.main(argv[1:])
