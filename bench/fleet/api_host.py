@@ -5,8 +5,8 @@ it starts, when it receives SIGUSR1 and when it stops; the run signals the proce
 that wrote one (the workers, not their supervisor) before and after the fill.
 
 With ``BERTH_FLEET_PROFILE=PATH`` (as the agents' hosts: ``nodes.py``), each worker
-profiles the CPU time of its threads from its start to its stop (yappi) and writes
-it to ``PATH.api-<pid>`` (a pstats file)."""
+profiles the CPU time of its threads from its start (yappi) and writes it to
+``PATH.api-<pid>`` (a pstats file) with each tally: the last one after the fill."""
 
 from __future__ import annotations
 
@@ -30,20 +30,23 @@ def main(argv: list[str]) -> int:
         import os
 
         path = out / f"api-{os.getpid()}.json"
-        signal.signal(signal.SIGUSR1, lambda *_: tally.dump(path))
-        tally.dump(path)        # the run signals only the processes that wrote one
         profile = os.environ.get("BERTH_FLEET_PROFILE")
         if profile:
             import yappi
             yappi.set_clock_type("cpu")
             yappi.start()
+
+        def dump(*_: Any) -> None:
+            tally.dump(path)
+            if profile:     # the workers may end without unwinding: saved at each dump
+                yappi.get_func_stats().save(f"{profile}.api-{os.getpid()}", type="pstat")
+
+        signal.signal(signal.SIGUSR1, dump)
+        tally.dump(path)        # the run signals only the processes that wrote one
         try:
             return serve(*args)
         finally:
-            tally.dump(path)
-            if profile:
-                yappi.stop()
-                yappi.get_func_stats().save(f"{profile}.api-{os.getpid()}", type="pstat")
+            dump()
 
     api._serve = counted_serve     # the supervisor's workers call it by this name
     return api.main(argv[1:])
