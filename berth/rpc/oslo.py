@@ -220,7 +220,8 @@ class _Server:
         finally:
             stopped.set()
         if waker is not None:
-            waker.join()
+            # bounded: a cast to a broker that does not answer may hang on its connect
+            waker.join(self._WAKE_EVERY * 10)
         self._server.wait()
 
     def _wake_until(self, stopped: threading.Event) -> None:
