@@ -46,10 +46,12 @@ def test_the_body_names_the_check_that_failed_and_why() -> None:
 
 def test_a_hung_check_reads_no_answer_after_the_timeout_and_is_not_started_twice() -> None:
     release = threading.Event()
+    entered = threading.Event()
     calls = []
 
     def hung() -> None:
         calls.append(1)
+        entered.set()
         release.wait(10)
 
     readiness = Readiness({"docker": hung, "database": ok}, timeout=0.05, max_age=0)
@@ -59,6 +61,10 @@ def test_a_hung_check_reads_no_answer_after_the_timeout_and_is_not_started_twice
         assert first.checks["docker"].startswith("no answer for")
         second = readiness.report()
         assert second.failed == ["docker"]
+        # The check's thread may not have run yet on a loaded machine (CI): wait for
+        # it, and give a second run, if one was started, the time to show.
+        assert entered.wait(10)
+        release.wait(0.3)
         assert len(calls) == 1           # the earlier run is still the one in flight
     finally:
         release.set()
