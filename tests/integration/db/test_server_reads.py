@@ -163,3 +163,20 @@ def test_an_event_gone_finishes_its_requests_action_all_the_same(db: Database) -
                                    then=(uuid, "req-1", "compute__do_container_start"))
     _, events = actions.get_action(db, uuid, "req-1")
     assert [(e.id, e.event) for e in events] == [(started, "compute__do_container_start")]
+
+
+def test_json_columns_are_read_by_berths_reader(db: Database) -> None:
+    """The servers' engines read JSON columns with ``_json_loads`` (psycopg hands it
+    bytes): what was written comes back, an empty one as a fresh object each time,
+    a long integer as an integer."""
+    uuid = containers.create(db, {"project_id": "p1", "status": "Creating",
+                                  "labels": {"big": 123456789012345678901234567890},
+                                  "environment": {}, "command": ["sh", "-c", "é"]}).uuid
+    first, second = containers.find_by_uuid(db, uuid), containers.find_by_uuid(db, uuid)
+    assert first is not None and second is not None
+    assert first.labels == {"big": 123456789012345678901234567890}
+    assert isinstance(first.labels["big"], int)
+    assert first.command == ["sh", "-c", "é"]
+    assert first.environment == {} and first.environment is not second.environment
+    loader = getattr(db.engine.dialect, "_json_deserializer", None)
+    assert loader is not None and loader.__name__ == "_json_loads"

@@ -1,5 +1,6 @@
-"""The JSON columns' reader on SQLite (berth.db.engine._json_loads): orjson for speed,
-the stdlib where orjson would read a text differently."""
+"""The JSON columns' reader (berth.db.engine._json_loads), as SQLite's and MariaDB's
+drivers hand it a text (str) and psycopg does (bytes): orjson for speed, the stdlib
+where orjson would read a text differently."""
 
 from __future__ import annotations
 
@@ -15,21 +16,32 @@ from berth.db.engine import _json_loads
     '{"A": "1", "B": "x y"}', '["sh", "-c", "sleep 1"]', '{"Name": "always", "N": 3}',
     '[1.5, -2, true, null]', '{"k": "\\u00e9\\n"}', '"\\ud800"',
 ])
-def test_reads_as_the_stdlib_does(text: str) -> None:
-    assert _json_loads(text) == json.loads(text)
+@pytest.mark.parametrize("as_bytes", [False, True], ids=["str", "bytes"])
+def test_reads_as_the_stdlib_does(text: str, as_bytes: bool) -> None:
+    assert _json_loads(text.encode() if as_bytes else text) == json.loads(text)
 
 
-def test_empty_texts_are_fresh_objects() -> None:
-    first, second = _json_loads("{}"), _json_loads("{}")
+@pytest.mark.parametrize("kind", [str, bytes])
+def test_empty_texts_are_fresh_objects(kind: type) -> None:
+    def of(text: str) -> str | bytes:
+        return text if kind is str else text.encode()
+
+    first, second = _json_loads(of("{}")), _json_loads(of("{}"))
     assert first == {} and first is not second
-    assert _json_loads("[]") == [] and _json_loads("null") is None
+    assert _json_loads(of("[]")) == [] and _json_loads(of("null")) is None
 
 
-def test_a_long_integer_stays_an_integer() -> None:
-    value = _json_loads('{"id": 123456789012345678901234567890}')["id"]
+@pytest.mark.parametrize("kind", [str, bytes])
+def test_a_long_integer_stays_an_integer(kind: type) -> None:
+    text = '{"id": 123456789012345678901234567890}'
+    value = _json_loads(text if kind is str else text.encode())["id"]
     assert value == 123456789012345678901234567890 and isinstance(value, int)
 
 
-def test_nan_and_infinity_are_read_as_the_stdlib_reads_them() -> None:
-    assert math.isnan(_json_loads("NaN"))
-    assert _json_loads("[Infinity]") == [math.inf]
+@pytest.mark.parametrize("kind", [str, bytes])
+def test_nan_and_infinity_are_read_as_the_stdlib_reads_them(kind: type) -> None:
+    def of(text: str) -> str | bytes:
+        return text if kind is str else text.encode()
+
+    assert math.isnan(_json_loads(of("NaN")))
+    assert _json_loads(of("[Infinity]")) == [math.inf]
