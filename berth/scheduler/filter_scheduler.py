@@ -37,6 +37,13 @@ RUNNERS_UP_CHECKED = 8
 ALTERNATIVES = RUNNERS_UP_CHECKED
 
 
+_FITS = ResourceFilter()
+
+
+def _weight_of(ranked: Sequence[tuple[float, HostState]], host: HostState) -> float:
+    return next(w for w, h in ranked if h is host)
+
+
 class FilterScheduler:
     """``hosts``: the nodes as they are; a :class:`HostStateCache` also learns what
     the room checks read and what this process placed."""
@@ -56,8 +63,9 @@ class FilterScheduler:
         (``node_claim``); nothing when ResourceFilter is not enabled (then the agent's
         claim and Placement alone refuse a node without room). With ``best`` and
         weighers, also NodeNoLongerBest when the node, as it is now, weighs less than
-        another candidate as it is now (what concurrent requests placed since the
-        scheduler's read; a tie keeps the choice)."""
+        another candidate as it is now that still has room (what concurrent requests
+        placed since the scheduler's read; a tie keeps the choice); it carries that
+        candidate as the next choice."""
         chosen = selection.state
         if not self._counts_room or chosen is None or not chosen.node_uuid:
             return lambda conn: None
@@ -76,14 +84,21 @@ class FilterScheduler:
             # Against the others as they were read first (they have only filled up
             # since, in the common case: if the node still wins, it wins now), then,
             # only if it lost, against the others as they are.
-            better = self._better_than(now, others, spec)
-            if better is not None:
-                fresh = host_state.usages_now(conn, others)
-                for host in fresh:
-                    self._learn(host)
-                better = self._better_than(now, fresh, spec)
-            if better is not None:
-                raise node_claim.NodeNoLongerBest(chosen.hostname, better)
+            if self._better_than(now, others, spec) is None:
+                return
+            fresh = host_state.usages_now(conn, others)
+            for host in fresh:
+                self._learn(host)
+            # Only those that still have room may take the choice over.
+            ranked = weighing.weigh(
+                [now, *(h for h in fresh if _FITS.passes(h, spec) is None)], spec,
+                self._weighers)
+            if ranked[0][1] is now or ranked[0][0] <= _weight_of(ranked, now) + 1e-9:
+                return
+            best = ranked[0][1]
+            raise node_claim.NodeNoLongerBest(chosen.hostname, best.hostname, Selection(
+                host=best.hostname, state=best, view=selection.view,
+                alternatives=tuple(h for _, h in ranked[1:])))
 
         return check
 
@@ -114,8 +129,8 @@ class FilterScheduler:
                      spec: RequestSpec) -> str | None:
         """The host of ``others`` that outweighs ``chosen``, or None."""
         ranked = weighing.weigh([chosen, *others], spec, self._weighers)
-        weight = next(w for w, h in ranked if h is chosen)
-        return ranked[0][1].hostname if ranked[0][0] > weight + 1e-9 else None
+        return ranked[0][1].hostname if ranked[0][0] > _weight_of(ranked, chosen) + 1e-9 \
+            else None
 
     def forget_view(self) -> None:
         """Read the nodes afresh at the next request (their services changed)."""

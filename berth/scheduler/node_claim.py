@@ -62,12 +62,16 @@ class NodeFilledMeanwhile(Exception):
 
 class NodeNoLongerBest(Exception):
     """The chosen node still fits, but what other requests placed there since the
-    scheduler's read makes another candidate the better choice now (spread)."""
+    scheduler's read makes another candidate the better choice now (spread).
+    ``instead``: that candidate as read under the lock, with the others weighed
+    beside it as its alternatives: the next choice, without another pass over every
+    node."""
 
-    def __init__(self, host: str, better: str) -> None:
+    def __init__(self, host: str, better: str, instead: Selection | None = None) -> None:
         super().__init__(f"node {host} is no longer the best choice ({better} is)")
         self.host = host
         self.better = better
+        self.instead = instead
 
 
 def fresh_fit(conn: Connection, host: HostState, spec: RequestSpec) -> HostState:

@@ -2,7 +2,7 @@
 atomically with the check that the node still has room and is still the best
 choice (``berth.scheduler.node_claim``). When other requests filled the node
 meanwhile, the scheduler chooses again without it; when they only made another node
-the better choice, it chooses again from what the nodes hold now (a few times at
+the better choice, that node is tried next, as read under the lock (a few times at
 most; then the node that still fits is taken)."""
 
 from __future__ import annotations
@@ -82,6 +82,10 @@ def insert_placed(state: ApiState, spec: RequestSpec, selection: Selection, firs
                     f"filled by other requests while this one was placed.") from err
         except NodeNoLongerBest as err:
             reweighs += 1
+            if err.instead is not None and err.instead.host not in full:
+                LOG.debug("%s; trying it instead", err)
+                selection = err.instead
+                continue
             LOG.debug("%s; scheduling again", err)
         selection = state.scheduler.select_destination(spec, exclude=full)
 
