@@ -93,12 +93,16 @@ class FilterScheduler:
             ranked = weighing.weigh(
                 [now, *(h for h in fresh if _FITS.passes(h, spec) is None)], spec,
                 self._weighers)
-            if ranked[0][1] is now or ranked[0][0] <= _weight_of(ranked, now) + 1e-9:
+            top = ranked[0][0]
+            if ranked[0][1] is now or top <= _weight_of(ranked, now) + 1e-9:
                 return
-            best = ranked[0][1]
+            # Of equal weights, one at random (``rng``): the requests that collided on
+            # this node must not all move on to the same one.
+            tied = [h for w, h in ranked if w >= top - 1e-9]
+            best = tied[self._rng.randrange(len(tied))] if self._rng is not None else tied[0]
             raise node_claim.NodeNoLongerBest(chosen.hostname, best.hostname, Selection(
                 host=best.hostname, state=best, view=selection.view,
-                alternatives=tuple(h for _, h in ranked[1:])))
+                alternatives=tuple(h for _, h in ranked if h is not best)))
 
         return check
 
@@ -189,10 +193,15 @@ class FilterScheduler:
         else:
             best_at = min(tied, key=lambda i: candidates[i].hostname)
         best = candidates[best_at]
-        # The runners-up the room check weighs the choice against, best first.
+        # The runners-up the room check weighs the choice against, best first; of
+        # equal weights, with ``rng``, from a point chosen at random (other processes
+        # reading the same view must not all fall back on the same few nodes).
+        n = len(candidates)
+        start = self._rng.randrange(n) if self._rng is not None and n > 1 else 0
         others = heapq.nsmallest(
-            ALTERNATIVES, (i for i in range(len(candidates)) if i != best_at),
-            key=lambda i: (-totals[i], candidates[i].hostname))
+            ALTERNATIVES, (i for i in range(n) if i != best_at),
+            key=(lambda i: (-totals[i], (i - start) % n)) if start else
+                (lambda i: (-totals[i], candidates[i].hostname)))
         if others and LOG.isEnabledFor(logging.DEBUG):
             LOG.debug("weighed %d nodes; chose %s=%.3f over %s", len(candidates),
                       best.hostname, totals[best_at],
