@@ -166,6 +166,15 @@ def _reads_engine(engine: Engine) -> Engine:
     return engine.execution_options(isolation_level="AUTOCOMMIT")
 
 
+def _driver_args(url: str) -> dict[str, Any]:
+    """psycopg's connections get the cursor that describes a statement's result once
+    (``berth.db.psycopg_cursor``); other drivers nothing."""
+    if make_url(url).get_driver_name() != "psycopg":
+        return {}
+    from berth.db.psycopg_cursor import DescribedOnceCursor
+    return {"cursor_factory": DescribedOnceCursor}
+
+
 class Database:
     """Owns the engine(s); hands out sessions. Thread-safe."""
 
@@ -182,7 +191,7 @@ class Database:
             self.engine = create_engine(
                 url, echo=echo, pool_size=pool_size, max_overflow=2 * pool_size,
                 pool_recycle=3600, isolation_level="READ COMMITTED",
-                json_deserializer=_json_loads,
+                json_deserializer=_json_loads, connect_args=_driver_args(url),
             )
             ping_when_idle(self.engine, PING_AFTER_IDLE)
             self._write_engine = self.engine
