@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Row, bindparam, case, false, func, select, update
+from sqlalchemy import Connection, Row, Table, bindparam, case, false, func, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Select
 
@@ -24,7 +24,7 @@ from berth.common.units import memory_mib
 from berth.db import rows
 from berth.db.base import utcnow
 from berth.db.engine import Database
-from berth.db.models import Container
+from berth.db.models import Container, Registry
 
 CONTAINER = 0
 
@@ -285,15 +285,15 @@ def update_(db: Database, uuid: str, values: Mapping[str, Any], *,
     (the quota check of a resize). Raises ContainerNotFound when the row is gone,
     TaskInProgress when the expectation no longer holds.
 
-    Without ``guard`` the write is one statement (``Database.one_statement_writer``):
+    Without ``guard`` the write is one statement (``Database.one_statement_connection``):
     the row comes back from it, and the reads that tell why nothing matched, or that
     fill a registry's uuid in, follow it."""
     if guard is None:
-        with db.one_statement_writer() as s:
-            return _update_in(s, uuid, values, expect)
-    with db.writer() as s:
-        guard(s.connection())
-        return _update_in(s, uuid, values, expect)
+        with db.one_statement_connection() as conn:
+            return _update_in(conn, uuid, values, expect)
+    with db.write_connection() as conn:
+        guard(conn)
+        return _update_in(conn, uuid, values, expect)
 
 
 def update_with(db: Database, uuid: str, values: Mapping[str, Any],
@@ -304,39 +304,59 @@ def update_with(db: Database, uuid: str, values: Mapping[str, Any],
     succeeded (a flow's first write: its task and its action event in one commit).
     ``guard`` as ``update_``'s."""
     with db.writer() as s:
+        conn = s.connection()
         if guard is not None:
-            guard(s.connection())
-        row = _update_in(s, uuid, values, expect)
+            guard(conn)
+        row = _update_in(conn, uuid, values, expect)
         return row, along(s)
 
 
-def _update_in(s: Session, uuid: str, values: Mapping[str, Any], expect: Expect
+_TABLE: Table = Container.__table__  # type: ignore[assignment]
+_COLUMNS = _TABLE.c
+#: The uuid of a container's registry, which the row keeps as Zun's integer
+#: registry_id (``Container.registry_uuid``).
+_REGISTRY_UUID = select(Registry.uuid).where(Registry.id == bindparam("registry_id"))
+#: A row as ``select(Container)`` loads it, read without a session (``rows.detached``).
+_ROW_BY_UUID = select(
+    *_COLUMNS, select(Registry.uuid).where(Registry.id == _COLUMNS.registry_id)
+    .scalar_subquery().label("registry_uuid")).where(_COLUMNS.uuid == bindparam("uuid"))
+_STATE_BY_UUID = select(_COLUMNS.task_state, _COLUMNS.status).where(
+    _COLUMNS.uuid == bindparam("uuid"))
+
+
+def _update_in(conn: Connection, uuid: str, values: Mapping[str, Any], expect: Expect
                ) -> Container:
+    """The update, as Core statements on ``conn``: the updated row comes back as a
+    detached ``Container`` (``rows.detached``), as a session's query would leave it."""
     values = dict(values)
     values.setdefault("updated_at", utcnow())
     params: dict[str, Any] = {"w_uuid": uuid}
     params.update({f"v_{key}": value for key, value in values.items()})
-    returning = s.bind is not None and s.bind.dialect.update_returning
+    returning = conn.dialect.update_returning
     stmt = _update_statement(
         tuple(sorted(values)), _shape(expect.task_state, "w_task", params),
         _shape(expect.status, "w_status", params),
         _shape(expect.task_deadline, "w_deadline", params),
         _shape(expect.container_id, "w_cid", params), returning)
+    updated: Container | None = None
     if returning:
         # PostgreSQL and SQLite hand the updated row back: no second query, but
-        # for a container pulling from a registry (registry_uuid is a subquery).
-        updated = s.scalars(stmt, params).first()
-        if updated is not None and updated.registry_id is not None:
-            updated = s.scalars(_BY_UUID, {"uuid": uuid}).one()
-    else:
-        result = s.execute(stmt, params)
-        updated = None if result.rowcount == 0 else s.scalars(  # type: ignore[attr-defined]
-            _BY_UUID, {"uuid": uuid}).one()
+        # for a container pulling from a registry (its uuid).
+        found = conn.execute(stmt, params).first()
+        if found is not None:
+            row = dict(found._mapping)
+            registry_id = row["registry_id"]
+            row["registry_uuid"] = None if registry_id is None else conn.execute(
+                _REGISTRY_UUID, {"registry_id": registry_id}).scalar()
+            updated = rows.detached(Container, row)
+    elif conn.execute(stmt, params).rowcount:  # type: ignore[attr-defined]
+        updated = rows.detached(Container, dict(
+            conn.execute(_ROW_BY_UUID, {"uuid": uuid}).one()._mapping))
     if updated is None:
-        row = s.scalars(_BY_UUID, {"uuid": uuid}).first()
-        if row is None:
+        state = conn.execute(_STATE_BY_UUID, {"uuid": uuid}).first()
+        if state is None:
             raise exc.ContainerNotFound(container=uuid)
-        raise exc.TaskInProgress(uuid=uuid, task_state=row.task_state or row.status)
+        raise exc.TaskInProgress(uuid=uuid, task_state=state.task_state or state.status)
     return updated
 
 
@@ -365,11 +385,11 @@ def _update_statement(keys: tuple[str, ...], task: _Shape, status: _Shape,
     """The UPDATE of one row by uuid, setting ``keys``, under the expectations'
     shapes: built once per shape (flows write a handful of them, thousands of times),
     so that neither its construction nor its cache key is paid per write."""
-    stmt = update(Container).where(Container.uuid == bindparam("w_uuid"))
-    for column, (kind, or_null), name in ((Container.task_state, task, "w_task"),
-                                          (Container.status, status, "w_status"),
-                                          (Container.task_deadline, deadline, "w_deadline"),
-                                          (Container.container_id, container_id, "w_cid")):
+    stmt = update(_TABLE).where(_COLUMNS.uuid == bindparam("w_uuid"))
+    for column, (kind, or_null), name in ((_COLUMNS.task_state, task, "w_task"),
+                                          (_COLUMNS.status, status, "w_status"),
+                                          (_COLUMNS.task_deadline, deadline, "w_deadline"),
+                                          (_COLUMNS.container_id, container_id, "w_cid")):
         if kind == "null":
             stmt = stmt.where(column.is_(None))
         elif kind == "eq":
@@ -377,9 +397,8 @@ def _update_statement(keys: tuple[str, ...], task: _Shape, status: _Shape,
         elif kind == "in":
             cond = column.in_(bindparam(name, expanding=True))
             stmt = stmt.where(cond | column.is_(None) if or_null else cond)
-    stmt = stmt.values({key: bindparam(f"v_{key}") for key in keys}).execution_options(
-        synchronize_session=False)
-    return stmt.returning(Container) if returning else stmt
+    stmt = stmt.values({key: bindparam(f"v_{key}") for key in keys})
+    return stmt.returning(*_COLUMNS) if returning else stmt
 
 
 def list_past_deadline(db: Database, now: dt.datetime, host: str | None = None

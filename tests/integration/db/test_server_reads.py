@@ -180,3 +180,25 @@ def test_json_columns_are_read_by_berths_reader(db: Database) -> None:
     assert first.environment == {} and first.environment is not second.environment
     loader = getattr(db.engine.dialect, "_json_deserializer", None)
     assert loader is not None and loader.__name__ == "_json_loads"
+
+
+def test_an_update_returns_the_whole_row_or_says_why_not(db: Database) -> None:
+    """``containers.update_`` on both servers (PostgreSQL hands the row back from the
+    UPDATE, MariaDB has it read after): the row with its registry's uuid, and the
+    reason when the expectation no longer holds or the row is gone."""
+    from berth.common import exceptions as exc
+    from berth.db import registries
+
+    registry = registries.create(db, {"name": "r", "domain": "reg.example",
+                                      "project_id": "p1", "user_id": "u"})
+    uuid = containers.create(db, {"project_id": "p1", "status": "Creating",
+                                  "registry_id": registry.id, "labels": {"a": "b"}}).uuid
+    row = containers.update_(db, uuid, {"status": "Running", "task_state": None},
+                             expect=containers.Expect(status="Creating"))
+    assert (row.uuid, row.status, row.labels, row.registry_uuid) == \
+        (uuid, "Running", {"a": "b"}, registry.uuid)
+    with pytest.raises(exc.TaskInProgress):
+        containers.update_(db, uuid, {"status": "Stopped"},
+                           expect=containers.Expect(status="Creating"))
+    with pytest.raises(exc.ContainerNotFound):
+        containers.update_(db, "no-such-uuid", {"status": "Stopped"})
