@@ -45,12 +45,21 @@ GOAL_IDLE_CPU_MS_PER_S = 0.2
 GOAL_IDLE_STATEMENTS_PER_MIN = 3.0
 
 
+#: Agents one process hosts by default. Each agent runs about ten threads; 500 in one
+#: process (the default until 2026-12-05) made a GIL convoy on two cores: two full
+#: runs of three collapsed (load average 600 to 2,800, the agents' database pool and
+#: RabbitMQ heartbeats timing out, creates failing), where a real agent has a process
+#: of its own (docs/benchmarks.md, runs N).
+AGENTS_PER_PROCESS = 250
+
+
 @dataclass(frozen=True)
 class FleetSpec:
     nodes: int = 1000
     containers: int = 20000
     step: int = 1000
-    node_processes: int = 2
+    #: processes hosting the agents, 250 agents each (``AGENTS_PER_PROCESS``)
+    node_processes: int = 4
     api_workers: int = 2
     start_latency: float = 0.3
     concurrency: int = 16
@@ -252,7 +261,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nodes", type=int, default=d.nodes)
     p.add_argument("--containers", type=int, default=d.containers)
     p.add_argument("--step", type=int, default=d.step, help="containers per curve point")
-    p.add_argument("--node-processes", type=int, default=d.node_processes)
+    p.add_argument("--node-processes", type=int, default=None,
+                   help=f"processes hosting the agents (default: one per "
+                        f"{AGENTS_PER_PROCESS} nodes)")
     p.add_argument("--api-workers", type=int, default=d.api_workers)
     p.add_argument("--start-latency", type=float, default=d.start_latency)
     p.add_argument("--concurrency", type=int, default=d.concurrency)
@@ -266,7 +277,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=RESULTS)
     a = p.parse_args(argv)
     spec = FleetSpec(nodes=a.nodes, containers=a.containers, step=a.step,
-                     node_processes=a.node_processes, api_workers=a.api_workers,
+                     node_processes=a.node_processes or -(-a.nodes // AGENTS_PER_PROCESS),
+                     api_workers=a.api_workers,
                      start_latency=a.start_latency, concurrency=a.concurrency,
                      window=a.window, pool_size=a.pool_size, idle_seconds=a.idle_seconds,
                      idle_settle=a.idle_settle)
