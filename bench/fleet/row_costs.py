@@ -29,33 +29,17 @@ import json
 import statistics
 import sys
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import Table, bindparam, create_engine, select, update
 from sqlalchemy.orm import sessionmaker
 
-from bench.fleet.services import PG_ADMIN_URL
+from bench.fleet.services import scratch_database
 from berth.db import containers, migrate
 from berth.db.base import utcnow
 from berth.db.engine import Database
 from berth.db.models import Container
-
-
-@contextmanager
-def scratch_database() -> Iterator[str]:
-    import psycopg
-
-    name = f"berth_rowcost_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"postgresql+psycopg://berth:berth@127.0.0.1:5432/{name}"
-    finally:
-        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def cpu_ms_per_op(op: Callable[[], object], ops: int) -> float:
@@ -148,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ops", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
-    with scratch_database() as url:
+    with scratch_database("berth_rowcost_") as url:
         migrate.upgrade(url)
         figures = measure(url, args.ops, args.rounds)
     for name, f in figures.items():

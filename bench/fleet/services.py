@@ -11,6 +11,8 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -20,6 +22,22 @@ import httpx
 PG_ADMIN_URL = "postgresql://berth:berth@127.0.0.1:5432/berth"
 RABBIT_USER = "berth"
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@contextmanager
+def scratch_database(prefix: str) -> Iterator[str]:
+    """A new empty PostgreSQL database named ``prefix`` and a random tag, dropped (its
+    connections closed) when the block ends; yields its SQLAlchemy URL."""
+    import psycopg
+
+    name = f"{prefix}{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql+psycopg://berth:berth@127.0.0.1:5432/{name}"
+    finally:
+        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def _bin(name: str) -> str:

@@ -32,6 +32,8 @@ import httpx
 import pytest
 from support.berth_proc import bin_path, free_port, wait_for
 
+from bench.fleet.services import scratch_database
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / ".ci" / "ci-services.sh"
 AMQP_URL = "amqp://berth:berth@127.0.0.1:5672/berth"
@@ -104,15 +106,8 @@ def fresh_database(kind: str) -> Iterator[str]:
     """A new empty database, dropped when the block ends; yields its SQLAlchemy URL."""
     name = f"berth_it_{uuid.uuid4().hex[:10]}"
     if kind == "postgresql":
-        import psycopg
-
-        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        try:
-            yield f"postgresql+psycopg://berth:berth@127.0.0.1:5432/{name}"
-        finally:
-            with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        with scratch_database("berth_it_") as url:
+            yield url
     elif kind == "mariadb":
         import pymysql
 
