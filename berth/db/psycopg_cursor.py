@@ -8,7 +8,11 @@ whole rows (a container's has 49 columns, an ``UPDATE ... RETURNING`` included):
 the fleet bench's profile of the agents (P15) that was 7 % of their CPU, about 200
 ``Column`` objects per container created. The columns of a statement's result are the
 same at every execution (names, types, sizes come from the statement), so they are
-kept, per statement text and result, and handed out as a new list each time.
+kept, per statement text and result, and handed out as a new list each time. A text
+whose result types follow its parameters' (``SELECT %s AS x``, given an int then a
+str) keeps the types of its first execution in ``description``: the names are the
+same, and the values are read by their own types (psycopg's loaders work from the
+result, not from ``description``); berth's statements are SQLAlchemy's, typed.
 """
 
 from __future__ import annotations
