@@ -62,8 +62,8 @@ def pairs(url: str) -> dict[str, tuple[Callable[[], object], Callable[[], object
     # as berth's (``engine._reads_engine``).
     plain = create_engine(url, pool_size=2, isolation_level="READ COMMITTED")
     plain_reads = plain.execution_options(isolation_level="AUTOCOMMIT")
-    berth_sessions = sessionmaker(db.engine.execution_options(isolation_level="AUTOCOMMIT"),
-                                  expire_on_commit=False)
+    berth_reads = db.engine.execution_options(isolation_level="AUTOCOMMIT")
+    berth_sessions = sessionmaker(berth_reads, expire_on_commit=False)
     orm_update = (update(Container).where(Container.uuid == bindparam("w_uuid"))
                   .values(status_reason=bindparam("v_status_reason"),
                           updated_at=bindparam("v_updated_at"))
@@ -99,7 +99,6 @@ def pairs(url: str) -> dict[str, tuple[Callable[[], object], Callable[[], object
                 return conn.execute(every_row).all()
         return once
 
-    berth_reads = db.engine.execution_options(isolation_level="AUTOCOMMIT")
     return {
         "update": (lambda: containers.update_(db, uuid_, {"status_reason": "bench"}),
                    orm_update_once),

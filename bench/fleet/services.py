@@ -24,20 +24,28 @@ RABBIT_USER = "berth"
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _admin_sql(sql: str) -> None:
+    """Run ``sql`` on the PostgreSQL server as the role that creates the databases."""
+    import psycopg
+
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+        conn.execute(sql)  # type: ignore[arg-type]
+
+
+def _database_url(name: str) -> str:
+    return f"postgresql+psycopg://berth:berth@127.0.0.1:5432/{name}"
+
+
 @contextmanager
 def scratch_database(prefix: str) -> Iterator[str]:
     """A new empty PostgreSQL database named ``prefix`` and a random tag, dropped (its
     connections closed) when the block ends; yields its SQLAlchemy URL."""
-    import psycopg
-
     name = f"{prefix}{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+    _admin_sql(f'CREATE DATABASE "{name}"')
     try:
-        yield f"postgresql+psycopg://berth:berth@127.0.0.1:5432/{name}"
+        yield _database_url(name)
     finally:
-        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        _admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def _bin(name: str) -> str:
@@ -56,25 +64,19 @@ class Services:
 
     @property
     def db_url(self) -> str:
-        return f"postgresql+psycopg://berth:berth@127.0.0.1:5432/{self.name}"
+        return _database_url(self.name)
 
     @property
     def transport_url(self) -> str:
         return f"rabbit://{RABBIT_USER}:berth@127.0.0.1:5672/{self.name}"
 
     def create(self) -> None:
-        import psycopg
-
-        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{self.name}"')
+        _admin_sql(f'CREATE DATABASE "{self.name}"')
         _rabbitmqctl("add_vhost", self.name)
         _rabbitmqctl("set_permissions", "-p", self.name, RABBIT_USER, ".*", ".*", ".*")
 
     def drop(self) -> None:
-        import psycopg
-
-        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+        _admin_sql(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
         _rabbitmqctl("delete_vhost", self.name, check=False)
 
 
