@@ -325,20 +325,38 @@ _STATE_BY_UUID = select(_COLUMNS.task_state, _COLUMNS.status).where(
     _COLUMNS.uuid == bindparam("uuid"))
 
 
-def _update_in(conn: Connection, uuid: str, values: Mapping[str, Any], expect: Expect
-               ) -> Container:
-    """The update, as Core statements on ``conn``: the updated row comes back as a
-    detached ``Container`` (``rows.detached``), as a session's query would leave it."""
+def prepared_update(uuid: str, values: Mapping[str, Any], expect: Expect, returning: bool
+                    ) -> tuple[Any, dict[str, Any]]:
+    """The compare-and-swap UPDATE of the row (``update_``'s, built once per shape;
+    with ``returning``, RETURNING every column) and its parameters: ``w_uuid`` is the
+    row's uuid, the others are named ``v_<column>`` and ``w_<expectation>``."""
     values = dict(values)
     values.setdefault("updated_at", utcnow())
     params: dict[str, Any] = {"w_uuid": uuid}
     params.update({f"v_{key}": value for key, value in values.items()})
-    returning = conn.dialect.update_returning
     stmt = _update_statement(
         tuple(sorted(values)), _shape(expect.task_state, "w_task", params),
         _shape(expect.status, "w_status", params),
         _shape(expect.task_deadline, "w_deadline", params),
         _shape(expect.container_id, "w_cid", params), returning)
+    return stmt, params
+
+
+def refusal(conn: Connection, uuid: str) -> exc.BerthError:
+    """Why a compare-and-swap write of the row matched nothing: ContainerNotFound when
+    it is gone, TaskInProgress (naming its task, or its status) when it moved on."""
+    state = conn.execute(_STATE_BY_UUID, {"uuid": uuid}).first()
+    if state is None:
+        return exc.ContainerNotFound(container=uuid)
+    return exc.TaskInProgress(uuid=uuid, task_state=state.task_state or state.status)
+
+
+def _update_in(conn: Connection, uuid: str, values: Mapping[str, Any], expect: Expect
+               ) -> Container:
+    """The update, as Core statements on ``conn``: the updated row comes back as a
+    detached ``Container`` (``rows.detached``), as a session's query would leave it."""
+    returning = conn.dialect.update_returning
+    stmt, params = prepared_update(uuid, values, expect, returning)
     updated: Container | None = None
     if returning:
         # PostgreSQL and SQLite hand the updated row back: no second query, but
@@ -354,10 +372,7 @@ def _update_in(conn: Connection, uuid: str, values: Mapping[str, Any], expect: E
         updated = rows.detached(Container, dict(
             conn.execute(_ROW_BY_UUID, {"uuid": uuid}).one()._mapping))
     if updated is None:
-        state = conn.execute(_STATE_BY_UUID, {"uuid": uuid}).first()
-        if state is None:
-            raise exc.ContainerNotFound(container=uuid)
-        raise exc.TaskInProgress(uuid=uuid, task_state=state.task_state or state.status)
+        raise refusal(conn, uuid)
     return updated
 
 

@@ -20,7 +20,7 @@ from berth.compute.deps import AgentDeps, AgentSettings
 from berth.compute.last_inspected import Mark
 from berth.compute.states import CREATE_TASK_STATES, Status
 from berth.compute.status_mapping import map_state, should_apply
-from berth.db import actions, containers
+from berth.db import actions, containers, task_begin
 from berth.db.containers import Expect
 from berth.db.models import Container
 from berth.metrics.catalog import action_name, timed_action
@@ -165,10 +165,10 @@ def begin_task(deps: AgentDeps, ctx: RequestContext, uuid: str, task_state: str,
     ``owned_task(..., held=row)``) and the event's id (for ``recorded(...,
     started=...)``). ContainerNotFound when the row is gone, TaskInProgress when it
     has a task, another status or another Docker container."""
-    return containers.update_with(
+    return task_begin.begin(
         deps.db, uuid,
         {"task_state": task_state, "task_deadline": task_deadline(deps.settings, task_state)},
-        lambda s: actions.start_event_in(s, uuid, ctx.request_id, event), expect=expect)
+        expect=expect, request_id=ctx.request_id, event=event)
 
 
 @contextmanager

@@ -8,39 +8,15 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
 
 import pytest
-from sqlalchemy import Connection, event, select
+from sqlalchemy import Connection, select
+from support.statements import Statements
 
 from berth.common.context import RequestContext
-from berth.db import actions, containers, migrate
+from berth.db import actions, containers
 from berth.db.engine import PING_AFTER_IDLE, Database
 from berth.db.models import Container
-
-
-@pytest.fixture(params=("postgresql", "mariadb"))
-def db(request: pytest.FixtureRequest, rabbit_services: None,
-       database_maker: Callable[[str], Any]) -> Iterator[Database]:
-    with database_maker(request.param) as url:
-        migrate.upgrade(url)
-        database = Database(url, pool_size=2)
-        try:
-            yield database
-        finally:
-            database.dispose()
-
-
-class Statements:
-    """The statements the engine sends through a cursor, by their first word."""
-
-    def __init__(self, db: Database) -> None:
-        self.sent: list[str] = []
-        event.listen(db.engine, "before_cursor_execute", self._sql)
-
-    def _sql(self, conn: Any, cursor: Any, statement: str, *_: Any) -> None:
-        self.sent.append(statement.split()[0].upper())
 
 
 def _outside_a_transaction(conn: Connection) -> bool:
