@@ -173,10 +173,4 @@ class ResourceTracker:
         """Write the node's current usage to its compute_node row (host-show, scheduler).
         Serialised, so that an older census never overwrites a newer one."""
         with self._publishing:
-            counts, disk, (cpu, mem, tracked) = containers.census_of_host(self._db, self._host)
-            # running_containers keeps Zun's meaning: the containers that hold resources.
-            nodes.update_compute_node_usage(self._db, self._host, {
-                "cpu_used": cpu, "mem_used": mem, "disk_used": disk,
-                "total_containers": sum(counts.values()), "running_containers": tracked,
-                "paused_containers": counts.get("Paused", 0),
-                "stopped_containers": counts.get("Stopped", 0)})
+            nodes.publish_usage(self._db, self._host)

@@ -436,27 +436,11 @@ def destroy(db: Database, uuid: str) -> bool:
     return rows.destroy_by_uuid(db, Container, uuid)
 
 
-_CENSUS = select(Container.status, Container.disk, Container.cpu, Container.memory).where(
-    Container.host == bindparam("host"), Container.container_type.in_((0, 1)))
 _HELD_ON_HOST = select(Container.cpu, Container.memory).where(
     Container.host == bindparam("host"), Container.status.not_in(NOT_HOLDING),
     Container.container_type.in_((0, 1)))
 _HELD_ON_HOST_BUT = _HELD_ON_HOST.where(
     Container.uuid.not_in(bindparam("excluded", expanding=True)))
-
-
-def census_of_host(db: Database, host: str
-                   ) -> tuple[dict[str, int], int, tuple[float, int, int]]:
-    """What host-show and the scheduler read of ``host``, from one query: {status:
-    number of containers and capsules} (berth's own, not every container Docker has),
-    the disk GiB they hold, and ``usage_on_host``'s (cpu, memory MiB, count)."""
-    with db.connection() as conn:
-        rows = conn.execute(_CENSUS, {"host": host}).all()
-    counts: dict[str, int] = {}
-    for row in rows:
-        counts[row.status or ""] = counts.get(row.status or "", 0) + 1
-    holding = [r for r in rows if r.status is not None and r.status not in NOT_HOLDING]
-    return counts, sum(r.disk or 0 for r in holding), _held(holding)
 
 
 def usage_on_host(db: Database, host: str, exclude: Iterable[str] = ()) -> tuple[float, int, int]:

@@ -4,18 +4,30 @@ its agent is alive."""
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import time
 import uuid as uuidlib
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Connection, Select, bindparam, func, select, update
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    Select,
+    String,
+    bindparam,
+    case,
+    cast,
+    func,
+    literal_column,
+    select,
+    update,
+)
 
 from berth.common import exceptions as exc
 from berth.db.base import utcnow
+from berth.db.containers import NOT_HOLDING
 from berth.db.engine import Database
-from berth.db.models import ComputeNode, ZunService
+from berth.db.models import ComputeNode, Container, ZunService
 
 COMPUTE_BINARY = "zun-compute"
 
@@ -41,19 +53,54 @@ def set_provider(db: Database, hostname: str, rp_uuid: str) -> None:
                      .values(rp_uuid=rp_uuid, updated_at=utcnow()))
 
 
-def update_compute_node_usage(db: Database, hostname: str, values: Mapping[str, Any]) -> None:
-    """Write ``values`` (columns of the usage: the same keys on every call, so the
-    statement is built once) to ``hostname``'s compute node."""
+def publish_usage(db: Database, hostname: str) -> None:
+    """Write what ``hostname``'s containers hold to its compute node, counted by the
+    database in the UPDATE itself (one statement, no rows to the client): cpu, memory
+    MiB and disk GiB of the rows that hold resources (placed there, in neither Error nor
+    Deleted), how many those are (``running_containers``: Zun's meaning), and how many
+    containers and capsules there are in all, Paused, and Stopped (berth's own, not
+    every container Docker has). A row's ``memory`` is a string of MiB; anything else
+    counts as 0, as ``berth.common.units.memory_mib`` reads it."""
     with db.one_statement_connection() as conn:
-        conn.execute(_usage_update(tuple(sorted(values))),
-                     {"h": hostname, "v_updated_at": utcnow(),
-                      **{f"v_{k}": v for k, v in values.items()}})
+        conn.execute(_USAGE_UPDATE, {"h": hostname, "at": utcnow()})
 
 
-@functools.lru_cache(maxsize=4)
-def _usage_update(keys: tuple[str, ...]) -> Any:
-    return update(ComputeNode).where(ComputeNode.hostname == bindparam("h")).values(
-        {key: bindparam(f"v_{key}") for key in ("updated_at",) + keys})
+def _usage_of_host() -> Any:
+    """The census ``publish_usage`` writes: one row of aggregates over the host's
+    containers and capsules (its constants inline: no parameter but the host)."""
+    c = Container.__table__.c
+    zero: Any = literal_column("0")
+    one: Any = literal_column("1")
+    holding = c.status.is_not(None) & c.status.not_in(
+        [literal_column(f"'{status}'") for status in NOT_HOLDING])
+
+    def total(value: Any, when: Any) -> Any:
+        return func.coalesce(func.sum(case((when, value), else_=zero)), zero)
+
+    mib = case((c.memory.regexp_match(literal_column("'^[0-9]{1,18}$'")),
+                cast(c.memory, BigInteger)), else_=zero)
+    return select(
+        bindparam("h", type_=String()).label("host"),
+        total(func.coalesce(c.cpu, zero), holding).label("cpu"),
+        total(mib, holding).label("mem"),
+        total(func.coalesce(c.disk, zero), holding).label("disk"),
+        total(one, holding).label("held"),
+        func.count().label("all"),
+        total(one, c.status == literal_column("'Paused'")).label("paused"),
+        total(one, c.status == literal_column("'Stopped'")).label("stopped"),
+    ).where(c.host == bindparam("h"),
+            c.container_type.in_([literal_column("0"), literal_column("1")])
+            ).subquery("census")
+
+
+_CENSUS = _usage_of_host()
+# (One row, whatever the host holds: its host is the one asked, named so that the
+# UPDATE joins it by that name.)
+_USAGE_UPDATE = update(ComputeNode).where(ComputeNode.hostname == _CENSUS.c.host).values(
+    updated_at=bindparam("at"), cpu_used=_CENSUS.c.cpu, mem_used=_CENSUS.c.mem,
+    disk_used=_CENSUS.c.disk, running_containers=_CENSUS.c.held,
+    total_containers=_CENSUS.c.all, paused_containers=_CENSUS.c.paused,
+    stopped_containers=_CENSUS.c.stopped)
 
 
 _LOCK_NODE = select(ComputeNode.uuid).where(
