@@ -4,16 +4,18 @@ of what was asked of a container (by the API) and what the agent did about it.""
 from __future__ import annotations
 
 import datetime as dt
-from typing import cast
+import functools
+from dataclasses import dataclass
+from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, insert, select, update
+from sqlalchemy import Table, bindparam, exists, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.db.base import utcnow
 from berth.db.engine import Database
-from berth.db.models import Container, ContainerAction, ContainerActionEvent
+from berth.db.models import Container, ContainerAction, ContainerActionEvent, Registry
 
 
 def new_action(ctx: RequestContext, container_uuid: str, action: str, *,
@@ -109,6 +111,70 @@ _FINISH_EVENT_THEN_START = insert(_EVENTS).from_select(
            bindparam("at", type_=_EVENTS.c.start_time.type),
            bindparam("at", type_=_EVENTS.c.created_at.type))).add_cte(
     _FINISHED).returning(_EVENTS.c.id)
+
+
+@dataclass
+class EventEnding:
+    """An event's successful end, offered to the write that ends its block
+    (``containers.update_(..., ending=...)``): on PostgreSQL that write ends the event
+    in the same statement (``with_ending``), finishing its action (``finish_action``)
+    or starting the event ``then`` on it, and says so in ``ended`` (with
+    ``next_event_id``, the event started); elsewhere it leaves ``ended`` False and
+    the event is ended as ever (``event_finish``). A create with run saves a
+    statement at the end of each of its two events (bench P15)."""
+
+    event_id: int
+    finish_action: bool
+    then: str | None
+    ended: bool = False
+    next_event_id: int | None = None
+
+    def params(self) -> dict[str, object]:
+        """The bound values of ``with_ending``'s statement (``e_at`` for every time)."""
+        return {"event_id": self.event_id, "e_at": utcnow(), "outcome": "Success",
+                "trace": None, "e_name": self.then}
+
+    def take(self, record: dict[str, object]) -> None:
+        """Read what the write's statement answered (``event_ended``,
+        ``next_event_id``), and take those keys out of ``record``."""
+        self.ended = bool(record.pop("event_ended"))
+        started = record.pop("next_event_id", None)
+        self.next_event_id = None if started is None else int(cast(int, started))
+
+
+@functools.lru_cache(maxsize=64)
+def with_ending(write: Any, finish_action: bool, then: bool) -> Any:
+    """``write`` (an UPDATE RETURNING the container's row: ``containers.
+    prepared_update``) and, only if it matched, the end of the event ``event_id`` in
+    Success, with its action finished (``finish_action``) or the event ``e_name``
+    started on it (``then``): one PostgreSQL statement. It answers the row, its
+    ``registry_uuid``, ``event_ended`` (0 when the write matched nothing or the event
+    is gone) and, with ``then``, ``next_event_id``."""
+    updated = write.cte("updated")
+    finished = (update(_EVENTS)
+                .where(_EVENTS.c.id == bindparam("event_id"), exists(select(updated.c.id)))
+                .values(finish_time=bindparam("e_at"), result=bindparam("outcome"),
+                        traceback=bindparam("trace"), updated_at=bindparam("e_at"))
+                .returning(_EVENTS.c.action_id).cte("finished"))
+    columns = [*updated.c,
+               select(Registry.uuid).where(Registry.id == updated.c.registry_id)
+               .scalar_subquery().label("registry_uuid"),
+               select(func.count()).select_from(finished).scalar_subquery()
+               .label("event_ended")]
+    extra = []
+    if finish_action:
+        extra.append(update(_ACTIONS).where(_ACTIONS.c.id.in_(select(finished.c.action_id)))
+                     .values(updated_at=bindparam("e_at"), finish_time=bindparam("e_at"))
+                     .returning(_ACTIONS.c.id).cte("action_finished"))
+    if then:
+        started = (insert(_EVENTS).from_select(
+            ["event", "action_id", "start_time", "created_at"],
+            select(bindparam("e_name", type_=_EVENTS.c.event.type), finished.c.action_id,
+                   bindparam("e_at", type_=_EVENTS.c.start_time.type),
+                   bindparam("e_at", type_=_EVENTS.c.created_at.type)))
+            .returning(_EVENTS.c.id).cte("next_started"))
+        columns.append(select(started.c.id).scalar_subquery().label("next_event_id"))
+    return select(*columns).add_cte(*extra) if extra else select(*columns)
 
 
 def _action_id(s: Session, container_uuid: str, request_id: str | None) -> int | None:

@@ -21,7 +21,7 @@ from sqlalchemy.sql import Select
 
 from berth.common import exceptions as exc
 from berth.common.units import memory_mib
-from berth.db import rows
+from berth.db import actions, rows
 from berth.db.base import utcnow
 from berth.db.engine import Database
 from berth.db.models import Container, Registry
@@ -279,7 +279,8 @@ def list_by_host(db: Database, host: str, container_type: int | None = CONTAINER
 
 def update_(db: Database, uuid: str, values: Mapping[str, Any], *,
             expect: Expect = ANYTHING,
-            guard: Callable[[Connection], object] | None = None) -> Container:
+            guard: Callable[[Connection], object] | None = None,
+            ending: actions.EventEnding | None = None) -> Container:
     """Update one row; with an expectation (``Expect``), only if the row still meets it.
 
     ``guard(conn)`` runs first in the update's transaction and may refuse it by raising
@@ -288,10 +289,14 @@ def update_(db: Database, uuid: str, values: Mapping[str, Any], *,
 
     Without ``guard`` the write is one statement (``Database.one_statement_connection``):
     the row comes back from it, and the reads that tell why nothing matched, or that
-    fill a registry's uuid in, follow it."""
+    fill a registry's uuid in, follow it. ``ending`` (no ``guard``): the end of an
+    event the same statement makes too where it can (``actions.EventEnding``)."""
     if guard is None:
         with db.one_statement_connection() as conn:
+            if ending is not None and conn.dialect.name == "postgresql":
+                return _update_ending(conn, uuid, values, expect, ending)
             return _update_in(conn, uuid, values, expect)
+    assert ending is None, "an event's end rides only on a write of one statement"
     with db.write_connection() as conn:
         guard(conn)
         return _update_in(conn, uuid, values, expect)
@@ -373,6 +378,22 @@ def _update_in(conn: Connection, uuid: str, values: Mapping[str, Any], expect: E
             conn.execute(_ROW_BY_UUID, {"uuid": uuid}).one()._mapping))
     if updated is None:
         raise refusal(conn, uuid)
+    return updated
+
+
+def _update_ending(conn: Connection, uuid: str, values: Mapping[str, Any], expect: Expect,
+                   ending: actions.EventEnding) -> Container:
+    """``_update_in`` on PostgreSQL, ending the event of ``ending`` in the same
+    statement if the update matched (``actions.with_ending``)."""
+    stmt, params = prepared_update(uuid, values, expect, returning=True)
+    params.update(ending.params())
+    found = conn.execute(actions.with_ending(stmt, ending.finish_action,
+                                             ending.then is not None), params).first()
+    if found is None:
+        raise refusal(conn, uuid)
+    record = dict(found._mapping)
+    ending.take(record)
+    updated: Container = rows.detached(Container, record)
     return updated
 
 

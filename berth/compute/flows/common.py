@@ -38,9 +38,14 @@ def now_utc() -> dt.datetime:
 @dataclass
 class Recording:
     """What ``recorded`` yields: after a success with ``then``, the id of the next
-    event, already started (for ``recorded(..., started=...)``)."""
+    event, already started (for ``recorded(..., started=...)``). ``ending``: the
+    event's successful end, for the block's last write of the container to make in
+    its own statement (``containers.update_(..., ending=...)``; None when the request
+    has no action): the block passes it to that write only when nothing after it can
+    fail."""
 
     next_event_id: int | None = None
+    ending: actions.EventEnding | None = None
 
 
 @contextmanager
@@ -65,14 +70,22 @@ def _recorded(deps: AgentDeps, ctx: RequestContext, uuid: str, event: str,
     event_id = started if started is not None else \
         actions.event_start(deps.db, uuid, ctx.request_id, event)
     action_of = (uuid, ctx.request_id) if finish_action else None
-    recording = Recording()
+    ending = None if event_id is None else actions.EventEnding(event_id, finish_action, then)
+    recording = Recording(ending=ending)
     try:
         yield recording
     except BaseException as err:
-        actions.event_finish(deps.db, event_id, error=True,
-                             traceback="".join(traceback.format_exception(err)),
+        trace = "".join(traceback.format_exception(err))
+        # (Ended by the block's last write already, the event gets its Error all the
+        # same; the next event it started will not run.)
+        if ending is not None and ending.next_event_id is not None:
+            actions.event_finish(deps.db, ending.next_event_id, error=True, traceback=trace)
+        actions.event_finish(deps.db, event_id, error=True, traceback=trace,
                              action_of=action_of)
         raise
+    if ending is not None and ending.ended:
+        recording.next_event_id = ending.next_event_id
+        return
     recording.next_event_id = actions.event_finish(
         deps.db, event_id, error=False, action_of=action_of,
         then=(uuid, ctx.request_id, then) if then is not None else None)
@@ -124,33 +137,36 @@ class TaskHold:
 
     def apply_and_end(self, deps: AgentDeps, seen: RuntimeContainer,
                       extra: dict[str, Any] | None = None, *,
-                      inspected: Mark | None = None) -> Container:
+                      inspected: Mark | None = None,
+                      event: actions.EventEnding | None = None) -> Container:
         """The engine's state (``apply_runtime_state``, forced) and ``extra``, written
         with the end of the task: one compare-and-swap on the task. When another actor
-        took the task over meanwhile, the state is written without touching its task."""
+        took the task over meanwhile, the state is written without touching its task.
+        ``event``: an event's end the write may make too (``Recording.ending``)."""
         ending = {**(extra or {}), "task_state": None, "task_deadline": None}
         try:
             row = apply_runtime_state(deps, self.row, seen, force=True, extra=ending,
                                       expect=Expect(task_state=self.task_state),
-                                      inspected=inspected)
+                                      inspected=inspected, event=event)
         except exc.TaskInProgress:
             LOG.warning("task %s was taken over by another actor", self.task_state)
             self.ended = True
             return apply_runtime_state(deps, self.row, seen, force=True, extra=extra,
-                                       inspected=inspected)
+                                       inspected=inspected, event=event)
         self.ended = True
         self.row = row
         return row
 
-    def hand_over(self, deps: AgentDeps, task_state: str, values: dict[str, Any]
-                  ) -> Container:
+    def hand_over(self, deps: AgentDeps, task_state: str, values: dict[str, Any], *,
+                  event: actions.EventEnding | None = None) -> Container:
         """Write ``values`` and pass straight to the next task of the same flow
         (container_creating -> container_starting) in one compare-and-swap. The new
-        task is the caller's to hold next (``owned_task(..., held=row)``)."""
+        task is the caller's to hold next (``owned_task(..., held=row)``). ``event``:
+        an event's end the write may make too (``Recording.ending``)."""
         row = containers.update_(deps.db, self.uuid, {
             **values, "task_state": task_state,
             "task_deadline": task_deadline(deps.settings, task_state)},
-            expect=Expect(task_state=self.task_state))
+            expect=Expect(task_state=self.task_state), ending=event)
         self.ended = True
         self.row = row
         return row
@@ -228,23 +244,25 @@ def fail(deps: AgentDeps, uuid: str, reason: str, **extra: Any) -> None:
 def apply_runtime_state(deps: AgentDeps, row: Container, seen: RuntimeContainer,
                         force: bool = False, extra: dict[str, Any] | None = None, *,
                         expect: Expect = containers.ANYTHING,
-                        inspected: Mark | None = None) -> Container:
+                        inspected: Mark | None = None,
+                        event: actions.EventEnding | None = None) -> Container:
     """Copy what the engine says into the row (model.md §3.1): status and detail
     (unless a task runs and not ``force``), hostname when unset, ports, runtime.
     ``expect`` makes the write a compare-and-swap (TaskInProgress when the row moved
     on since it was read): the state syncs pass ``Expect.as_read`` of the row they
     judged, the Docker container they inspected among its values.
     ``inspected``: when the inspect that said ``seen`` began; once the row holds its
-    answer, ``deps.last_inspected`` records it (PLEG skips the events it covers)."""
-    new = _write_runtime_state(deps, row, seen, force, extra, expect)
+    answer, ``deps.last_inspected`` records it (PLEG skips the events it covers).
+    ``event``: an event's end the write may make too (``Recording.ending``)."""
+    new = _write_runtime_state(deps, row, seen, force, extra, expect, event)
     if inspected is not None:
         deps.last_inspected.record(row.uuid, inspected, seen.state)
     return new
 
 
 def _write_runtime_state(deps: AgentDeps, row: Container, seen: RuntimeContainer,
-                         force: bool, extra: dict[str, Any] | None, expect: Expect
-                         ) -> Container:
+                         force: bool, extra: dict[str, Any] | None, expect: Expect,
+                         event: actions.EventEnding | None) -> Container:
     values: dict[str, Any] = dict(extra or {})
     if should_apply(row.task_state, force):
         mapped = map_state(seen.state, row.status or Status.CREATING, now_utc())
@@ -262,7 +280,7 @@ def _write_runtime_state(deps: AgentDeps, row: Container, seen: RuntimeContainer
     if "status" in changed:
         LOG.info("status %s -> %s (%s)", row.status, changed["status"],
                  changed.get("status_detail") or values.get("status_detail") or "")
-    return containers.update_(deps.db, row.uuid, changed, expect=expect)
+    return containers.update_(deps.db, row.uuid, changed, expect=expect, ending=event)
 
 
 def require_created(row: Container) -> str:

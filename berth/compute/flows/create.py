@@ -114,7 +114,7 @@ def _attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
         with common.recorded(deps, ctx, uuid, "compute__do_container_create",
                              finish_action=not run, started=event_id,
                              then="compute__do_container_start" if run else None) as create:
-            row, starting = _create(deps, row, run, volumes_for, ctx)
+            row, starting = _create(deps, row, run, volumes_for, ctx, create.ending)
     except exc.BerthError:
         if starting is not None:      # the write ending the create event failed
             starting.settle()
@@ -124,10 +124,11 @@ def _attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
     if run:
         try:
             with common.recorded(deps, ctx, uuid, "compute__do_container_start",
-                                 started=create.next_event_id):
+                                 started=create.next_event_id) as start:
                 start_in_runtime(deps, row, task_held=True,
                                  starting=starting.engine if starting else None,
-                                 reserving=starting.networks if starting else None)
+                                 reserving=starting.networks if starting else None,
+                                 event=start.ending)
         except networking.NetworkPlugFailed as err:
             _fail_unplugged(deps, volumes_for, uuid, row.container_id, err)
         except exc.BerthError:
@@ -194,15 +195,16 @@ class _Starting:
 
 
 def _create(deps: AgentDeps, row: Container, run: bool = False,
-            volumes_for: RequestContext | None = None, ctx: RequestContext | None = None
-            ) -> tuple[Container, _Starting | None]:
+            volumes_for: RequestContext | None = None, ctx: RequestContext | None = None,
+            event: actions.EventEnding | None = None) -> tuple[Container, _Starting | None]:
     """``row`` carries task container_creating (``common.begin_task``). With
     ``volumes_for`` (the caller's context), the container's volumes are attached
     first (and released again by a failure). With ``run``,
     the row leaves with task container_starting (handed over in the write that
     records the Docker container) and status still Creating, and the engine's start
     is under way: the returned future. The start that follows joins it and ends the
-    task with the Running write."""
+    task with the Running write. ``event``: the create event's end, for the last
+    write to make (``common.Recording.ending``)."""
     uuid = row.uuid
     starting: _Starting | None = None
     # On a failure the undo runs first, then the Error is written (the row's last
@@ -246,11 +248,12 @@ def _create(deps: AgentDeps, row: Container, run: bool = False,
                                  reserving)
             # The start is over before its container is removed (undone in reverse).
             undo.callback(common.settle, starting.engine)
-            row = hold.hand_over(deps, TaskState.CONTAINER_STARTING, created)
+            row = hold.hand_over(deps, TaskState.CONTAINER_STARTING, created, event=event)
         else:
             inspect_began = deps.last_inspected.now()
             seen = deps.runtime.inspect(container_id)
-            row = hold.apply_and_end(deps, seen, created, inspected=inspect_began)
+            row = hold.apply_and_end(deps, seen, created, inspected=inspect_began,
+                                     event=event)
         undo.pop_all()
     # No publish_usage here: the claim published this container's share already, and
     # the node's per-status counts are refreshed by the next claim, delete or inventory.

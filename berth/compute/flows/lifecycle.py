@@ -21,7 +21,7 @@ from berth.compute.flows.network_step import (
     unplug_quietly,
 )
 from berth.compute.states import Status, TaskState
-from berth.db import containers
+from berth.db import actions, containers
 from berth.db.models import Container
 from berth.runtime import base as rt
 
@@ -42,14 +42,16 @@ def vanished(deps: AgentDeps, row: Container) -> None:
 
 def start_in_runtime(deps: AgentDeps, row: Container, *, task_held: bool = False,
                      starting: cf.Future[None] | None = None,
-                     reserving: cf.Future[None] | None = None, retaking: bool = False
-                     ) -> Container:
+                     reserving: cf.Future[None] | None = None, retaking: bool = False,
+                     event: actions.EventEnding | None = None) -> Container:
     """docker start under task container_starting; Running and started_at on success,
     written with the end of the task. ``task_held``: ``row`` already carries the task
     (a create with run handed it over); ``starting``: the engine's start, already
     under way (a create with run began it beside its last writes), and ``reserving``
     the network reservation begun beside it (``reserve_networks``); ``retaking``: a
-    retry after a database outage (``common.owned_task``)."""
+    retry after a database outage (``common.owned_task``); ``event``: the start
+    event's end, made by the Running write when the start succeeded
+    (``common.Recording.ending``)."""
     container_id = common.require_created(row)
     with common.owned_task(deps, row.uuid, TaskState.CONTAINER_STARTING,
                            held=row if task_held else None, retaking=retaking) as hold:
@@ -80,7 +82,8 @@ def start_in_runtime(deps: AgentDeps, row: Container, *, task_held: bool = False
             raise step.failed
         row = hold.apply_and_end(deps, step.seen, {
             "started_at": common.now_utc().replace(tzinfo=None), "status_reason": None,
-            **step.values}, inspected=inspect_began)
+            **step.values}, inspected=inspect_began,
+            event=event if step.failed is None else None)
     if step.failed is not None:
         raise step.failed
     LOG.info("started")

@@ -3,7 +3,8 @@ its own network namespace (``node_engines``), two ``berth-api`` processes with
 ``[compute]evacuate_on_host_down``, over RabbitMQ, on PostgreSQL and on MariaDB.
 
 * creates land on the node the scheduler chose (spread: two on each), and their
-  Docker containers exist in that node's engine and no other;
+  Docker containers exist in that node's engine and no other; each create's action
+  is over, its two events ended in Success;
 * an action and a call reach the container's own node (a stop shows in that engine;
   docker top answers from it);
 * a node whose agent dies has its containers evacuated, each exactly once (one
@@ -116,6 +117,18 @@ def test_creates_land_on_the_chosen_node_and_actions_reach_it(fleet: Fleet) -> N
             there = fleet.engine_containers(host)
             assert set(there) == {u for u, h in hosts.items() if h == host}
             assert all(c.status == "running" for c in there.values())
+        # Each create's action holds its two events, ended in Success, and is over
+        # (PostgreSQL's writes end them in the same statements as the row's).
+        for uuid in hosts:
+            (create,) = http.get(f"/v1/containers/{uuid}/container_actions"
+                                 ).json()["containerActions"]
+            assert create["action"] == "create" and create["finish_time"], create
+            events = http.get(f"/v1/containers/{uuid}/container_actions/"
+                              f"{create['request_id']}").json()["events"]
+            assert sorted((e["event"], e["result"], bool(e["finish_time"]))
+                          for e in events) == [
+                ("compute__do_container_create", "Success", True),
+                ("compute__do_container_start", "Success", True)], events
         # A call (docker top) answers from the container's own engine: no other holds it.
         for uuid in hosts:
             top = http.get(f"/v1/containers/{uuid}/top")
