@@ -320,7 +320,8 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
         weighers.by_name(list(conf.scheduler.enabled_weighers), {
             "RAMWeigher": conf.scheduler.ram_weight_multiplier,
             "CPUWeigher": conf.scheduler.cpu_weight_multiplier}),
-        rng=random.Random())
+        rng=random.Random(),
+        weighed_percentage=conf.scheduler.percentage_of_nodes_to_score)
     up_hosts = nodes.UpHosts(db, down_time)
     compute = ComputeAPI(transport, up_hosts, call_timeout=conf.compute.rpc_call_timeout)
     return ApiState(db=db, compute=compute, scheduler=scheduler, settings=settings,

@@ -317,3 +317,78 @@ def test_a_selection_carries_the_best_runners_up_best_first_not_the_whole_fleet(
     with pytest.raises(exc.NoValidHost, match=r"f0 \(ResourceFilter: memory 512 MiB > free "
                                               r"0 MiB\); f1 \(ResourceFilter"):
         scheduler(full).select_destination(spec())
+
+
+# -- a large fleet: a share of the nodes weighed -------------------------------------------
+
+def test_the_share_of_nodes_weighed_adapts_to_the_fleet_as_kube_schedulers() -> None:
+    from berth.scheduler.filter_scheduler import nodes_to_weigh
+
+    assert nodes_to_weigh(3) == 3 and nodes_to_weigh(100) == 100      # every node
+    assert nodes_to_weigh(101) == 100                       # never fewer than 100
+    assert nodes_to_weigh(1_000) == 420                     # 50 - 8 = 42 %
+    assert nodes_to_weigh(10_000) == 500                    # at least 5 %
+    assert nodes_to_weigh(1_000, 10) == 100
+    assert nodes_to_weigh(1_000, 60) == 600
+    assert nodes_to_weigh(1_000, 100) == 1_000
+
+
+class Counting(ResourceFilter):
+    """ResourceFilter that counts the nodes it is asked about."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def passes(self, host: HostState, spec: RequestSpec) -> str | None:
+        self.asked.append(host.hostname)
+        return super().passes(host, spec)
+
+
+def test_a_large_fleet_is_weighed_in_turns_of_its_share_and_every_node_in_turn() -> None:
+    fleet = [host(f"n{i:04d}") for i in range(1_000)]
+    counting = Counting()
+    sched = FilterScheduler(lambda: fleet, [counting], SPREAD)
+    first = sched.select_destination(spec())
+    assert len(counting.asked) == 420 and counting.asked[0] == "n0000"
+    assert first.host == "n0000"                     # all equal: the first by name
+    counting.asked.clear()
+    second = sched.select_destination(spec())
+    assert counting.asked[0] == "n0420" and second.host == "n0420"   # the next turn
+    weighed: set[str] = set()
+    for _ in range(3):
+        counting.asked.clear()
+        sched.select_destination(spec())
+        weighed.update(counting.asked)
+    assert len(weighed) == 1_000                     # every node came round
+
+
+def test_of_the_share_weighed_the_best_wins_and_a_full_fleet_is_refused_whole() -> None:
+    import random
+
+    fleet = [host(f"n{i:04d}", mem_used=2048) for i in range(1_000)]
+    fleet[7] = host("n0007", mem_used=0)                   # the emptiest node
+    counting = Counting()
+    sched = FilterScheduler(lambda: fleet, [counting], SPREAD, rng=random.Random(3),
+                            weighed_percentage=100)
+    assert sched.select_destination(spec()).host == "n0007"   # 100: every node weighed
+    assert len(counting.asked) == 1_000
+    full = [host(f"f{i:04d}", mem_used=4096) for i in range(500)]
+    with pytest.raises(exc.NoValidHost) as refused:
+        FilterScheduler(lambda: full, ALL_FILTERS, SPREAD,
+                        rng=random.Random(3)).select_destination(spec())
+    assert refused.value.msg.count("ResourceFilter") == 500   # each node's reason
+
+
+def test_with_a_random_source_each_share_begins_at_random() -> None:
+    import random
+
+    fleet = [host(f"n{i:04d}") for i in range(1_000)]
+    counting = Counting()
+    sched = FilterScheduler(lambda: fleet, [counting], SPREAD, rng=random.Random(11))
+    starts = set()
+    for _ in range(5):
+        counting.asked.clear()
+        chosen = sched.select_destination(spec())
+        assert len(counting.asked) == 420 and chosen.host in counting.asked
+        starts.add(counting.asked[0])
+    assert len(starts) == 5
