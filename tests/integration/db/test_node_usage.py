@@ -4,36 +4,14 @@ on the node hold, what they are, and nothing of another node's."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
-from support.migrated_sqlite import migrated_url
 from support.statements import Statements
 
-from berth.db import containers, migrate, nodes
+from berth.db import containers, nodes
 from berth.db.engine import Database
 
 HOST = "node-a"
-
-
-@pytest.fixture(params=("sqlite", "postgresql", "mariadb"))
-def any_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    if request.param == "sqlite":
-        database = Database(migrated_url(tmp_path))
-        yield database
-        database.dispose()
-        return
-    request.getfixturevalue("rabbit_services")
-    maker: Callable[[str], Any] = request.getfixturevalue("database_maker")
-    with maker(request.param) as url:
-        migrate.upgrade(url)
-        database = Database(url, pool_size=2)
-        try:
-            yield database
-        finally:
-            database.dispose()
 
 
 def _row(db: Database, host: str | None = HOST, **values: Any) -> None:
