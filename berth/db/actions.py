@@ -15,7 +15,7 @@ from berth.common import exceptions as exc
 from berth.common.context import RequestContext
 from berth.db.base import utcnow
 from berth.db.engine import Database
-from berth.db.models import Container, ContainerAction, ContainerActionEvent, Registry
+from berth.db.models import Container, ContainerAction, ContainerActionEvent, registry_uuid_of
 
 
 def new_action(ctx: RequestContext, container_uuid: str, action: str, *,
@@ -74,19 +74,32 @@ _FINISH_EVENT = (
 #: can (PostgreSQL, SQLite: UPDATE ... RETURNING; MariaDB cannot): each create with
 #: run finishes two events this way (bench P15).
 _FINISH_EVENT_OF_ACTION = _FINISH_EVENT.returning(_EVENTS.c.action_id)
-_INSERT_EVENT = insert(_EVENTS).values(event=bindparam("name"), action_id=bindparam("of"),
-                                       start_time=bindparam("at"))
+_INSERT_EVENT = insert(_EVENTS).values(
+    event=bindparam("event_name"), action_id=bindparam("of"), start_time=bindparam("at"))
+
+
+def started_event(action_id: Any, *where: Any, newest: bool = False) -> Any:
+    """The INSERT of the event ``event_name``, started at ``at``, on the action whose
+    id is ``action_id`` (a column of the rows ``where`` admits; with ``newest``, of
+    the newest of them only), RETURNING the event's id: the statement of every event
+    begun where its action is found, with no round trip between. (No bound name here
+    is a column's: an UPDATE in the same statement would take a parameter named
+    after one of its table's columns as a value to set.)"""
+    source = select(bindparam("event_name", type_=_EVENTS.c.event.type), action_id,
+                    bindparam("at", type_=_EVENTS.c.start_time.type),
+                    bindparam("at", type_=_EVENTS.c.created_at.type)).where(*where)
+    if newest:
+        source = source.order_by(action_id.desc()).limit(1)
+    return insert(_EVENTS).from_select(
+        ["event", "action_id", "start_time", "created_at"], source).returning(_EVENTS.c.id)
+
+
 #: An event on the action of a request, found and inserted in one round trip where the
 #: database returns the new id of an INSERT ... SELECT (PostgreSQL, SQLite, MariaDB
 #: 10.5+): no row when the request began no action on the container.
-_INSERT_EVENT_OF_REQUEST = insert(_EVENTS).from_select(
-    ["event", "action_id", "start_time", "created_at"],
-    select(bindparam("name", type_=_EVENTS.c.event.type), _ACTIONS.c.id,
-           bindparam("at", type_=_EVENTS.c.start_time.type),
-           bindparam("at", type_=_EVENTS.c.created_at.type))
-    .where(_ACTIONS.c.container_uuid == bindparam("uuid"),
-           _ACTIONS.c.request_id == bindparam("request_id"))
-    .order_by(_ACTIONS.c.id.desc()).limit(1)).returning(_EVENTS.c.id)
+_INSERT_EVENT_OF_REQUEST = started_event(
+    _ACTIONS.c.id, _ACTIONS.c.container_uuid == bindparam("uuid"),
+    _ACTIONS.c.request_id == bindparam("request_id"), newest=True)
 #: Finishing an action, for success and for error: the columns ``_finished`` writes.
 _FINISH_ACTION = {
     error: update(_ACTIONS).where(_ACTIONS.c.id == bindparam("action_id"))
@@ -105,12 +118,7 @@ _FINISH_EVENT_AND_ACTION = {
             **{column: bindparam(f"new_{column}") for column in _finished(error)})
     .add_cte(_FINISHED)
     for error in (False, True)}
-_FINISH_EVENT_THEN_START = insert(_EVENTS).from_select(
-    ["event", "action_id", "start_time", "created_at"],
-    select(bindparam("name", type_=_EVENTS.c.event.type), _FINISHED.c.action_id,
-           bindparam("at", type_=_EVENTS.c.start_time.type),
-           bindparam("at", type_=_EVENTS.c.created_at.type))).add_cte(
-    _FINISHED).returning(_EVENTS.c.id)
+_FINISH_EVENT_THEN_START = started_event(_FINISHED.c.action_id).add_cte(_FINISHED)
 
 
 @dataclass
@@ -130,9 +138,9 @@ class EventEnding:
     next_event_id: int | None = None
 
     def params(self) -> dict[str, object]:
-        """The bound values of ``with_ending``'s statement (``e_at`` for every time)."""
-        return {"event_id": self.event_id, "e_at": utcnow(), "outcome": "Success",
-                "trace": None, "e_name": self.then}
+        """The bound values of ``with_ending``'s statement (``at`` for every time)."""
+        return {"event_id": self.event_id, "at": utcnow(), "outcome": "Success",
+                "trace": None, "event_name": self.then}
 
     def take(self, record: dict[str, object]) -> None:
         """Read what the write's statement answered (``event_ended``,
@@ -146,33 +154,24 @@ class EventEnding:
 def with_ending(write: Any, finish_action: bool, then: bool) -> Any:
     """``write`` (an UPDATE RETURNING the container's row: ``containers.
     prepared_update``) and, only if it matched, the end of the event ``event_id`` in
-    Success, with its action finished (``finish_action``) or the event ``e_name``
+    Success, with its action finished (``finish_action``) or the event ``event_name``
     started on it (``then``): one PostgreSQL statement. It answers the row, its
     ``registry_uuid``, ``event_ended`` (0 when the write matched nothing or the event
     is gone) and, with ``then``, ``next_event_id``."""
     updated = write.cte("updated")
-    finished = (update(_EVENTS)
-                .where(_EVENTS.c.id == bindparam("event_id"), exists(select(updated.c.id)))
-                .values(finish_time=bindparam("e_at"), result=bindparam("outcome"),
-                        traceback=bindparam("trace"), updated_at=bindparam("e_at"))
-                .returning(_EVENTS.c.action_id).cte("finished"))
+    finished = (_FINISH_EVENT_OF_ACTION.values(updated_at=bindparam("at"))
+                .where(exists(select(updated.c.id))).cte("finished"))
     columns = [*updated.c,
-               select(Registry.uuid).where(Registry.id == updated.c.registry_id)
-               .scalar_subquery().label("registry_uuid"),
+               registry_uuid_of(updated.c.registry_id),
                select(func.count()).select_from(finished).scalar_subquery()
                .label("event_ended")]
     extra = []
     if finish_action:
         extra.append(update(_ACTIONS).where(_ACTIONS.c.id.in_(select(finished.c.action_id)))
-                     .values(updated_at=bindparam("e_at"), finish_time=bindparam("e_at"))
+                     .values(updated_at=bindparam("at"), finish_time=bindparam("at"))
                      .returning(_ACTIONS.c.id).cte("action_finished"))
     if then:
-        started = (insert(_EVENTS).from_select(
-            ["event", "action_id", "start_time", "created_at"],
-            select(bindparam("e_name", type_=_EVENTS.c.event.type), finished.c.action_id,
-                   bindparam("e_at", type_=_EVENTS.c.start_time.type),
-                   bindparam("e_at", type_=_EVENTS.c.created_at.type)))
-            .returning(_EVENTS.c.id).cte("next_started"))
+        started = started_event(finished.c.action_id).cte("next_started")
         columns.append(select(started.c.id).scalar_subquery().label("next_event_id"))
     return select(*columns).add_cte(*extra) if extra else select(*columns)
 
@@ -214,7 +213,7 @@ def start_event_in(s: Session, container_uuid: str, request_id: str | None,
     conn = s.connection()
     if request_id and conn.dialect.insert_returning:
         found = conn.execute(_INSERT_EVENT_OF_REQUEST, {
-            "name": event, "at": utcnow(), "uuid": container_uuid,
+            "event_name": event, "at": utcnow(), "uuid": container_uuid,
             "request_id": request_id}).scalar()
         if found is not None:
             return int(found)
@@ -224,7 +223,7 @@ def start_event_in(s: Session, container_uuid: str, request_id: str | None,
 
 def _insert_event(s: Session, action_id: int, event: str) -> int:
     result = s.connection().execute(_INSERT_EVENT,
-                                    {"name": event, "of": action_id, "at": utcnow()})
+                                    {"event_name": event, "of": action_id, "at": utcnow()})
     return int(result.inserted_primary_key[0])  # type: ignore[index]
 
 
@@ -286,7 +285,8 @@ def _finish_in_one_statement(db: Database, event_id: int, error: bool, traceback
                 _finish_action(s, action_id, error)
             return None
         assert then is not None
-        found = conn.execute(_FINISH_EVENT_THEN_START, {**values, "name": then[2]}).scalar()
+        found = conn.execute(_FINISH_EVENT_THEN_START,
+                             {**values, "event_name": then[2]}).scalar()
         if found is not None:
             return int(found)
         action_id = _action_id(s, then[0], then[1])

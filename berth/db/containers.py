@@ -24,7 +24,7 @@ from berth.common.units import memory_mib
 from berth.db import actions, rows
 from berth.db.base import utcnow
 from berth.db.engine import Database
-from berth.db.models import Container, Registry
+from berth.db.models import Container, Registry, registry_uuid_of
 
 CONTAINER = 0
 
@@ -323,9 +323,8 @@ _COLUMNS = _TABLE.c
 #: registry_id (``Container.registry_uuid``).
 _REGISTRY_UUID = select(Registry.uuid).where(Registry.id == bindparam("registry_id"))
 #: A row as ``select(Container)`` loads it, read without a session (``rows.detached``).
-_ROW_BY_UUID = select(
-    *_COLUMNS, select(Registry.uuid).where(Registry.id == _COLUMNS.registry_id)
-    .scalar_subquery().label("registry_uuid")).where(_COLUMNS.uuid == bindparam("uuid"))
+_ROW_BY_UUID = select(*_COLUMNS, registry_uuid_of(_COLUMNS.registry_id)).where(
+    _COLUMNS.uuid == bindparam("uuid"))
 _STATE_BY_UUID = select(_COLUMNS.task_state, _COLUMNS.status).where(
     _COLUMNS.uuid == bindparam("uuid"))
 

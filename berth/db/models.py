@@ -282,6 +282,14 @@ Container.registry_uuid = column_property(  # type: ignore[attr-defined]
     .correlate_except(Registry).scalar_subquery(), expire_on_flush=False)
 
 
+def registry_uuid_of(registry_id: Any) -> Any:
+    """The same for a row read or written without the ORM: the uuid of the registry
+    whose id is ``registry_id`` (a column of the statement's source, the table or a
+    CTE of its UPDATE), as a scalar subquery labelled ``registry_uuid``."""
+    return (select(Registry.uuid).where(Registry.id == registry_id)
+            .scalar_subquery().label("registry_uuid"))
+
+
 class Network(TimestampMixin, Base):
     """A network containers are plugged into. Zun's record (model.md §6.6) with the
     columns a local network needs: its subnet (and IPv6 subnet), gateway and bridge.

@@ -17,16 +17,15 @@ import functools
 from collections.abc import Mapping
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, exists, insert, select
+from sqlalchemy import Table, bindparam, exists, select
 
 from berth.db import actions, containers, rows
 from berth.db.base import utcnow
 from berth.db.containers import Expect
 from berth.db.engine import Database
-from berth.db.models import Container, ContainerAction, ContainerActionEvent, Registry
+from berth.db.models import Container, ContainerAction, registry_uuid_of
 
 _ACTIONS = cast(Table, ContainerAction.__table__)
-_EVENTS = cast(Table, ContainerActionEvent.__table__)
 
 
 def begin(db: Database, uuid: str, values: Mapping[str, Any], *, expect: Expect,
@@ -47,7 +46,7 @@ def begin(db: Database, uuid: str, values: Mapping[str, Any], *, expect: Expect,
 def _in_one_statement(db: Database, uuid: str, values: Mapping[str, Any], expect: Expect,
                       request_id: str, event: str) -> tuple[Container, int | None]:
     update, params = containers.prepared_update(uuid, values, expect, returning=True)
-    params.update(e_request_id=request_id, e_name=event, e_at=utcnow())
+    params.update(request_id=request_id, event_name=event, at=utcnow())
     with db.one_statement_connection() as conn:
         found = conn.execute(_with_event(update), params).first()
         if found is None:
@@ -70,18 +69,9 @@ def _with_event(update: Any) -> Any:
     (None when the request began no action on the container). Built once per shape
     of update (they are built once per shape too)."""
     updated = update.cte("updated")
-    started = (
-        insert(_EVENTS).from_select(
-            ["event", "action_id", "start_time", "created_at"],
-            select(bindparam("e_name", type_=_EVENTS.c.event.type), _ACTIONS.c.id,
-                   bindparam("e_at", type_=_EVENTS.c.start_time.type),
-                   bindparam("e_at", type_=_EVENTS.c.created_at.type))
-            .where(_ACTIONS.c.container_uuid == bindparam("w_uuid"),
-                   _ACTIONS.c.request_id == bindparam("e_request_id"),
-                   exists(select(updated.c.id)))
-            .order_by(_ACTIONS.c.id.desc()).limit(1))
-        .returning(_EVENTS.c.id).cte("started"))
-    registry_uuid = (select(Registry.uuid).where(Registry.id == updated.c.registry_id)
-                     .scalar_subquery().label("registry_uuid"))
+    started = actions.started_event(
+        _ACTIONS.c.id, _ACTIONS.c.container_uuid == bindparam("w_uuid"),
+        _ACTIONS.c.request_id == bindparam("request_id"), exists(select(updated.c.id)),
+        newest=True).cte("started")
     event_id = select(started.c.id).scalar_subquery().label("event_id")
-    return select(*updated.c, registry_uuid, event_id)
+    return select(*updated.c, registry_uuid_of(updated.c.registry_id), event_id)
