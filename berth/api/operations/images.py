@@ -103,6 +103,8 @@ def delete(state: ApiState, ctx: RequestContext, uuid: str) -> None:
         db_images.destroy(state.db, row.uuid)
         return
     state.compute.cast_host(ctx, row.host, "image_delete", image=db_images.payload(row))
+    # This process's creates ask the node again (other API processes in their time).
+    state.image_checks.forget(row.host, f"{row.repo}:{row.tag}")
     LOG.info("removal of %s:%s asked of host %s (image %s)", row.repo, row.tag, row.host,
              row.uuid)
 

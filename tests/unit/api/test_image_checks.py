@@ -16,3 +16,15 @@ def test_a_yes_is_trusted_for_the_ttl_only() -> None:
     assert not checks.known(("n2", "local/busybox:latest", "docker", None))
     now[0] = 60.0
     assert not checks.known(key)
+
+
+def test_a_node_asked_to_remove_the_image_is_asked_again() -> None:
+    checks = RecentImageChecks(ttl=600, clock=lambda: 0.0)
+    ours = [("n1", "local/busybox:latest", "docker", None),
+            ("n1", "local/busybox:latest", "docker", "registry-uuid")]
+    others = [("n2", "local/busybox:latest", "docker", None),
+              ("n1", "local/busybox:1.36", "docker", None)]
+    for key in ours + others:
+        checks.found(key)
+    checks.forget("n1", "local/busybox:latest")
+    assert [checks.known(key) for key in ours + others] == [False, False, True, True]
