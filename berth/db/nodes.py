@@ -4,6 +4,7 @@ its agent is alive."""
 from __future__ import annotations
 
 import datetime as dt
+import threading
 import time
 import uuid as uuidlib
 from collections.abc import Mapping
@@ -17,8 +18,10 @@ from sqlalchemy import (
     bindparam,
     case,
     cast,
+    false,
     func,
     literal_column,
+    or_,
     select,
     update,
 )
@@ -271,8 +274,21 @@ def compute_service_is_up(conn: Connection, host: str, down_time: int) -> bool:
     return row is not None and service_is_up(row, down_time)
 
 
+#: The hosts whose compute service is up, as ``service_is_up`` judges (not forced
+#: down, a heartbeat since ``since``), chosen by the database: a host name a row, where
+#: loading every service row as an object cost the API a third of its CPU at 1,000
+#: nodes (bench P15).
+_UP_COMPUTE_HOSTS = select(ZunService.host).where(
+    ZunService.binary == COMPUTE_BINARY,
+    or_(ZunService.forced_down.is_(None), ZunService.forced_down == false()),
+    func.coalesce(ZunService.last_seen_up, ZunService.updated_at, ZunService.created_at)
+    >= bindparam("since"))
+
+
 def up_compute_hosts(db: Database, down_time: int) -> set[str]:
-    return {s.host for s in list_services(db, COMPUTE_BINARY) if service_is_up(s, down_time)}
+    since = utcnow() - dt.timedelta(seconds=down_time)
+    with db.connection() as conn:
+        return set(conn.execute(_UP_COMPUTE_HOSTS, {"since": since}).scalars())
 
 
 def disk_quota_hosts(db: Database, down_time: int) -> set[str]:
@@ -294,14 +310,31 @@ class UpHosts:
     def __init__(self, db: Database, down_time: int, ttl: float = 1.0) -> None:
         self._db, self._down_time, self._ttl = db, down_time, ttl
         self._seen: tuple[float, frozenset[str]] | None = None
+        self._reading = threading.Lock()
 
     def __call__(self, host: str) -> bool:
-        now = time.monotonic()
         seen = self._seen
-        if seen is None or now - seen[0] >= self._ttl:
-            seen = (now, frozenset(up_compute_hosts(self._db, self._down_time)))
-            self._seen = seen
+        if seen is None or time.monotonic() - seen[0] >= self._ttl:
+            seen = self._read(seen)
         return host in seen[1]
+
+    def _read(self, stale: tuple[float, frozenset[str]] | None
+              ) -> tuple[float, frozenset[str]]:
+        """The services read again by one thread at a time: the others answer from
+        the read it replaces (a moment older) meanwhile, or wait for it when there
+        is none (at the start, after ``forget``)."""
+        if not self._reading.acquire(blocking=stale is None):
+            assert stale is not None
+            return stale
+        try:
+            seen = self._seen
+            if seen is None or time.monotonic() - seen[0] >= self._ttl:
+                seen = (time.monotonic(),
+                        frozenset(up_compute_hosts(self._db, self._down_time)))
+                self._seen = seen
+            return seen
+        finally:
+            self._reading.release()
 
     def forget(self) -> None:
         self._seen = None

@@ -1,0 +1,48 @@
+"""``nodes.UpHosts``: the services are read again at most once per ``ttl``, by one
+thread at a time; the others answer from the read being replaced meanwhile, and
+wait only when there is none to answer from."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from berth.db import nodes
+
+
+def test_one_thread_reads_again_and_the_others_answer_from_the_last_read(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    reads: list[int] = []
+    reading, release = threading.Event(), threading.Event()
+
+    def read(db: Any, down_time: int) -> set[str]:
+        reads.append(down_time)
+        if len(reads) == 1:
+            return {"n1"}
+        if len(reads) == 2:             # the second read hangs until released
+            reading.set()
+            assert release.wait(5)
+        return {"n2"}
+
+    monkeypatch.setattr(nodes, "up_compute_hosts", read)
+    up = nodes.UpHosts(db=None, down_time=60, ttl=0.0)   # type: ignore[arg-type]
+    assert up("n1")                                      # the first read
+    slow = threading.Thread(target=up, args=("n2",))
+    slow.start()                                         # the second read, hanging
+    assert reading.wait(5)
+    assert [up("n1") for _ in range(3)] == [True] * 3    # answered from the first
+    assert len(reads) == 2
+    release.set()
+    slow.join(5)
+    assert up("n2") and not up("n1")                     # read again, by one thread
+
+
+def test_after_forget_a_caller_waits_for_the_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    answers = iter([{"n1"}, set()])
+    monkeypatch.setattr(nodes, "up_compute_hosts", lambda db, down_time: next(answers))
+    up = nodes.UpHosts(db=None, down_time=60, ttl=3600.0)   # type: ignore[arg-type]
+    assert up("n1")
+    up.forget()                      # the API forced the service down
+    assert not up("n1")
