@@ -93,14 +93,17 @@ def load_host_states(db: Database, api_options: NodeReservations, down_time: int
     for node in compute_nodes:
         svc = services.get(node.hostname)
         used = usage.get(node.hostname, _Usage())
-        assumed = node_inventories(node.cpus or 0, node.mem_total or 0,
-                                   node.disk_total or 0, api_options)
         if reported_elsewhere is not None and node.rp_uuid and not any(
                 (node.rp_uuid, rc) in reported for rc in (VCPU, MEMORY_MB)):
             for rc, inv in reported_elsewhere(node.rp_uuid).items():
                 reported[(node.rp_uuid, rc)] = inv
-        vcpu, memory, disk = (reported.get((node.rp_uuid, rc)) or assumed.get(rc)
-                              for rc in (VCPU, MEMORY_MB, DISK_GB))
+        vcpu, memory, disk = (reported.get((node.rp_uuid, rc)) for rc in (VCPU, MEMORY_MB,
+                                                                          DISK_GB))
+        if vcpu is None or memory is None or disk is None:
+            assumed = node_inventories(node.cpus or 0, node.mem_total or 0,
+                                       node.disk_total or 0, api_options)
+            vcpu, memory, disk = (found or assumed.get(rc) for found, rc in (
+                (vcpu, VCPU), (memory, MEMORY_MB), (disk, DISK_GB)))
         out.append(HostState(
             hostname=node.hostname,
             cpus=vcpu.capacity if vcpu else 0.0,
