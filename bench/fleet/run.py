@@ -114,7 +114,7 @@ def measure_idle(spec: FleetSpec, meter: CpuMeter, hosts: list[NodeHost], api: A
     seconds = time.monotonic() - began
     cpu = per_unit(cpu_before, meter.sample(), seconds * spec.nodes)
     agents = statements.difference(_node_statements(hosts), stmts_before)
-    api_idle = statements.difference(api.statements(), api_before)
+    api_idle, _ = statements.split_rpc(statements.difference(api.statements(), api_before))
     node_minutes = seconds / 60 * spec.nodes
     return {"seconds": round(seconds, 1),
             "cpu_ms_per_s_per_node": cpu,
@@ -187,9 +187,10 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
         made = result.samples[-1][1] if result.samples else 0
         cpu = meter.per_container(made)
         blocks = meter.block_costs()
+        api_statements, api_rpc = statements.split_rpc(
+            statements.difference(api.statements(), api_stmts))
         per_create = {
-            "api": statements.per_unit(statements.difference(api.statements(), api_stmts),
-                                       made),
+            "api": statements.per_unit(api_statements, made),
             "agents": statements.per_unit(
                 statements.difference(_node_statements(hosts), node_stmts), made)}
         engines: dict[str, list[list[Any]]] = {}
@@ -226,6 +227,7 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
             "goal_cpu_ms_per_container": GOAL_CPU_MS_PER_CONTAINER,
             "fill_ratio": fill_ratio, "goal_fill_ratio": GOAL_FILL_RATIO,
             "statements_per_create": per_create,
+            "api_rpc_per_create": statements.per_unit(api_rpc, made),
             "idle": idle,
             "idle_cpu_ms_per_s_per_node": idle["cpu_ms_per_s_per_node"]["nodes"]
             if idle else None,
@@ -305,6 +307,8 @@ def main(argv: list[str] | None = None) -> int:
         print(figures["components"])
         print("statements per create by caller:", json.dumps(
             figures["statements_per_create"], indent=1))
+        print("the API's casts and calls to agents per create:", json.dumps(
+            figures["api_rpc_per_create"], indent=1))
         if figures["idle"]:
             print("idle statements a minute per node by caller:", json.dumps(
                 figures["idle"]["agent_statements_per_min_per_node"], indent=1))

@@ -49,9 +49,11 @@ class StatementTally:
         return tally
 
     def _after(self, *_: Any) -> None:
-        caller = caller_of(sys._getframe(1))
+        self.count(caller_of(sys._getframe(1)))
+
+    def count(self, key: str) -> None:
         with self._lock:
-            self._counts[caller] += 1
+            self._counts[key] += 1
 
     def snapshot(self) -> dict[str, int]:
         with self._lock:
@@ -62,6 +64,17 @@ class StatementTally:
         aside = path.with_name(f".{path.name}.{os.getpid()}")
         aside.write_text(json.dumps(self.snapshot()))
         aside.replace(path)
+
+
+#: The tally's keys that count the API's casts and calls to agents (``rpc call
+#: image_search``), not statements: ``api_host.py`` counts them in its tally.
+RPC_PREFIX = "rpc "
+
+
+def split_rpc(tally: dict[str, int]) -> tuple[dict[str, int], dict[str, int]]:
+    """``tally`` as (statements, RPC casts and calls)."""
+    return ({k: v for k, v in tally.items() if not k.startswith(RPC_PREFIX)},
+            {k[len(RPC_PREFIX):]: v for k, v in tally.items() if k.startswith(RPC_PREFIX)})
 
 
 def difference(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
