@@ -311,6 +311,7 @@ class UpHosts:
         self._db, self._down_time, self._ttl = db, down_time, ttl
         self._seen: tuple[float, frozenset[str]] | None = None
         self._reading = threading.Lock()
+        self._forgotten = 0     # forget()s so far: a read begun before one is not kept
 
     def __call__(self, host: str) -> bool:
         seen = self._seen
@@ -329,12 +330,15 @@ class UpHosts:
         try:
             seen = self._seen
             if seen is None or time.monotonic() - seen[0] >= self._ttl:
+                forgotten = self._forgotten
                 seen = (time.monotonic(),
                         frozenset(up_compute_hosts(self._db, self._down_time)))
-                self._seen = seen
+                if forgotten == self._forgotten:
+                    self._seen = seen
             return seen
         finally:
             self._reading.release()
 
     def forget(self) -> None:
+        self._forgotten += 1
         self._seen = None

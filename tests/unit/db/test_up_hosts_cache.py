@@ -46,3 +46,25 @@ def test_after_forget_a_caller_waits_for_the_read(monkeypatch: pytest.MonkeyPatc
     assert up("n1")
     up.forget()                      # the API forced the service down
     assert not up("n1")
+
+
+def test_a_read_begun_before_a_forget_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    reading, release = threading.Event(), threading.Event()
+    answers = iter([{"n1"}, set()])
+
+    def read(db: Any, down_time: int) -> set[str]:
+        answer = next(answers)
+        if answer:                      # the first read hangs until released
+            reading.set()
+            assert release.wait(5)
+        return answer
+
+    monkeypatch.setattr(nodes, "up_compute_hosts", read)
+    up = nodes.UpHosts(db=None, down_time=60, ttl=3600.0)   # type: ignore[arg-type]
+    slow = threading.Thread(target=up, args=("n1",))
+    slow.start()
+    assert reading.wait(5)
+    up.forget()                         # n1 forced down while the read was on its way
+    release.set()
+    slow.join(5)
+    assert not up("n1")                 # read again: the first read was not kept
