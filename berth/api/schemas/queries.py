@@ -67,6 +67,14 @@ def extended_bool() -> F.Schema:
                        {"anyOf": [{"type": "boolean"}, {"enum": words}]})
 
 
+#: What Python's ``str.strip()`` takes off a value before the checks read it
+#: (``str.isspace``), as a class both regex dialects read alike: ECMA-262's ``\s``,
+#: the document's, differs (it lacks U+001C-U+001F and U+0085, and has U+FEFF), so a
+#: pattern with ``\s`` refused values the checks accepted.
+SPACE = ("[\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029"
+         "\\u202f\\u205f\\u3000]")
+
+
 def lenient_bool() -> F.Schema:
     """``types.lenient_bool``: JSON booleans, 0/1 and 1/t/true/on/y/yes or
     0/f/false/off/n/no in any case."""
@@ -74,7 +82,7 @@ def lenient_bool() -> F.Schema:
     return F.described("Expected a boolean: 1, t, true, on, y, yes or 0, f, false, off, "
                        "n, no (any case).",
                        {"anyOf": [{"type": "boolean"}, {"enum": [0, 1]},
-                                  {"type": "string", "pattern": f"^\\s*({words})\\s*$"}]})
+                                  {"type": "string", "pattern": f"^{SPACE}*({words}){SPACE}*$"}]})
 
 
 def _seconds(what: str) -> F.Schema:
@@ -98,8 +106,9 @@ SIGNAL = F.described(
     f"{MAX_SIGNAL}; leave it out (or None) for Docker's default, SIGKILL.",
     {"anyOf": [{"type": "integer", "minimum": 1, "maximum": MAX_SIGNAL},
                {"type": "string", "maxLength": 16,
-                "pattern": f"^\\s*((?=[0-9]{{1,3}}\\s*$){integer_text(1, MAX_SIGNAL)[1:-1]}"
-                           f"|({_fold('sig')})?({_SIGNAL_NAMES}))\\s*$"}]})
+                "pattern": f"^{SPACE}*((?=[0-9]{{1,3}}{SPACE}*$)"
+                           f"{integer_text(1, MAX_SIGNAL)[1:-1]}"
+                           f"|({_fold('sig')})?({_SIGNAL_NAMES})){SPACE}*$"}]})
 TAIL = F.described("It must be a number of lines (0 or more) or 'all'.",
                    {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 10**18 - 1},
                               {"type": "string", "pattern": f"^([0-9]{{1,18}}|{_fold('all')})$"}]})
@@ -111,8 +120,8 @@ SINCE = F.described(
     "'YYYY-MM-DD HH:MM:SS,ffffff' (the fraction is optional).",
     {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 10**12 - 1},
                {"type": "string",
-                "pattern": f"^(|\\s*([0-9]{{1,12}}(\\.[0-9]{{1,9}})?"
-                           f"|(?!0000)[0-9]{{4}}-{_DAY} {_TIME})\\s*)$"}]})
+                "pattern": f"^(|{SPACE}*([0-9]{{1,12}}(\\.[0-9]{{1,9}})?"
+                           f"|(?!0000)[0-9]{{4}}-{_DAY} {_TIME}){SPACE}*)$"}]})
 TTY_SIDE = {"h": F.integer_like(1, MAX_TTY, what="a whole number of rows"),
             "w": F.integer_like(1, MAX_TTY, what="a whole number of columns")}
 EXEC_ID = F.described("It must be the 64 lowercase hexadecimal characters returned by "

@@ -179,3 +179,28 @@ def test_a_rule_of_the_whole_body_is_a_400_not_a_crash() -> None:
     assert schema.check({"a": 1}) == {"a": 1}
     with pytest.raises(InvalidParameterValue, match="exactly one of 'a' or 'b'"):
         schema.check({"a": 1, "b": 2})
+
+
+def _patterns(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        return [p for k, v in node.items()
+                for p in ([v] if k == "pattern" and isinstance(v, str) else _patterns(v))]
+    if isinstance(node, list):
+        return [p for item in node for p in _patterns(item)]
+    return []
+
+
+def test_the_spaces_a_published_pattern_admits_are_the_ones_the_checks_strip() -> None:
+    """The checks strip a value with Python's ``str.strip()``; ECMA-262's ``\\s``, the
+    document's dialect, is another set (a fuzzer sent ``all_projects=\\x85t``: the
+    document refused it, berth showed the container). So no pattern says ``\\s``
+    (``[\\s\\S]``, any character, aside) and ``queries.SPACE`` is ``str.isspace``'s set."""
+    from berth.api.schemas.queries import SPACE
+
+    space = re.compile(SPACE)
+    every = range(0x110000)
+    assert [c for c in every if space.fullmatch(chr(c))] == [
+        c for c in every if chr(c).isspace()]
+    patterns = _patterns(document())
+    assert any(SPACE in p for p in patterns)
+    assert [p for p in patterns if "\\s" in p.replace("[\\s\\S]", "")] == []

@@ -44,7 +44,8 @@ def parses(parse: Callable[[Any], Any], value: Any) -> bool:
 AGREEMENT: list[tuple[Q.QueryParams, str, Callable[[Any], Any], list[Any]]] = [
     (Q.KILL, "signal", actions.parse_signal,
      ["SIGTERM", "term", "sigkill", "9", "064", "1", "64", "65", "0", "0009", "RTMIN+3",
-      "rtmax-2", " TERM ", "FOO", "SIG", "x y", 9, 0, 65, "", "None"]),
+      "rtmax-2", " TERM ", "\x85TERM\u3000", "\ufeffTERM", "FOO", "SIG", "x y", 9, 0, 65,
+      "", "None"]),
     (Q.REBOOT, "timeout", actions.parse_timeout,
      ["0", "10", "86400", "86401", "-1", "1.5", "ten", 5, -5, True, "None"]),
     (Q.rebuild(LIMITS), "run", actions.parse_run,
@@ -54,7 +55,7 @@ AGREEMENT: list[tuple[Q.QueryParams, str, Callable[[Any], Any], list[Any]]] = [
     (Q.LOGS, "tail", inspection.parse_tail, ["0", "10", "all", "ALL", "-1", "x", 5, "None"]),
     (Q.LOGS, "since", inspection.parse_since,
      ["1700000000", "1700000000.5", "2024-01-02 03:04:05,123456", "2024-01-02 03:04:05",
-      "yesterday", "-3", 12, "None"]),
+      "\x1c1700000000\x85", "\ufeff1700000000", "yesterday", "-3", 12, "None"]),
     (Q.LOGS, "stdout", lambda v: T.extended_bool("stdout", v),
      ["true", "False", "1", "0", "yes", "OFF", "maybe", True]),
     (Q.EXECUTE, "run", lambda v: T.strict_bool("run", v),
@@ -62,7 +63,7 @@ AGREEMENT: list[tuple[Q.QueryParams, str, Callable[[Any], Any], list[Any]]] = [
     (Q.RESIZE, "h", lambda v: T.integer("h", v, 1, 65535),
      ["1", "24", "65535", "65536", "0", "-1", "x", 80]),
     (Q.CONTAINER_LIST, "all_projects", lambda v: T.lenient_bool("all_projects", v),
-     ["1", "True", "yes", "N", "off", "maybe", "2"]),
+     ["1", "True", "yes", "N", "off", "\x85t", "\u2028no\u00a0", "\ufefft", "maybe", "2"]),
 ]
 
 
