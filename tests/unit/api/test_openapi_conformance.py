@@ -145,11 +145,15 @@ UNDECLARABLE: dict[str, tuple[str, ...]] = {
 #: The document declares it as the pattern of every string that has none of its own; a
 #: string with a pattern of its own (a command's quoting, say) cannot carry a second.
 UNSTORABLE_WORDS = ("It holds a NUL character", "It holds a lone UTF-16 surrogate")
-#: Checks whose finding is the contract, by operation: a capsule's delete is answered
-#: before the agent removes it (as in Zun), and the stand-in agent never removes it,
-#: so the capsule stays readable, Deleting.
+#: Checks whose finding is the contract, by operation: a delete is answered before the
+#: agent removes the container or capsule (as in Zun), and the stand-in agent never
+#: removes it, so it stays readable, Deleting, with its actions. (A run that followed
+#: a container's DELETE with its action's GET reported it.)
 NOT_A_FINDING: dict[str, tuple[str, ...]] = {
     "GET /v1/capsules/{ident}": ("use_after_free",),
+    "GET /v1/containers/{ident}": ("use_after_free",),
+    "GET /v1/containers/{ident}/container_actions": ("use_after_free",),
+    "GET /v1/containers/{ident}/container_actions/{request_id}": ("use_after_free",),
 }
 
 
