@@ -20,6 +20,7 @@ from berth.db import nodes
 from berth.db.models import Image
 from berth.image.reference import parse_image
 from berth.policies import enforcer as policy
+from berth.runtime.base import ImageRef
 
 LOG = logging.getLogger(__name__)
 
@@ -104,7 +105,8 @@ def delete(state: ApiState, ctx: RequestContext, uuid: str) -> None:
         return
     state.compute.cast_host(ctx, row.host, "image_delete", image=db_images.payload(row))
     # This process's creates ask the node again (other API processes in their time).
-    state.image_checks.forget(row.host, f"{row.repo}:{row.tag}")
+    if row.repo:
+        state.image_checks.forget(row.host, ImageRef(row.repo, row.tag or "latest").ref)
     LOG.info("removal of %s:%s asked of host %s (image %s)", row.repo, row.tag, row.host,
              row.uuid)
 

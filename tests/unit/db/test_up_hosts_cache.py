@@ -36,7 +36,7 @@ def test_one_thread_reads_again_and_the_others_answer_from_the_last_read(
     assert len(reads) == 2
     release.set()
     slow.join(5)
-    assert up("n2") and not up("n1")                     # read again, by one thread
+    assert up("n2") and not up("n1")                     # ttl 0: each call reads again
 
 
 def test_after_forget_a_caller_waits_for_the_read(monkeypatch: pytest.MonkeyPatch) -> None:
