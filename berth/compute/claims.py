@@ -66,10 +66,11 @@ def request_of(cpu: float | None, memory: str | int | None) -> Usage:
 class ResourceTracker:
     """The node's capacity and its ``compute_resources`` lock.
 
-    ``publish_delay``: a claim publishes the node's usage (for host-show; the
-    scheduler and the claims count the rows themselves) at most that many seconds
-    later, one publish for every claim made meanwhile: 50 concurrent creates made 50
-    census queries and 50 writes of the compute_node row. 0: at once, in the claim."""
+    ``publish_delay``: a claim publishes the node's usage to its compute_node row (for
+    readers of the database; the API, the scheduler and the claims count the rows
+    themselves) at most that many seconds later, one publish for every claim made
+    meanwhile: 50 concurrent creates made 50 census queries and 50 writes of the
+    row. 0: at once, in the claim."""
 
     def __init__(self, db: Database, host: str, publish_delay: float = 0.0) -> None:
         self._db = db
@@ -170,7 +171,7 @@ class ResourceTracker:
                               "periodic inventory publishes it")
 
     def publish_usage(self) -> None:
-        """Write the node's current usage to its compute_node row (host-show, scheduler).
-        Serialised, so that an older census never overwrites a newer one."""
+        """Write the node's current usage to its compute_node row. Serialised, so that
+        an older census never overwrites a newer one."""
         with self._publishing:
             nodes.publish_usage(self._db, self._host)

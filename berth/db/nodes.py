@@ -7,7 +7,8 @@ import datetime as dt
 import threading
 import time
 import uuid as uuidlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
@@ -63,14 +64,17 @@ def publish_usage(db: Database, hostname: str) -> None:
     Deleted), how many those are (``running_containers``: Zun's meaning), and how many
     containers and capsules there are in all, Paused, and Stopped (berth's own, not
     every container Docker has). A row's ``memory`` is a string of MiB; anything else
-    counts as 0, as ``berth.common.units.memory_mib`` reads it."""
+    counts as 0, as ``berth.common.units.memory_mib`` reads it. (The API shows the
+    usage it reads itself, ``usage_of_hosts``: the row is for readers of the
+    database, and may lag.)"""
     with db.one_statement_connection() as conn:
         conn.execute(_USAGE_UPDATE, {"h": hostname, "at": utcnow()})
 
 
-def _usage_of_host() -> Any:
-    """The census ``publish_usage`` writes: one row of aggregates over the host's
-    containers and capsules (its constants inline: no parameter but the host)."""
+def _census_columns() -> list[Any]:
+    """The aggregates of a census over container rows (their constants inline): cpu,
+    memory MiB and disk GiB of the rows that hold resources, how many those are, how
+    many rows in all, Paused and Stopped."""
     c = Container.__table__.c
     zero: Any = literal_column("0")
     one: Any = literal_column("1")
@@ -82,8 +86,7 @@ def _usage_of_host() -> Any:
 
     mib = case((c.memory.regexp_match(literal_column("'^[0-9]{1,18}$'")),
                 cast(c.memory, BigInteger)), else_=zero)
-    return select(
-        bindparam("h", type_=String()).label("host"),
+    return [
         total(func.coalesce(c.cpu, zero), holding).label("cpu"),
         total(mib, holding).label("mem"),
         total(func.coalesce(c.disk, zero), holding).label("disk"),
@@ -91,19 +94,52 @@ def _usage_of_host() -> Any:
         func.count().label("all"),
         total(one, c.status == literal_column("'Paused'")).label("paused"),
         total(one, c.status == literal_column("'Stopped'")).label("stopped"),
-    ).where(c.host == bindparam("h"),
-            c.container_type.in_([literal_column("0"), literal_column("1")])
-            ).subquery("census")
+    ]
 
 
-_CENSUS = _usage_of_host()
-# (One row, whatever the host holds: its host is the one asked, named so that the
-# UPDATE joins it by that name.)
+#: Containers and capsules (not a capsule's members, which its capsule row counts).
+_COUNTED_KINDS = Container.container_type.in_([literal_column("0"), literal_column("1")])
+
+# The census ``publish_usage`` writes: one row, whatever the host holds (no parameter
+# but the host, which is named so that the UPDATE joins it by that name).
+_CENSUS = select(bindparam("h", type_=String()).label("host"), *_census_columns()).where(
+    Container.host == bindparam("h"), _COUNTED_KINDS).subquery("census")
 _USAGE_UPDATE = update(ComputeNode).where(ComputeNode.hostname == _CENSUS.c.host).values(
     updated_at=bindparam("at"), cpu_used=_CENSUS.c.cpu, mem_used=_CENSUS.c.mem,
     disk_used=_CENSUS.c.disk, running_containers=_CENSUS.c.held,
     total_containers=_CENSUS.c.all, paused_containers=_CENSUS.c.paused,
     stopped_containers=_CENSUS.c.stopped)
+# The same census of several hosts, a row for each that has any container.
+_CENSUS_OF_HOSTS = select(Container.host, *_census_columns()).where(
+    Container.host.in_(bindparam("hosts", expanding=True)), _COUNTED_KINDS
+).group_by(Container.host)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeUsage:
+    """What a node's containers hold now, in the compute node's columns' terms."""
+
+    cpu_used: float = 0.0
+    mem_used: int = 0
+    disk_used: int = 0
+    running_containers: int = 0
+    total_containers: int = 0
+    paused_containers: int = 0
+    stopped_containers: int = 0
+
+
+def usage_of_hosts(db: Database, hostnames: Collection[str]) -> dict[str, NodeUsage]:
+    """The usage ``publish_usage`` would write for each of ``hostnames``, read now in
+    one query (a host without containers: all zero)."""
+    out = {name: NodeUsage() for name in hostnames}
+    if not out:
+        return out
+    with db.connection() as conn:
+        for host, cpu, mem, disk, held, total, paused, stopped in conn.execute(
+                _CENSUS_OF_HOSTS, {"hosts": list(out)}):
+            out[host] = NodeUsage(float(cpu), int(mem), int(disk), int(held), int(total),
+                                  int(paused), int(stopped))
+    return out
 
 
 _LOCK_NODE = select(ComputeNode.uuid).where(

@@ -107,8 +107,23 @@ def require_version(version: APIVersion, minimum: str, what: str) -> None:
             f"{minimum} or later (send OpenStack-API-Version: container {minimum}).")
 
 
-def host_view(node: ComputeNode, request: Request) -> dict[str, Any]:
+#: The keys of a host whose values are read from its containers at each request
+#: (``nodes.usage_of_hosts``), not from the compute node's row, which the agent
+#: writes a while after a change (``berth.compute.claims``).
+LIVE_USAGE_KEYS = ("cpu_used", "mem_used", "disk_used", "total_containers")
+
+
+def host_views(state: ApiState, nodes_: Sequence[ComputeNode], request: Request
+               ) -> list[dict[str, Any]]:
+    """The hosts as the API shows them, their usage counted now, in one query."""
+    usage = nodes.usage_of_hosts(state.db, [n.hostname for n in nodes_])
+    return [host_view(n, request, usage[n.hostname]) for n in nodes_]
+
+
+def host_view(node: ComputeNode, request: Request, usage: nodes.NodeUsage
+              ) -> dict[str, Any]:
     out: dict[str, Any] = {k: getattr(node, k) for k in HOST_KEYS}
+    out.update((k, getattr(usage, k)) for k in LIVE_USAGE_KEYS)
     out["labels"] = out["labels"] or {}
     out["runtimes"] = out["runtimes"] or ["runc"]
     out["links"] = links(request, "hosts", node.uuid)

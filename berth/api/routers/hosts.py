@@ -26,7 +26,7 @@ def list_hosts(request: Request, ctx: RequestContext = Ctx, state: ApiState = St
     page = ops.page_params(request.query_params, state.settings.max_limit, "hostname")
     rows = ops.list_hosts(state, ctx, limit=page.limit, marker=page.marker,
                           sort_key=page.sort_key, sort_dir=page.sort_dir)
-    return {"hosts": [ops.host_view(r, request) for r in rows],
+    return {"hosts": ops.host_views(state, rows, request),
             "next": ops.next_url(request, "hosts", rows, page)}
 
 
@@ -34,4 +34,4 @@ def list_hosts(request: Request, ctx: RequestContext = Ctx, state: ApiState = St
 def show_host(ident: str, request: Request, ctx: RequestContext = Ctx,
               state: ApiState = State) -> dict[str, Any]:
     ops.require_version(version_of(request), "1.4", "GET /v1/hosts/{host}")
-    return ops.host_view(ops.get_host(state, ctx, ident), request)
+    return ops.host_views(state, [ops.get_host(state, ctx, ident)], request)[0]

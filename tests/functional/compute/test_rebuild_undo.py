@@ -1,7 +1,7 @@
 """A rebuild that fails after it took its resources undoes them (``flows/rebuild.py``
 composing ``berth.compute.steps`` on an ExitStack, as create does): python-zunclient
 against a private ``berth serve`` on the real Docker engine, the node's usage read
-from its compute_node row (what host-show and the scheduler see) and the allocations
+from host-show (counted from the container rows, as the scheduler counts) and the allocations
 from the embedded Placement's tables in berth's SQLite database. The engine is reached
 through tests/support/engine_proxy.py, which holds the failing pull long enough to
 see what the rebuild took."""
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import text
-from support.berth_proc import wait_for
+from support.berth_proc import BerthProcess, wait_for
 from support.engine_proxy import EngineProxy, Rule
 from support.lifecycle import Made, database_of, settled, wait_action
 
@@ -31,9 +31,11 @@ def allocations(db: Database) -> list[tuple[str, str, int]]:
             "ORDER BY consumer_id, resource_class")).all()]
 
 
-def usage(db: Database, host: str) -> tuple[float, int, int]:
-    node = nodes.get_compute_node(db, host)
-    return node.cpu_used, node.mem_used, node.running_containers
+def usage(proc: BerthProcess) -> tuple[float, int]:
+    """The node's cpu and memory in use, as host-show says."""
+    with proc.http() as http:
+        host = http.get("/v1/hosts").json()["hosts"][0]
+    return host["cpu_used"], host["mem_used"]
 
 
 def test_a_rebuild_failing_at_its_pull_leaves_usage_and_allocations_as_before(
@@ -52,9 +54,9 @@ def test_a_rebuild_failing_at_its_pull_leaves_usage_and_allocations_as_before(
                                            command=["sleep", "300"], cpu=1, memory="64")
             made.uuids.append(failed.uuid)
             wait_for(lambda: settled(zun, failed.uuid, "Error"), 60, what="the failed create")
-            wait_for(lambda: usage(db, proc.host) == (0.5, 32, 1), 30,
+            wait_for(lambda: usage(proc) == (0.5, 32), 30,
                      what="the node's usage to show only the running container")
-            before = (usage(db, proc.host), allocations(db))
+            before = (usage(proc), allocations(db))
             assert {c for c, _, _ in before[1]} == {kept}
             generation = placement.get_provider(rp).generation
 
@@ -64,7 +66,7 @@ def test_a_rebuild_failing_at_its_pull_leaves_usage_and_allocations_as_before(
             slow_pull = Rule("POST", "berth-steps", before=3.0)
             proxy.rules.append(slow_pull)
             zun.containers.rebuild(failed.uuid, image=UNREACHABLE_IMAGE)
-            wait_for(lambda: usage(db, proc.host) == (1.5, 96, 2), 30,
+            wait_for(lambda: usage(proc) == (1.5, 96), 30,
                      what="the rebuild's claim to show in the node's usage")
             wait_for(lambda: {c for c, _, _ in allocations(db)} == {kept, failed.uuid}, 30,
                      what="the rebuild's allocation")
@@ -78,9 +80,9 @@ def test_a_rebuild_failing_at_its_pull_leaves_usage_and_allocations_as_before(
             assert (row.status_reason or "").startswith("Rebuild failed: "), row.status_reason
             assert "127.0.0.1:1" in (row.status_reason or ""), row.status_reason
             assert row.host == proc.host and row.container_id is None
-            # What the rebuild took is given back: the node's usage as published, and
+            # What the rebuild took is given back: the node's usage as shown, and
             # Placement's allocations, are those of before.
-            assert (usage(db, proc.host), allocations(db)) == before
+            assert (usage(proc), allocations(db)) == before
             assert placement.get_provider(rp).generation >= generation + 2   # made, removed
             assert placement.get_allocation(failed.uuid) == {}
             assert settled(zun, kept, "Running")

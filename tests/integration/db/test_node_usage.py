@@ -1,6 +1,8 @@
 """``nodes.publish_usage``: the node's usage counted by the database in one UPDATE,
 on each database berth runs on (SQLite, PostgreSQL, MariaDB): what the rows placed
-on the node hold, what they are, and nothing of another node's."""
+on the node hold, what they are, and nothing of another node's; and
+``nodes.usage_of_hosts``, the same census of several nodes read in one query (what
+host-show shows)."""
 
 from __future__ import annotations
 
@@ -46,6 +48,15 @@ def test_the_usage_of_the_nodes_own_rows_in_one_statement(any_db: Database) -> N
     # the node's containers and capsules; Paused; Stopped.
     assert _usage(db) == (5.0, 1792, 3, 5, 7, 1, 1)
     assert _usage(db, "node-b")[4] == 0           # not published: untouched
+
+    seen = Statements(db)
+    read = nodes.usage_of_hosts(db, [HOST, "node-b", "node-c"])
+    assert [w for w in seen.sent if w != "BEGIN"] == ["SELECT"]    # (SQLite's BEGIN)
+    assert read == {HOST: nodes.NodeUsage(5.0, 1792, 3, 5, 7, 1, 1),
+                    "node-b": nodes.NodeUsage(3.0, 2048, 0, 1, 1, 0, 0),
+                    "node-c": nodes.NodeUsage()}         # no containers: all zero
+    assert [type(v) for v in (read[HOST].cpu_used, read[HOST].mem_used)] == [float, int]
+    assert nodes.usage_of_hosts(db, []) == {}
 
 
 def test_a_node_without_containers_holds_nothing(any_db: Database) -> None:
