@@ -5,8 +5,8 @@ engine and RPC transport. Prints ``READY`` when every agent is up, then answers
 commands on stdin, one a line, each answered with one JSON line on stdout:
 
     containers   {host: [[uuid, engine id, running], ...]} of every agent's engine
-    rows K       the rows K agents' state syncs read (one sync each, counted with
-                 SQLAlchemy's cursor events): {host: {"rows": r, "own": n, ...}}
+    rows K       the rows K agents' state syncs read (one sync each, counted by the
+                 statement tally, ``statements.py``): {host: {"rows": r, "own": n, ...}}
     statements   the statements this process ran so far, by caller (``statements.py``)
     quit         stop every agent and exit
 """
@@ -18,12 +18,11 @@ import json
 import logging
 import os
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from sqlalchemy import event, func, select
+from sqlalchemy import func, select
 
 from bench.fleet.statements import StatementTally
 from berth.cmd import wiring
@@ -35,28 +34,6 @@ from berth.db.engine import Database
 from berth.db.models import Container
 
 LOG = logging.getLogger("bench.fleet.nodes")
-
-
-class RowCounter:
-    """Counts rows and statements of SELECTs run on the counting thread while on."""
-
-    def __init__(self, db: Database) -> None:
-        self._local = threading.local()
-        event.listen(db.engine, "after_cursor_execute", self._after)
-
-    def _after(self, conn: Any, cursor: Any, statement: str, *_: Any) -> None:
-        tally = getattr(self._local, "tally", None)
-        if tally is not None and statement.lstrip().upper().startswith("SELECT"):
-            tally["statements"] += 1
-            tally["rows"] += max(cursor.rowcount, 0)
-
-    def count(self, fn: Any) -> dict[str, int]:
-        self._local.tally = {"rows": 0, "statements": 0}
-        try:
-            fn()
-            return dict(self._local.tally)
-        finally:
-            self._local.tally = None
 
 
 def build_agents(db: Database, prefix: str, first: int, count: int) -> list[ComputeAgent]:
@@ -92,16 +69,16 @@ def engine_containers(agents: list[ComputeAgent]) -> dict[str, list[list[Any]]]:
     return out
 
 
-def sync_rows(db: Database, counter: RowCounter, agents: list[ComputeAgent],
+def sync_rows(db: Database, tally: StatementTally, agents: list[ComputeAgent],
               sample: int) -> dict[str, dict[str, int]]:
     step = max(len(agents) // max(sample, 1), 1)
     out = {}
     for agent in agents[::step][:sample]:
-        tally = counter.count(agent.sync_state)
+        read = tally.rows_read(agent.sync_state)
         with db.reader() as s:
             own = s.scalar(select(func.count()).select_from(Container)
                            .where(Container.host == agent.host)) or 0
-        out[agent.host] = dict(tally, own=int(own))
+        out[agent.host] = dict(read, own=int(own))
     return out
 
 
@@ -119,7 +96,6 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger().setLevel(logging.WARNING)
     tally = StatementTally.install()
     db = wiring.build_database(CONF, upgrade=False)
-    counter = RowCounter(db)
     agents = build_agents(db, args.prefix, args.first, args.count)
     began = time.monotonic()
     with ThreadPoolExecutor(args.start_threads) as pool:
@@ -141,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         elif words[0] == "statements":
             answer = tally.snapshot()
         elif words[0] == "rows":
-            answer = sync_rows(db, counter, agents, int(words[1]))
+            answer = sync_rows(db, tally, agents, int(words[1]))
         else:
             answer = {"error": f"unknown command {words[0]!r}"}
         print(json.dumps(answer), flush=True)
