@@ -270,11 +270,17 @@ def _after(col, has_value, marker: Container, mval: Any, desc: bool):  # type: i
 
 def list_by_host(db: Database, host: str, container_type: int | None = CONTAINER
                  ) -> list[Container]:
+    """The rows placed on ``host`` (of ``container_type``; None: of any type)."""
     with db.reader() as s:
-        stmt = select(Container).where(Container.host == host)
-        if container_type is not None:
-            stmt = stmt.where(Container.container_type == container_type)
-        return list(s.scalars(stmt).all())
+        if container_type is None:
+            return list(s.scalars(_ON_HOST, {"host": host}).all())
+        return list(s.scalars(_ON_HOST_OF_TYPE, {"host": host, "type": container_type}).all())
+
+
+# Built once: each agent reads its rows every minute, and building the statement at
+# each read was a fifth of the read's cost (bench P15, idle agents).
+_ON_HOST = select(Container).where(Container.host == bindparam("host"))
+_ON_HOST_OF_TYPE = _ON_HOST.where(Container.container_type == bindparam("type"))
 
 
 def update_(db: Database, uuid: str, values: Mapping[str, Any], *,

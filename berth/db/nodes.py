@@ -4,6 +4,7 @@ its agent is alive."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import threading
 import time
 import uuid as uuidlib
@@ -16,6 +17,7 @@ from sqlalchemy import (
     Connection,
     Select,
     String,
+    Update,
     bindparam,
     case,
     cast,
@@ -217,21 +219,32 @@ def beat(db: Database, host: str, binary: str, availability_zone: str | None
     service's ``disabled`` flag where the database returns it from the UPDATE
     (PostgreSQL, SQLite), so that the agent need not read it again; None elsewhere
     and when the row was only now created."""
-    values: dict[str, Any] = {"last_seen_up": utcnow(),
-                              "report_count": func.coalesce(ZunService.report_count, 0) + 1}
-    if availability_zone:
-        values["availability_zone"] = availability_zone
-    stmt = update(ZunService).where(
-        ZunService.host == host, ZunService.binary == binary).values(values)
+    params = {"w_host": host, "w_binary": binary, "at": utcnow(), "zone": availability_zone}
     with db.one_statement_connection() as conn:
-        if conn.dialect.update_returning:
-            found = conn.execute(stmt.returning(ZunService.disabled)).first()
+        returning = conn.dialect.update_returning
+        result = conn.execute(_beat(bool(availability_zone), returning), params)
+        if returning:
+            found = result.first()
             if found is not None:
                 return bool(found[0])
-        elif conn.execute(stmt).rowcount:
+        elif result.rowcount:
             return None
     report_service_up(db, host, binary, availability_zone)
     return None
+
+
+@functools.cache
+def _beat(in_zone: bool, returning: bool) -> Update:
+    """The beat's UPDATE, built once per shape: an agent beats every minute, and
+    building the statement was a third of a beat's cost (bench P15, idle agents). (Its
+    bound names are no column's: an UPDATE takes those as values to set.)"""
+    stmt = update(ZunService).where(
+        ZunService.host == bindparam("w_host"), ZunService.binary == bindparam("w_binary")
+    ).values(last_seen_up=bindparam("at"),
+             report_count=func.coalesce(ZunService.report_count, 0) + 1)
+    if in_zone:
+        stmt = stmt.values(availability_zone=bindparam("zone"))
+    return stmt.returning(ZunService.disabled) if returning else stmt
 
 
 def list_services(db: Database, binary: str | None = None) -> list[ZunService]:
