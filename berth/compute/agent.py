@@ -63,8 +63,9 @@ USAGE_PUBLISH_DELAY = 30.0
 
 
 def _engine_is_local(runtime: Runtime) -> bool:
-    """The engine is reached over a local socket, so its clock is this host's."""
-    return str(getattr(runtime, "base_url", "")).startswith("unix://")
+    """The engine stamps its events by this host's clock: it is reached over a local
+    socket, or it is the simulated engine, which runs in the agent's own process."""
+    return str(getattr(runtime, "base_url", "")).startswith(("unix://", "simulated://"))
 
 
 @dataclass(frozen=True, slots=True)

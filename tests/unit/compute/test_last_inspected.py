@@ -74,3 +74,13 @@ def test_a_listing_in_the_state_the_inspect_saw_is_covered() -> None:
     assert seen.covers("u2", 110.0, listed=("exited", 3))
     assert not seen.covers("u2", 110.0, listed=("exited", 137))     # ran and exited again
     assert not seen.covers("u2", 110.0)                              # a re-inspection
+
+
+def test_the_engines_that_share_the_agents_clock() -> None:
+    from berth.compute.agent import _engine_is_local
+    from berth.runtime.docker.driver import DockerRuntime
+    from berth.runtime.simulated.engine import SimulatedRuntime
+
+    assert _engine_is_local(DockerRuntime("unix:///var/run/docker.sock"))
+    assert _engine_is_local(SimulatedRuntime())          # in the agent's own process
+    assert not _engine_is_local(DockerRuntime("tcp://10.0.0.5:2375"))
