@@ -53,13 +53,15 @@ FULL_RUN_INTERVALS = 20
 
 
 #: Seconds a create's or a delete's change of the node's usage may wait before it is
-#: written to the compute node's row, together with every change made meanwhile. The
-#: API counts a host's usage from its containers when it shows the host, and the
-#: scheduler and the claims count them too: the row's figures are for readers of the
-#: database alone. Written at once, they cost a statement per container created (and
-#: one per container deleted) once a fleet spreads its creates so thinly that no two
-#: meet within a fraction of a second (bench P15, 1,000 nodes).
-USAGE_PUBLISH_DELAY = 30.0
+#: written to the compute node's row, together with every change made meanwhile: a
+#: minute, as Zun's periodic resource update. The API counts a host's usage from its
+#: containers when it shows the host, and the scheduler and the claims count them
+#: too: the row's figures are for readers of the database alone. Written at once,
+#: they cost a statement per container created (and one per container deleted) once a
+#: fleet spreads its creates so thinly that no two of a node meet within a fraction of
+#: a second (bench P15: at 1,000 nodes and 60 creates a second, a node's come every
+#: 17 s).
+USAGE_PUBLISH_DELAY = 60.0
 
 
 def _engine_is_local(runtime: Runtime) -> bool:

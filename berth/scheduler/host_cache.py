@@ -33,7 +33,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from berth.placement.requests import vcpus_of
 from berth.scheduler.base import HostState, RequestSpec
 
 
@@ -98,7 +97,7 @@ class HostStateCache:
         with self._lock:
             cpu, mem, vcpus, disk, n = self._holds.get(hostname, (0.0, 0, 0, 0, 0))
             self._holds[hostname] = (cpu + spec.cpu, mem + spec.memory_mib,
-                                     vcpus + vcpus_of(spec.cpu), disk + spec.disk_gb, n + 1)
+                                     vcpus + spec.vcpus, disk + spec.disk_gb, n + 1)
 
     def release(self, hostname: str, spec: RequestSpec) -> None:
         """The placement that ``hold`` counted is over (committed or not)."""
@@ -110,7 +109,7 @@ class HostStateCache:
                 del self._holds[hostname]
             else:
                 self._holds[hostname] = (held[0] - spec.cpu, held[1] - spec.memory_mib,
-                                         held[2] - vcpus_of(spec.cpu),
+                                         held[2] - spec.vcpus,
                                          held[3] - spec.disk_gb, held[4] - 1)
 
     def invalidate(self) -> None:
@@ -140,5 +139,5 @@ class HostStateCache:
                 self._hosts[hostname] = replace(
                     h, cpu_used=h.cpu_used + spec.cpu,
                     memory_used_mib=h.memory_used_mib + spec.memory_mib,
-                    vcpus_used=h.vcpus_used + vcpus_of(spec.cpu),
+                    vcpus_used=h.vcpus_used + spec.vcpus,
                     disk_used_gb=h.disk_used_gb + spec.disk_gb)

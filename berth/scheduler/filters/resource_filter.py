@@ -1,6 +1,5 @@
 import math
 
-from berth.placement.requests import vcpus_of
 from berth.scheduler.base import HostState, RequestSpec
 
 
@@ -24,7 +23,7 @@ class ResourceFilter:
 def _cpu(host: HostState, spec: RequestSpec) -> str | None:
     if spec.cpu > host.free_cpu + 1e-9:
         return f"cpu {spec.cpu:g} > free {max(host.free_cpu, 0):g}"
-    vcpus = vcpus_of(spec.cpu)
+    vcpus = spec.vcpus
     if host.cores and vcpus > host.cores:
         return f"cpu {spec.cpu:g} takes {vcpus} VCPU, more than the node's {host.cores} cores"
     if vcpus > host.free_vcpus + 1e-9:

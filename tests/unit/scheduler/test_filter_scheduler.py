@@ -140,6 +140,9 @@ def test_resource_filter_counts_whole_vcpus_as_placement_does() -> None:
     assert f.passes(host("n", cpus=32.0, cores=2), spec(cpu=2.5)) == \
         "cpu 2.5 takes 3 VCPU, more than the node's 2 cores"
     assert f.passes(host("n", cpus=32.0, cores=2), spec(cpu=2.0)) is None
+    # The request's VCPUs are worked out once, and again for a changed copy.
+    assert [spec(cpu=c).vcpus for c in (0.0, 0.1, 1.0, 2.5)] == [1, 1, 1, 3]
+    assert replace(spec(cpu=0.5), cpu=3.5).vcpus == 4
 
 
 def test_resource_filter_refuses_memory_larger_than_placements_largest_allocation() -> None:
