@@ -105,14 +105,18 @@ class Availability:
 
     def header(self) -> dict[str, object]:
         """The OpenAPI header parameter naming the versions in range (required when the
-        default, the minimum version, is not one of them)."""
+        default, the minimum version, is not one of them). Where the default is in
+        range, an empty value is too: ``negotiate`` takes it for no header (as Zun
+        does), and the document says so (a fuzzer's empty header found it unsaid)."""
         low, high = APIVersion.parse(self.low), APIVersion.parse(self.high or str(MAX_VERSION))
         names = [f"{SERVICE} {MIN_VERSION.major}.{minor}"
                  for minor in range(low.minor, high.minor + 1)]
         if self.high is None:
             names.append(f"{SERVICE} latest")
-        return {"name": HEADER, "in": "header", "required": low > MIN_VERSION,
+        required = low > MIN_VERSION
+        blank = "" if required else f" An empty value is no header: version {MIN_VERSION}."
+        return {"name": HEADER, "in": "header", "required": required,
                 "description": f"The API version: {self.what} exists only in versions "
                                f"{self.low} to {self.high or MAX_VERSION}. {self.instead}"
-                               .strip(),
-                "schema": {"type": "string", "enum": names}}
+                               .strip() + blank,
+                "schema": {"type": "string", "enum": names if required else ["", *names]}}

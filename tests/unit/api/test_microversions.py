@@ -73,3 +73,18 @@ def test_out_of_range_is_406_saying_what_is_supported(header: str) -> None:
         negotiate(header)
     assert info.value.kwargs["title"] == "Requested microversion is unsupported"
     assert "1.1 to 1.40" in info.value.msg
+
+
+def test_the_published_header_admits_the_empty_value_only_where_the_default_is_in_range(
+        ) -> None:
+    from_the_first = mv.Availability("POST /v1/containers/{id}/rename", "1.1", "1.13")
+    later = mv.Availability("POST /v1/containers/{id}/rebuild", "1.20")
+    optional, required = from_the_first.header(), later.header()
+    assert optional["required"] is False and required["required"] is True
+    enum_optional = optional["schema"]["enum"]            # type: ignore[index]
+    enum_required = required["schema"]["enum"]            # type: ignore[index]
+    assert enum_optional[:2] == ["", "container 1.1"] and "" not in enum_required
+    # What the enum admits, negotiate accepts inside the range; the empty value as none.
+    assert negotiate("") == mv.MIN_VERSION
+    assert all(mv.APIVersion(1, 1) <= negotiate(v) <= mv.APIVersion(1, 13)
+               for v in enum_optional)

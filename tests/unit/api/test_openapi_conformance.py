@@ -232,9 +232,26 @@ def run(world: World, phases: list[str], examples: int, only: str | None = None)
                     out.failed.setdefault((check.name, label), (
                         f"{info.failure.title if info else ''} "
                         f"[{response.status_code if response is not None else '-'}] "
-                        f"query={case.query!r} body={str(case.body)[:300]} -> "
+                        f"{_generated(case)} query={case.query!r} "
+                        f"path={case.path_parameters!r} headers={_headers(case)!r} "
+                        f"body={str(case.body)[:300]} -> "
                         f"{response.text[:300] if response is not None else ''}"))
     return out
+
+
+def _generated(case: Any) -> str:
+    """How the case was made: its phase, and the parts generated to violate the
+    document (``negative``), for a finding's report."""
+    meta = case.meta
+    if meta is None:
+        return "(no metadata)"
+    negative = sorted(str(location) for location, info in meta.components.items()
+                      if info.mode.is_negative)
+    return f"phase={meta.phase.name} negative={negative}"
+
+
+def _headers(case: Any) -> dict[str, str]:
+    return {k: v for k, v in (case.headers or {}).items() if k.lower() != "x-auth-token"}
 
 
 def test_every_operation_answers_as_its_document_says(deployment: World,
