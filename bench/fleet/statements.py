@@ -10,8 +10,8 @@ idle).
 The count is taken in the dialects' ``do_execute`` methods, through which every
 statement goes, not by an engine event listener: a listener on any engine turns on
 SQLAlchemy's event dispatch at each checkout and each execution of every connection,
-which cost the profiled agents 5 % of their CPU, a cost of the bench's own that berth
-does not have and the bench measured as berth's."""
+a cost of the bench's own that berth does not have and the bench measured as berth's
+(5 % of the agents' CPU under yappi; within a run's noise without it)."""
 
 from __future__ import annotations
 
