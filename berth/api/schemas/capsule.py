@@ -19,7 +19,6 @@ from __future__ import annotations
 import ipaddress
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -37,6 +36,7 @@ from berth.api.schemas.container import (
 )
 from berth.api.schemas.validation import RequestSchema
 from berth.common.exceptions import InvalidParameterValue
+from berth.common.memo import built_once
 
 RESTART_POLICIES = {"Always": "always", "OnFailure": "on-failure", "Never": "no"}
 _PORT = F.described("A port from 1 to 65535.",
@@ -163,7 +163,7 @@ _NO_HOST_PORT: F.Schema = {"properties": {"ports": {"items": {"not": {
     "required": ["hostPort"]}}}}}
 
 
-@lru_cache(maxsize=8)
+@built_once(maxsize=8)
 def template_schema(limits: CreateLimits) -> RequestSchema:
     return RequestSchema(_template(limits), what="capsule template", full_paths=True,
                          shape="with 'kind', 'metadata' and 'spec'",
@@ -171,7 +171,7 @@ def template_schema(limits: CreateLimits) -> RequestSchema:
                               "spec: {containers: [{image: ...}]}.")
 
 
-@lru_cache(maxsize=8)
+@built_once(maxsize=8)
 def create_schema(limits: CreateLimits) -> RequestSchema:
     """``POST /v1/capsules``: ``{"template": <object, or JSON/YAML text of one>}``."""
     template = template_schema(limits).schema

@@ -23,7 +23,6 @@ import random
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from berth.api.microversions import APIVersion
@@ -31,6 +30,7 @@ from berth.api.schemas import fields as F
 from berth.api.schemas import types as T
 from berth.api.schemas.validation import RequestSchema
 from berth.common.exceptions import InvalidParameterValue, PolicyNotAuthorized
+from berth.common.memo import built_once
 from berth.image.reference import REFERENCE_PATTERN
 
 GREEK_LETTERS = (
@@ -222,7 +222,7 @@ _PORTS_AND_GROUPS: F.Schema = {
                    "exposed_ports": {"type": "object", "minProperties": 1}}}
 
 
-@lru_cache(maxsize=16)
+@built_once(maxsize=16)
 def create_schema(limits: CreateLimits, legacy_command: bool = False) -> RequestSchema:
     """``POST /v1/containers``; ``legacy_command`` for microversions before 1.20."""
     schema = F.closed_object(_fields(limits, legacy_command), required=("image",),
@@ -233,7 +233,7 @@ def create_schema(limits: CreateLimits, legacy_command: bool = False) -> Request
                          hint="name the image to run, e.g. {\"image\": \"busybox:latest\"}.")
 
 
-@lru_cache(maxsize=16)
+@built_once(maxsize=16)
 def update_schema(limits: CreateLimits) -> RequestSchema:
     """``PATCH /v1/containers/{ident}`` (and the resize action's cpu and memory)."""
     schema = F.closed_object({"cpu": _cpu_schema(limits), "memory": _memory_schema(limits),

@@ -21,7 +21,6 @@ not know (Zun's handlers without a catch-all); the container list refuses them (
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
 from berth.api.schemas import fields as F
@@ -31,6 +30,7 @@ from berth.api.schemas.numeric import integer_text
 from berth.api.schemas.types import EXTENDED_FALSE, EXTENDED_TRUE, HOSTNAME_PATTERN
 from berth.api.schemas.validation import RequestSchema
 from berth.common.exceptions import InvalidParameterValue, InvalidValue, SchemaValidationError
+from berth.common.memo import built_once
 from berth.db import paging
 from berth.db.models import ComputeNode, Container, Image, Registry
 from berth.image.reference import UNTAGGED_REFERENCE_PATTERN
@@ -270,7 +270,7 @@ HOST_LIST = QueryParams("host list", page(ComputeNode), none_is_absent=False)
 CAPSULE_ONE = QueryParams("capsule", {"all_projects": lenient_bool()}, none_is_absent=False)
 
 
-@lru_cache(maxsize=16)
+@built_once(maxsize=16)
 def image_search(limits: CreateLimits) -> QueryParams:
     """search's arguments; the image drivers are the configured ones."""
     return QueryParams("image search", {"image_driver": F.enum(limits.image_driver_list),
@@ -291,7 +291,7 @@ SECURITY_GROUP = QueryParams("security group", {
     "name": F.string(1, 255, what="a security group name or id")}, required=("name",))
 
 
-@lru_cache(maxsize=16)
+@built_once(maxsize=16)
 def rebuild(limits: CreateLimits) -> QueryParams:
     """rebuild's arguments; the image drivers are the configured ones."""
     image = F.described(
@@ -305,7 +305,7 @@ def rebuild(limits: CreateLimits) -> QueryParams:
                                    "run": extended_bool()})
 
 
-@lru_cache(maxsize=16)
+@built_once(maxsize=16)
 def resize_container(limits: CreateLimits) -> QueryParams:
     """resize_container's ``cpu`` and ``memory``: the update's declarations of them."""
     fields = update_schema(limits).schema["properties"]

@@ -1,0 +1,42 @@
+"""``built_once``: a memo for things dear to build (a request body's compiled
+schema: a tenth of a second of CPU each) that threads ask for at once.
+
+``functools.lru_cache`` fit neither half of that. It keys a call by how its arguments
+were written, so ``create_schema(limits)`` and ``create_schema(limits,
+legacy_command=False)`` built the same schema twice; and it builds outside its lock,
+so the first burst of requests after a start each built it again: twelve builds of
+the container create schema in each API worker of a fleet run (bench P15), a second
+of CPU apiece under the profiler, and the first creates waited for them. Here the
+arguments are bound to the function's signature first (the key is the same however
+a call names them), and cachetools' ``condition`` makes a caller wait for a build of
+the same key already under way rather than start another.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import cachetools
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def built_once(maxsize: int = 16) -> Callable[[F], F]:
+    """Memoize ``fn`` by its arguments as bound to its signature (defaults applied),
+    for up to ``maxsize`` keys (the least recently used go); concurrent calls with
+    one key build once. The arguments must be hashable."""
+    def decorate(fn: F) -> F:
+        signature = inspect.signature(fn)
+
+        def key(*args: Any, **kwargs: Any) -> tuple[Any, ...]:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return tuple(bound.arguments.values())
+
+        memo = cachetools.cached(cachetools.LRUCache(maxsize), key=key,
+                                 condition=threading.Condition(), info=True)(fn)
+        return cast(F, memo)
+    return decorate
