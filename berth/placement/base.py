@@ -134,6 +134,11 @@ class Placement(Protocol):
     """A node-resource ledger. Implementations are thread-safe; every method may
     raise PlacementError when the ledger cannot be reached."""
 
+    #: Whether its allocations are rows of berth's own database (the embedded
+    #: Placement), which a flow's first statement may read with its write
+    #: (``berth.db.task_begin.begin_reading_allocations``).
+    in_database: bool
+
     def ensure_provider(self, uuid: str, name: str) -> Provider:
         """The provider ``uuid``, created with ``name`` when missing. Idempotent.
         PlacementError when another provider already has ``name``."""
@@ -206,3 +211,10 @@ class Placement(Protocol):
         """Amount allocated on the provider per class (classes of its inventory,
         0 when unused). ProviderNotFound."""
         ...
+
+
+def holds_exactly(held: Mapping[tuple[str, str], int], provider_uuid: str,
+                  resources: Mapping[str, int]) -> bool:
+    """Whether ``held`` ((provider uuid, class) -> amount: all a consumer holds) is
+    exactly ``resources`` on the provider, and nothing else (``Placement.holds``)."""
+    return dict(held) == {(provider_uuid, rc): int(amount) for rc, amount in resources.items()}

@@ -39,6 +39,7 @@ from berth.placement.base import (
     PlacementError,
     Provider,
     ProviderNotFound,
+    holds_exactly,
     shortfall,
 )
 
@@ -145,6 +146,8 @@ def _provider_of(row: ResourceProvider) -> Provider:
 
 class EmbeddedPlacement:
     """The Placement interface on berth's database (see the module docstring)."""
+
+    in_database = True
 
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -314,7 +317,7 @@ class EmbeddedPlacement:
         with self._db.connection() as conn:
             held = {(str(uuid), rc): int(used)
                     for uuid, rc, used in conn.execute(_HELD_BY, {"consumer": consumer_uuid})}
-        return held == {(provider_uuid, rc): int(amount) for rc, amount in resources.items()}
+        return holds_exactly(held, provider_uuid, resources)
 
     @staticmethod
     def _drop_consumer(s: Session | Connection, consumer_uuid: str) -> bool:

@@ -97,6 +97,8 @@ def _inventory_body(inv: Inventory) -> dict[str, Any]:
 class OpenStackPlacement:
     """The Placement interface on OpenStack Placement (see the module docstring)."""
 
+    in_database = False
+
     def __init__(self, adapter: Adapter, *, cache_ttl: float = 300.0,
                  conflict_wait: float = 0.2, clock: Callable[[], float] = time.monotonic
                  ) -> None:

@@ -187,6 +187,23 @@ def begin_task(deps: AgentDeps, ctx: RequestContext, uuid: str, task_state: str,
         expect=expect, request_id=ctx.request_id, event=event)
 
 
+def begin_placed_task(deps: AgentDeps, ctx: RequestContext, uuid: str, task_state: str,
+                      event: str, *, expect: Expect
+                      ) -> tuple[Container, int | None, task_begin.Held | None]:
+    """``begin_task`` for a container the API placed on this node, which holds its
+    resources in Placement already when it is the embedded one: what it holds there
+    is read in the same statement where that can be (PostgreSQL: else None), for the
+    allocation step (``steps.allocation.Allocation``'s ``held_now``)."""
+    values = {"task_state": task_state,
+              "task_deadline": task_deadline(deps.settings, task_state)}
+    if deps.placement is None or not deps.placement.in_database:
+        row, event_id = task_begin.begin(deps.db, uuid, values, expect=expect,
+                                         request_id=ctx.request_id, event=event)
+        return row, event_id, None
+    return task_begin.begin_reading_allocations(deps.db, uuid, values, expect=expect,
+                                                request_id=ctx.request_id, event=event)
+
+
 @contextmanager
 def owned_task(deps: AgentDeps, uuid: str, task_state: str, *, steal: bool = False,
                held: Container | None = None, retaking: bool = False

@@ -65,6 +65,7 @@ from berth.compute.steps.volumes import Volumes, release_volumes
 from berth.db import actions, containers
 from berth.db.containers import Expect
 from berth.db.models import Container
+from berth.db.task_begin import Held
 from berth.metrics.catalog import create_phase
 from berth.runtime import base as rt
 
@@ -93,11 +94,10 @@ def _attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
              volumes_for: RequestContext | None, retry: bool) -> None:
     try:
         # The task and the create event in one write, the row read back from it.
-        row, event_id = common.begin_task(deps, ctx, uuid, TaskState.CONTAINER_CREATING,
-                                          "compute__do_container_create",
-                                          expect=Expect(
-                                              status=Status.CREATING.value,
-                                              task_state=_OWN_TASKS if retry else None))
+        row, event_id, held = common.begin_placed_task(
+            deps, ctx, uuid, TaskState.CONTAINER_CREATING, "compute__do_container_create",
+            expect=Expect(status=Status.CREATING.value,
+                          task_state=_OWN_TASKS if retry else None))
     except exc.ContainerNotFound:
         LOG.info("container was deleted before its creation began; nothing to do")
         return
@@ -107,6 +107,7 @@ def _attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
         return
     if retry:     # the row is still ours and Creating: start again from nothing
         _undo_cut_short(deps, volumes_for, uuid)
+        held = None     # read before the undo released it: the step asks again
     LOG.info("creating container from image %s (run=%s)", row.image, run)
     starting: _Starting | None = None
     try:
@@ -114,7 +115,8 @@ def _attempt(deps: AgentDeps, ctx: RequestContext, uuid: str, run: bool,
         with common.recorded(deps, ctx, uuid, "compute__do_container_create",
                              finish_action=not run, started=event_id,
                              then="compute__do_container_start" if run else None) as create:
-            row, starting = _create(deps, row, run, volumes_for, ctx, create.ending)
+            row, starting = _create(deps, row, run, volumes_for, ctx, create.ending,
+                                    held_now=held)
     except exc.BerthError:
         if starting is not None:      # the write ending the create event failed
             starting.settle()
@@ -196,7 +198,8 @@ class _Starting:
 
 def _create(deps: AgentDeps, row: Container, run: bool = False,
             volumes_for: RequestContext | None = None, ctx: RequestContext | None = None,
-            event: actions.EventEnding | None = None) -> tuple[Container, _Starting | None]:
+            event: actions.EventEnding | None = None,
+            held_now: Held | None = None) -> tuple[Container, _Starting | None]:
     """``row`` carries task container_creating (``common.begin_task``). With
     ``volumes_for`` (the caller's context), the container's volumes are attached
     first (and released again by a failure). With ``run``,
@@ -204,7 +207,9 @@ def _create(deps: AgentDeps, row: Container, run: bool = False,
     records the Docker container) and status still Creating, and the engine's start
     is under way: the returned future. The start that follows joins it and ends the
     task with the Running write. ``event``: the create event's end, for the last
-    write to make (``common.Recording.ending``)."""
+    write to make (``common.Recording.ending``). ``held_now``: what the container
+    held in Placement as its task was set (``common.begin_placed_task``; None: not
+    read)."""
     uuid = row.uuid
     starting: _Starting | None = None
     # On a failure the undo runs first, then the Error is written (the row's last
@@ -216,7 +221,7 @@ def _create(deps: AgentDeps, row: Container, run: bool = False,
         # Begun beside the pull and the create. The API allocated with the row
         # (embedded Placement): Placement, counting this node's own inventory, had
         # room, which is what the claim would check.
-        allocation = take(undo, Allocation(deps, row, overlapped=True))
+        allocation = take(undo, Allocation(deps, row, overlapped=True, held_now=held_now))
         take(undo, Claim(deps, row, held=allocation.held))
         # With run, the network reservation (addresses and rules; Neutron's ports,
         # which take it 0.2-0.7 s) begins now, beside the pull and the engine's create

@@ -21,7 +21,8 @@ from berth.compute.flows import common
 from berth.compute.steps.failures import StepFailed, placement_unanswered, resources_unavailable
 from berth.db import nodes
 from berth.db.models import Container
-from berth.placement.base import AllocationFailed, PlacementError
+from berth.db.task_begin import Held
+from berth.placement.base import AllocationFailed, PlacementError, holds_exactly
 from berth.placement.requests import container_resources
 
 LOG = logging.getLogger(__name__)
@@ -34,8 +35,12 @@ class Allocation:
     (``held``; the claim is then done too). Otherwise ``acquire`` allocates and
     answers before it returns, unless the container holds it already."""
 
-    def __init__(self, deps: AgentDeps, row: Container, *, overlapped: bool = False) -> None:
+    def __init__(self, deps: AgentDeps, row: Container, *, overlapped: bool = False,
+                 held_now: Held | None = None) -> None:
         self._deps, self._row, self._overlapped = deps, row, overlapped
+        #: What the container held in Placement as its flow began (read with the
+        #: flow's first write: ``common.begin_placed_task``); None: not read.
+        self._held_now = held_now
         self._began = False
         self._future: cf.Future[None] | None = None
         self.held = False
@@ -50,7 +55,8 @@ class Allocation:
         if not self._overlapped:
             _joined(deps, lambda: allocate(deps, row))
             return
-        held, provider = held_already(deps, row) if row.host == deps.host else (False, None)
+        held, provider = (held_already(deps, row, self._held_now) if row.host == deps.host
+                          else (False, None))
         if held:
             self.held = True
             return
@@ -88,19 +94,27 @@ def _joined(deps: AgentDeps, wait: Callable[[], object]) -> None:
         raise StepFailed(err, placement_unanswered(deps.host, err.msg)) from err
 
 
-def held_already(deps: AgentDeps, row: Container) -> tuple[bool, str | None]:
+def held_already(deps: AgentDeps, row: Container, held_now: Held | None = None
+                 ) -> tuple[bool, str | None]:
     """Whether the container holds its resources on this node in Placement already
     (the API's placement wrote them with the row: ``EmbeddedPlacement.holds``), and
     the node's provider (None: not read; ``allocate`` reads it, and says what fails).
     The provider asked about is the one remembered from an earlier create
     (``deps.provider``); when it does not hold them, the node's row is read again,
-    and that provider is the one asked and returned."""
+    and that provider is the one asked and returned. ``held_now``: what the container
+    holds, read already (with the flow's first write): Placement is not asked."""
     if deps.placement is None:
         return False, None
+    placement = deps.placement
     resources = container_resources(row.cpu, row.memory, row.disk)
+
+    def holds(provider: str) -> bool:
+        return (holds_exactly(held_now, provider, resources) if held_now is not None
+                else placement.holds(row.uuid, provider, resources))
+
     try:
         provider, remembered = deps.provider.known(deps.db, deps.host)
-        if deps.placement.holds(row.uuid, provider, resources):
+        if holds(provider):
             return True, provider
         if not remembered:
             return False, provider
@@ -108,7 +122,7 @@ def held_already(deps: AgentDeps, row: Container) -> tuple[bool, str | None]:
     except exc.ComputeNodeNotFound:
         deps.provider.forget()
         return False, None
-    if fresh != provider and deps.placement.holds(row.uuid, fresh, resources):
+    if fresh != provider and holds(fresh):
         return True, fresh
     return False, fresh
 

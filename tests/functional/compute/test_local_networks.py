@@ -195,7 +195,7 @@ def test_a_container_that_exits_before_its_plug_is_stopped_without_a_network_err
         # When `true` lived long enough to be plugged, its die event is written
         # Stopped before the sync's inspect and unplug (the status first, as Docker
         # reports it): the attachment goes a moment after.
-        wait_for(lambda: attachments_of(net.proc, c["uuid"]) == [], 30,
+        wait_for(lambda uuid=c["uuid"]: attachments_of(net.proc, uuid) == [], 30,
                  what="the exited container's attachment to go")
 
 

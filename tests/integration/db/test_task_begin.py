@@ -13,6 +13,8 @@ from berth.common.context import RequestContext
 from berth.db import actions, containers, registries, task_begin
 from berth.db.containers import Expect
 from berth.db.engine import Database
+from berth.placement.base import MEMORY_MB, VCPU, Inventory
+from berth.placement.embedded import EmbeddedPlacement
 
 CREATE = "compute__do_container_create"
 CREATING = Expect(status="Creating", task_state=None)
@@ -74,3 +76,29 @@ def test_without_the_requests_action_the_event_goes_on_the_newest(db: Database) 
     row, event_id = task_begin.begin(db, bare, TASK, expect=CREATING, request_id="req-1",
                                      event=CREATE)
     assert (row.task_state, event_id) == ("container_creating", None)
+
+
+def test_a_create_reads_what_its_container_holds_in_placement_in_the_same_statement(
+        db: Database) -> None:
+    ledger = EmbeddedPlacement(db)
+    provider = "8f14e45f-ceea-467f-a0e6-8e1b2c3d4e5f"
+    ledger.ensure_provider(provider, "n1")
+    ledger.set_inventory(provider, {VCPU: Inventory(total=4), MEMORY_MB: Inventory(total=8192)})
+    placed, bare = _container(db), _container(db)
+    ledger.allocate(placed, provider, {VCPU: 1, MEMORY_MB: 64}, "p1", None)
+    seen = Statements(db)
+    row, event_id, held = task_begin.begin_reading_allocations(
+        db, placed, TASK, expect=CREATING, request_id="req-1", event=CREATE)
+    assert row.task_state == "container_creating" and event_id is not None
+    if db.engine.dialect.name == "postgresql":
+        assert seen.sent == ["WITH"]
+        assert held == {(provider, VCPU): 1, (provider, MEMORY_MB): 64}
+    else:       # a transaction of its own: the allocation step asks Placement itself
+        assert held is None
+    _, _, held = task_begin.begin_reading_allocations(
+        db, bare, TASK, expect=CREATING, request_id="req-1", event=CREATE)
+    assert held == ({} if db.engine.dialect.name == "postgresql" else None)
+    # A refusal writes nothing, as begin's.
+    with pytest.raises(exc.TaskInProgress):
+        task_begin.begin_reading_allocations(db, placed, TASK, expect=CREATING,
+                                             request_id="req-1", event=CREATE)

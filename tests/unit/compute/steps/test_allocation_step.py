@@ -193,3 +193,27 @@ def test_a_provider_that_changed_is_read_again_and_allocated_on(
         shared: container_resources(1.0, "64", None)}
     # not held: the provider is read again before the allocation, as before the memo
     assert reads == [HOST, HOST]
+
+
+def test_what_the_first_write_read_is_taken_for_the_answer_without_asking_placement(
+        deps: AgentDeps, provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``held_now`` (read with the create's first statement): the allocation it shows
+    is taken over, and Placement is not asked; one it does not show is made."""
+    asked: list[str] = []
+    real = ledger(deps).holds
+    monkeypatch.setattr(ledger(deps), "holds",
+                        lambda consumer, *a: asked.append(consumer) or real(consumer, *a))
+    wants = container_resources(1.0, "64", None)
+    placed = row(deps)
+    ledger(deps).allocate(placed.uuid, provider, wants, "p1", None)
+    step = Allocation(deps, placed, overlapped=True,
+                      held_now={(provider, rc): n for rc, n in wants.items()})
+    step.acquire()
+    assert step.held and asked == []
+
+    unplaced = row(deps)
+    step = Allocation(deps, unplaced, overlapped=True, held_now={})
+    step.acquire()
+    step.join()
+    assert not step.held and asked == []
+    assert ledger(deps).get_allocation(unplaced.uuid) == {provider: wants}
