@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import itertools
 import uuid as uuidlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -86,9 +87,16 @@ def create(db: Database, values: Mapping[str, Any], *,
     with db.write_connection() as conn:
         if guard is not None:
             guard(conn)
+        others = iter(along(row.uuid) if along is not None else ())
+        first = next(others, None)
+        second = next(others, None) if first is not None else None
+        if first is not None and second is None:
+            rows.insert_new_pair(conn, row, first)     # the row and its action, usually
+            return row
         rows.insert_new(conn, row)
-        for other in along(row.uuid) if along is not None else ():
-            rows.insert_new(conn, other)
+        for other in itertools.chain((first, second), others):
+            if other is not None:
+                rows.insert_new(conn, other)
     return row
 
 

@@ -1,0 +1,54 @@
+"""A container's create (``containers.create``) on the servers berth runs on: on
+PostgreSQL its row and its create action go in one statement, and the keys of both
+come back; with more records along (a volume and its mapping), and elsewhere, each is
+an INSERT of its own, in one transaction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from support.statements import Statements
+
+from berth.common.context import RequestContext
+from berth.db import actions, containers
+from berth.db import volumes as db_volumes
+from berth.db.engine import Database
+
+
+def test_the_row_and_its_action_in_one_statement(db: Database) -> None:
+    ctx = RequestContext.admin("req-1")
+    made: list[Any] = []
+
+    def along(uuid: str) -> list[Any]:
+        made.append(actions.new_action(ctx, uuid, "create"))
+        return made
+
+    seen = Statements(db)
+    row = containers.create(db, {"project_id": "p1", "status": "Creating",
+                                 "labels": {"a": "b"}, "command": ["sleep", "1"]},
+                            along=along)
+    writes = [w for w in seen.sent if w in ("INSERT", "WITH")]
+    assert writes == (["WITH"] if db.engine.dialect.name == "postgresql"
+                      else ["INSERT", "INSERT"])
+    assert row.id is not None and made[0].id is not None
+    stored = containers.get_by_uuid(db, row.uuid)
+    assert (stored.id, stored.labels, stored.command) == (row.id, {"a": "b"}, ["sleep", "1"])
+    action, _ = actions.get_action(db, row.uuid, "req-1")
+    assert (action.id, action.action, action.request_id) == (made[0].id, "create", "req-1")
+
+
+def test_more_records_along_are_inserted_in_turn(db: Database) -> None:
+    ctx = RequestContext.admin("req-1")
+
+    def along(uuid: str) -> Any:
+        yield actions.new_action(ctx, uuid, "create")
+        volume = db_volumes.new_volume(project_id="p1", user_id="u1", volume_provider="local",
+                                       cinder_volume_id="v-1", host="n1")
+        yield volume
+        yield db_volumes.new_mapping(volume, uuid, "/data")
+
+    row = containers.create(db, {"project_id": "p1", "status": "Creating"}, along=along)
+    action, _ = actions.get_action(db, row.uuid, "req-1")
+    assert action.action == "create"
+    mounts = db_volumes.mounts_of(db, [row.uuid])[row.uuid]
+    assert [(m.mapping.container_path, m.volume.cinder_volume_id) for m in mounts] == [("/data", "v-1")]
