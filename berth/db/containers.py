@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import itertools
 import uuid as uuidlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -76,7 +75,9 @@ def create(db: Database, values: Mapping[str, Any], *,
            along: Callable[[str], Iterable[Any]] | None = None,
            guard: Callable[[Connection], object] | None = None) -> Container:
     """Insert the row; ``along(uuid)`` gives other new records (its action) written in
-    the same transaction; ``guard(conn)`` runs first in that transaction and may
+    the same transaction, in turn, each after the one before was inserted; they refer
+    to the row by its uuid, never its id (the first goes in with the row, in one
+    statement on PostgreSQL); ``guard(conn)`` runs first in that transaction and may
     refuse the insert by raising (the quota check: ``berth.quota``). The row comes
     back with its id and every column's value (the defaults filled in), unattached
     to any session."""
@@ -89,14 +90,12 @@ def create(db: Database, values: Mapping[str, Any], *,
             guard(conn)
         others = iter(along(row.uuid) if along is not None else ())
         first = next(others, None)
-        second = next(others, None) if first is not None else None
-        if first is not None and second is None:
-            rows.insert_new_pair(conn, row, first)     # the row and its action, usually
-            return row
-        rows.insert_new(conn, row)
-        for other in itertools.chain((first, second), others):
-            if other is not None:
-                rows.insert_new(conn, other)
+        if first is None:
+            rows.insert_new(conn, row)
+        else:     # its create action, usually: with the row, one statement on PostgreSQL
+            rows.insert_new_pair(conn, row, first)
+        for other in others:      # each may need the one before's id (a volume's)
+            rows.insert_new(conn, other)
     return row
 
 

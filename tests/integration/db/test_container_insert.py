@@ -1,7 +1,7 @@
 """A container's create (``containers.create``) on the servers berth runs on: on
 PostgreSQL its row and its create action go in one statement, and the keys of both
-come back; with more records along (a volume and its mapping), and elsewhere, each is
-an INSERT of its own, in one transaction."""
+come back; more records along (a volume and its mapping, which needs the volume's
+id) follow in turn; elsewhere each is an INSERT of its own, in one transaction."""
 
 from __future__ import annotations
 
@@ -47,7 +47,11 @@ def test_more_records_along_are_inserted_in_turn(db: Database) -> None:
         yield volume
         yield db_volumes.new_mapping(volume, uuid, "/data")
 
+    seen = Statements(db)
     row = containers.create(db, {"project_id": "p1", "status": "Creating"}, along=along)
+    writes = [w for w in seen.sent if w in ("INSERT", "WITH")]
+    assert writes == (["WITH", "INSERT", "INSERT"] if db.engine.dialect.name == "postgresql"
+                      else ["INSERT"] * 4)
     action, _ = actions.get_action(db, row.uuid, "req-1")
     assert action.action == "create"
     mounts = db_volumes.mounts_of(db, [row.uuid])[row.uuid]
