@@ -77,7 +77,7 @@ def _insert_of(table: Table) -> Insert:
     return insert(table)
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=64)     # a create's columns vary with what it was given
 def _pair_insert_of(first: Table, first_keys: tuple[str, ...], second: Table,
                     second_keys: tuple[str, ...]) -> Insert:
     """``INSERT INTO second ... `` as a ``WITH`` of ``INSERT INTO first ...``, which
