@@ -30,9 +30,7 @@ def insert_new(conn: Connection, obj: Any) -> None:
     through the ORM's unit of work cost twice this (bench P1)."""
     record = _record_of(obj)
     result = conn.execute(_insert_of(obj.__table__), record)
-    (pk_column,) = obj.__table__.primary_key.columns
-    if pk_column.key not in record:
-        setattr(obj, pk_column.key, result.inserted_primary_key[0])  # type: ignore[index]
+    _set_generated_key(obj, record, result.inserted_primary_key[0])  # type: ignore[index]
 
 
 def insert_new_pair(conn: Connection, first: Any, second: Any) -> None:
@@ -51,10 +49,15 @@ def insert_new_pair(conn: Connection, first: Any, second: Any) -> None:
     params = {**{f"a_{k}": v for k, v in records[0].items()},
               **{f"b_{k}": v for k, v in records[1].items()}}
     keys = conn.execute(stmt, params).one()
-    for obj, table, record, key in zip((first, second), tables, records, keys, strict=True):
-        (pk_column,) = table.primary_key.columns
-        if pk_column.key not in record:
-            setattr(obj, pk_column.key, key)
+    for obj, record, key in zip((first, second), records, keys, strict=True):
+        _set_generated_key(obj, record, key)
+
+
+def _set_generated_key(obj: Any, record: dict[str, Any], key: Any) -> None:
+    """Set on ``obj`` the primary key its INSERT generated, unless ``record`` gave it."""
+    (pk_column,) = obj.__table__.primary_key.columns
+    if pk_column.key not in record:
+        setattr(obj, pk_column.key, key)
 
 
 def _record_of(obj: Any) -> dict[str, Any]:

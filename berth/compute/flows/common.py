@@ -163,13 +163,17 @@ class TaskHold:
         (container_creating -> container_starting) in one compare-and-swap. The new
         task is the caller's to hold next (``owned_task(..., held=row)``). ``event``:
         an event's end the write may make too (``Recording.ending``)."""
-        row = containers.update_(deps.db, self.uuid, {
-            **values, "task_state": task_state,
-            "task_deadline": task_deadline(deps.settings, task_state)},
-            expect=Expect(task_state=self.task_state), ending=event)
+        row = containers.update_(deps.db, self.uuid,
+                                 {**values, **task_values(deps, task_state)},
+                                 expect=Expect(task_state=self.task_state), ending=event)
         self.ended = True
         self.row = row
         return row
+
+
+def task_values(deps: AgentDeps, task_state: str) -> dict[str, Any]:
+    """The values that set ``task_state`` on a row: the task and its deadline."""
+    return {"task_state": task_state, "task_deadline": task_deadline(deps.settings, task_state)}
 
 
 def begin_task(deps: AgentDeps, ctx: RequestContext, uuid: str, task_state: str,
@@ -181,10 +185,8 @@ def begin_task(deps: AgentDeps, ctx: RequestContext, uuid: str, task_state: str,
     ``owned_task(..., held=row)``) and the event's id (for ``recorded(...,
     started=...)``). ContainerNotFound when the row is gone, TaskInProgress when it
     has a task, another status or another Docker container."""
-    return task_begin.begin(
-        deps.db, uuid,
-        {"task_state": task_state, "task_deadline": task_deadline(deps.settings, task_state)},
-        expect=expect, request_id=ctx.request_id, event=event)
+    return task_begin.begin(deps.db, uuid, task_values(deps, task_state), expect=expect,
+                            request_id=ctx.request_id, event=event)
 
 
 def begin_placed_task(deps: AgentDeps, ctx: RequestContext, uuid: str, task_state: str,
@@ -194,8 +196,7 @@ def begin_placed_task(deps: AgentDeps, ctx: RequestContext, uuid: str, task_stat
     resources in Placement already when it is the embedded one: what it holds there
     is read in the same statement where that can be (PostgreSQL: else None), for the
     allocation step (``steps.allocation.Allocation``'s ``held_now``)."""
-    values = {"task_state": task_state,
-              "task_deadline": task_deadline(deps.settings, task_state)}
+    values = task_values(deps, task_state)
     if deps.placement is None or not deps.placement.in_database:
         row, event_id = task_begin.begin(deps.db, uuid, values, expect=expect,
                                          request_id=ctx.request_id, event=event)
@@ -223,10 +224,8 @@ def owned_task(deps: AgentDeps, uuid: str, task_state: str, *, steal: bool = Fal
         row = held
     else:
         expected = containers.ANY if steal else (None, task_state) if retaking else None
-        row = containers.update_(deps.db, uuid, {
-            "task_state": task_state,
-            "task_deadline": task_deadline(deps.settings, task_state)},
-            expect=Expect(task_state=expected))
+        row = containers.update_(deps.db, uuid, task_values(deps, task_state),
+                                 expect=Expect(task_state=expected))
     hold = TaskHold(uuid, task_state, row)
     try:
         yield hold

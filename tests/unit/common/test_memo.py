@@ -25,6 +25,25 @@ def test_a_key_is_the_arguments_bound_to_the_signature() -> None:
     assert builds == [(1, False), (1, True)]
 
 
+def test_calls_a_signature_of_plain_parameters_cannot_answer_are_bound_in_full() -> None:
+    @built_once()
+    def plain(size: int, legacy: bool = False) -> tuple[int, bool]:
+        return size, legacy
+
+    @built_once()
+    def keyword_only(size: int, *, legacy: bool = False) -> tuple[int, bool]:
+        return size, legacy
+
+    assert keyword_only(2) is keyword_only(2, legacy=False)
+    assert keyword_only(2, legacy=True) == (2, True)
+    for wrong in ((), (1, False, 3)):
+        try:
+            plain(*wrong)
+        except TypeError:
+            continue
+        raise AssertionError(f"plain{wrong} was answered")
+
+
 def test_callers_that_come_during_a_build_wait_for_it_instead_of_building_again() -> None:
     started, release = threading.Event(), threading.Event()
     builds = 0
