@@ -1,8 +1,16 @@
 """CPU seconds each part of the run spent during the fill, read from ``/proc``: the
-API (its supervisor and workers), the agents' hosts, the run database's PostgreSQL
-backends, RabbitMQ (the whole broker: it is the machine's) and the client. Divided
-by the containers made, it is the cost of one create in each part, a figure that
-the machine's other load changes far less than a rate."""
+API (its supervisor and workers), the agents' hosts, PostgreSQL (the run database's
+backends, and every backend that ended meanwhile), RabbitMQ (the whole broker: it
+is the machine's) and the client. Divided by the containers made, it is the cost of
+one create in each part, a figure that the machine's other load changes far less
+than a rate.
+
+A backend that ends (a pooled connection beyond the pool's size, closed when it
+comes back: at 1,000 nodes most of the agents' connections) is gone from ``/proc``
+before the next sample; its CPU is then counted in its parent's, the postmaster's,
+children's times (``cutime``, ``cstime``), which every sample reads too (as the
+pseudo-process ``REAPED``). Those are every database's backends, so a run on a
+machine whose PostgreSQL serves others counts theirs that ended too."""
 
 from __future__ import annotations
 
@@ -11,15 +19,35 @@ from collections.abc import Iterable
 from pathlib import Path
 
 _TICK = os.sysconf("SC_CLK_TCK")
+#: The key under which a role's samples carry the CPU of its processes that ended
+#: (the postmaster's reaped children), where a role has such a parent.
+REAPED = 0
+
+
+def _stat(pid: int) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command's name (state first);
+    empty when the process is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return []
 
 
 def _cpu_of(pid: int) -> float:
     """User + system seconds of ``pid`` (0.0 when it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / _TICK
+    fields = _stat(pid)
+    return (int(fields[11]) + int(fields[12])) / _TICK if fields else 0.0
+
+
+def _reaped_cpu_of(pid: int) -> float:
+    """User + system seconds of the children ``pid`` waited for, once they ended."""
+    fields = _stat(pid)
+    return (int(fields[13]) + int(fields[14])) / _TICK if fields else 0.0
+
+
+def _parent_of(pid: int) -> int | None:
+    fields = _stat(pid)
+    return int(fields[1]) if fields else None
 
 
 def _cmdline(pid: int) -> str:
@@ -54,6 +82,7 @@ class CpuMeter:
         self._database = database
         self._before: dict[str, dict[int, float]] = {}
         self._marks: list[tuple[int, dict[str, dict[int, float]]]] = []
+        self._postmaster: int | None = None
 
     def sample(self) -> dict[str, dict[int, float]]:
         return self._sample()
@@ -67,7 +96,12 @@ class CpuMeter:
         api = [self._api, *_children(self._api)]
         roles = {"api": api, "nodes": self._nodes, "postgres": backends,
                  "rabbitmq": broker, "client": [os.getpid()]}
-        return {role: {p: _cpu_of(p) for p in pids} for role, pids in roles.items()}
+        sample = {role: {p: _cpu_of(p) for p in pids} for role, pids in roles.items()}
+        if self._postmaster is None and backends:
+            self._postmaster = _parent_of(backends[0])
+        if self._postmaster is not None:
+            sample["postgres"][REAPED] = _reaped_cpu_of(self._postmaster)
+        return sample
 
     def start(self) -> None:
         self._before = self._sample()
@@ -92,11 +126,16 @@ class CpuMeter:
 def per_unit(before: dict[str, dict[int, float]], after: dict[str, dict[int, float]],
              units: float) -> dict[str, float]:
     """Milliseconds of CPU each part spent between two samples, per one of ``units``
-    (containers made; seconds times nodes, when idle); ``total`` besides."""
+    (containers made; seconds times nodes, when idle); ``total`` besides. Where a
+    part's samples carry ``REAPED`` (both of them), a process of the first sample
+    gone by the second is counted in the reaped CPU with its whole life: what it
+    had spent by the first sample is taken off."""
     out: dict[str, float] = {}
     for role, now in after.items():
         was = before.get(role, {})
         spent = sum(cpu - was.get(pid, 0.0) for pid, cpu in now.items())
+        if REAPED in now and REAPED in was:
+            spent -= sum(cpu for pid, cpu in was.items() if pid not in now)
         out[role] = round(1000 * spent / max(units, 1e-9), 3)
     out["total"] = round(sum(out.values()), 3)
     return out
