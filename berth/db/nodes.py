@@ -116,6 +116,16 @@ _CENSUS_OF_HOSTS = select(Container.host, *_census_columns()).where(
     Container.host.in_(bindparam("hosts", expanding=True)), _COUNTED_KINDS
 ).group_by(Container.host)
 
+# What the API shows of a node's usage, as a sort key of the host list: each the census
+# of the node's containers as ``usage_of_hosts`` reads it (the row's column may lag),
+# a correlated subquery of the listed node.
+_CENSUS_BY_LABEL = {c.key: c for c in _census_columns()}
+LIVE_USAGE_ORDER: dict[str, Any] = {
+    key: select(_CENSUS_BY_LABEL[label]).where(
+        Container.host == ComputeNode.hostname, _COUNTED_KINDS).scalar_subquery()
+    for key, label in (("cpu_used", "cpu"), ("mem_used", "mem"), ("disk_used", "disk"),
+                       ("total_containers", "all"))}
+
 
 @dataclass(frozen=True, slots=True)
 class NodeUsage:

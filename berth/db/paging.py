@@ -4,7 +4,7 @@ uuid of the last row of the previous page."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from sqlalchemy import case, false, select
@@ -20,10 +20,14 @@ def sortable(model: Any) -> frozenset[str]:
 
 def page(db: Database, model: Any, *, where: Iterable[ColumnElement[bool]] = (),
          limit: int, marker: str | None, sort_key: str, sort_dir: str,
-         not_found: Callable[[str], exc.BerthError], what: str) -> list[Any]:
+         not_found: Callable[[str], exc.BerthError], what: str,
+         computed: Mapping[str, Any] | None = None) -> list[Any]:
     """Rows of ``model`` matching ``where``, ordered by ``sort_key`` then the primary
     key, after the row whose uuid is ``marker`` (``not_found(marker)`` is raised when
-    there is none). ``what`` names the record in the error for an unknown sort key."""
+    there is none). ``what`` names the record in the error for an unknown sort key.
+    ``computed``: sort keys whose value the API shows computed, not as the column
+    holds it, each with the expression (of the row) that computes it."""
+    computed = computed or {}
     columns = sortable(model)
     if sort_key not in columns:
         raise exc.InvalidParameterValue(
@@ -31,7 +35,7 @@ def page(db: Database, model: Any, *, where: Iterable[ColumnElement[bool]] = (),
                 f"({', '.join(sorted(columns))}).")
     if sort_dir not in ("asc", "desc"):
         raise exc.InvalidParameterValue(err=f"Invalid sort_dir {sort_dir!r}: use asc or desc.")
-    col = getattr(model, sort_key)
+    col = computed[sort_key] if sort_key in computed else getattr(model, sort_key)
     tie = getattr(model, model.__mapper__.primary_key[0].name)
     has_value = case((col.is_(None), 0), else_=1)
     desc = sort_dir == "desc"
@@ -43,8 +47,9 @@ def page(db: Database, model: Any, *, where: Iterable[ColumnElement[bool]] = (),
             mrow = s.scalars(select(model).where(model.uuid == marker)).first()
             if mrow is None:
                 raise not_found(marker)
-            mval = getattr(mrow, sort_key)
             mtie = getattr(mrow, tie.key)
+            mval = s.scalar(select(col).where(tie == mtie)) if sort_key in computed \
+                else getattr(mrow, sort_key)
             stmt = stmt.where(_after(col, has_value, tie, mval, mtie, desc))
         keys = (has_value, col, tie)
         stmt = stmt.order_by(*(k.desc() if desc else k.asc() for k in keys)).limit(limit)

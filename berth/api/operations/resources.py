@@ -109,8 +109,9 @@ def require_version(version: APIVersion, minimum: str, what: str) -> None:
 
 #: The keys of a host whose values are read from its containers at each request
 #: (``nodes.usage_of_hosts``), not from the compute node's row, which the agent
-#: writes a while after a change (``berth.compute.claims``).
-LIVE_USAGE_KEYS = ("cpu_used", "mem_used", "disk_used", "total_containers")
+#: writes a while after a change (``berth.compute.claims``); the host list sorts by
+#: them as read so too.
+LIVE_USAGE_KEYS = tuple(nodes.LIVE_USAGE_ORDER)
 
 
 def host_views(state: ApiState, nodes_: Sequence[ComputeNode], request: Request
@@ -134,7 +135,7 @@ def list_hosts(state: ApiState, ctx: RequestContext, *, limit: int, marker: str 
                sort_key: str, sort_dir: str) -> list[ComputeNode]:
     check_admin(ctx, "host:get_all")
     return paging.page(state.db, ComputeNode, limit=limit, marker=marker, sort_key=sort_key,
-                       sort_dir=sort_dir, what="host",
+                       sort_dir=sort_dir, what="host", computed=nodes.LIVE_USAGE_ORDER,
                        not_found=lambda m: exc.ComputeNodeNotFound(compute_node=m))
 
 

@@ -10,8 +10,9 @@ from typing import Any
 
 from support.statements import Statements
 
-from berth.db import containers, nodes
+from berth.db import containers, nodes, paging
 from berth.db.engine import Database
+from berth.db.models import ComputeNode
 
 HOST = "node-a"
 
@@ -65,3 +66,37 @@ def test_a_node_without_containers_holds_nothing(any_db: Database) -> None:
                                          "mem_used": 100, "total_containers": 4})
     nodes.publish_usage(db, HOST)
     assert _usage(db) == (0.0, 0, 0, 0, 0, 0, 0)
+
+
+def test_the_host_list_sorts_by_the_usage_it_shows_not_by_the_lagging_row(
+        any_db: Database) -> None:
+    db = any_db
+    # The rows say the opposite of what the containers hold (the agent has not
+    # published since): the list must follow what it shows, the containers' census.
+    for host, memory, count in (("node-a", 4096, 9), ("node-b", 2048, 5), ("node-c", 0, 1)):
+        nodes.upsert_compute_node(db, host, {"cpus": 8, "mem_total": 16384,
+                                             "mem_used": memory, "total_containers": count})
+    _row(db, host="node-a", status="Running", memory="256")
+    _row(db, host="node-b", status="Running", memory="512")
+    _row(db, host="node-b", status="Stopped", memory="512")       # holds its memory
+    _row(db, host="node-c", status="Running", memory="2048", cpu=2.0)
+    _row(db, host="node-c", status="Error", memory="4096")        # holds nothing
+    _row(db, host="node-c", status="Error", memory="4096")
+    def listed(sort_key: str, sort_dir: str = "asc", limit: int = 1) -> list[str]:
+        out: list[str] = []
+        marker = None
+        while True:     # page by page: the marker's place is the computed value too
+            rows = paging.page(db, ComputeNode, limit=limit, marker=marker,
+                               sort_key=sort_key, sort_dir=sort_dir, what="host",
+                               computed=nodes.LIVE_USAGE_ORDER,
+                               not_found=lambda m: AssertionError(m))
+            out += [r.hostname for r in rows]
+            if len(rows) < limit:
+                return out
+            marker = rows[-1].uuid
+
+    assert listed("mem_used") == ["node-a", "node-b", "node-c"]     # 256, 1024, 2048
+    assert listed("mem_used", "desc", limit=2) == ["node-c", "node-b", "node-a"]
+    assert listed("total_containers", limit=2) == ["node-a", "node-b", "node-c"]  # 1, 2, 3
+    assert listed("cpu_used", "desc")[0] == "node-c"
+    assert listed("hostname", "desc") == ["node-c", "node-b", "node-a"]
