@@ -25,19 +25,22 @@ def create(db: Database, capsule: Mapping[str, Any], members: Sequence[Mapping[s
            guard: Callable[[Connection], object] | None = None) -> Container:
     """Insert the capsule and its ``members`` (each with its ``container_type``) in one
     transaction, after ``guard(conn)`` (the quota check) and with ``along(uuid)``'s
-    records (the create action). The capsule comes back unattached."""
+    records (the create action, first: it goes in with the capsule, one statement on
+    PostgreSQL; then volumes and their mappings, which name members by uuid). The
+    capsule comes back unattached."""
     row = Container(**capsule, container_type=CAPSULE)
     row.uuid = row.uuid or str(uuidlib.uuid4())
     with db.write_connection() as conn:
         if guard is not None:
             guard(conn)
-        rows.insert_new(conn, row)
+        others = iter(along(row.uuid) if along is not None else ())
+        rows.insert_new_leading(conn, row, others)
         for values in members:
             member = Container(**values)
             member.uuid = member.uuid or str(uuidlib.uuid4())
             member.capsule_id = row.id
             rows.insert_new(conn, member)
-        for other in along(row.uuid) if along is not None else ():
+        for other in others:
             rows.insert_new(conn, other)
     return row
 

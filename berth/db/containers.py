@@ -89,11 +89,7 @@ def create(db: Database, values: Mapping[str, Any], *,
         if guard is not None:
             guard(conn)
         others = iter(along(row.uuid) if along is not None else ())
-        first = next(others, None)
-        if first is None:
-            rows.insert_new(conn, row)
-        else:     # its create action, usually: with the row, one statement on PostgreSQL
-            rows.insert_new_pair(conn, row, first)
+        rows.insert_new_leading(conn, row, others)    # with its create action, usually
         for other in others:      # each may need the one before's id (a volume's)
             rows.insert_new(conn, other)
     return row

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from sqlalchemy import Connection, Insert, Table, bindparam, insert, inspect, select
@@ -51,6 +51,18 @@ def insert_new_pair(conn: Connection, first: Any, second: Any) -> None:
     keys = conn.execute(stmt, params).one()
     for obj, record, key in zip((first, second), records, keys, strict=True):
         _set_generated_key(obj, record, key)
+
+
+def insert_new_leading(conn: Connection, obj: Any, records: Iterator[Any]) -> None:
+    """``insert_new`` of ``obj``, and of the first of ``records`` with it
+    (``insert_new_pair``: one statement on PostgreSQL) when there is one; the rest of
+    ``records`` are left for the caller to insert in turn. The first must not refer to
+    ``obj``'s generated key (a row's create action, which names it by uuid)."""
+    first = next(records, None)
+    if first is None:
+        insert_new(conn, obj)
+    else:
+        insert_new_pair(conn, obj, first)
 
 
 def _set_generated_key(obj: Any, record: dict[str, Any], key: Any) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 from support.statements import Statements
 
 from berth.common.context import RequestContext
-from berth.db import actions, containers
+from berth.db import actions, capsules, containers
 from berth.db import volumes as db_volumes
 from berth.db.engine import Database
 
@@ -56,3 +56,31 @@ def test_more_records_along_are_inserted_in_turn(db: Database) -> None:
     assert action.action == "create"
     mounts = db_volumes.mounts_of(db, [row.uuid])[row.uuid]
     assert [(m.mapping.container_path, m.volume.cinder_volume_id) for m in mounts] == [("/data", "v-1")]
+
+
+def test_a_capsule_goes_in_with_its_action_and_then_its_members(db: Database) -> None:
+    ctx = RequestContext.admin("req-2")
+
+    def along(uuid: str) -> Any:
+        yield actions.new_action(ctx, uuid, "create")
+        volume = db_volumes.new_volume(project_id="p1", user_id="u1", volume_provider="local",
+                                       cinder_volume_id="v-2", host="n1")
+        yield volume
+        yield db_volumes.new_mapping(volume, "member-1", "/data")   # names a member
+
+    seen = Statements(db)
+    row = capsules.create(db, {"project_id": "p1", "status": "Creating"},
+                          [{"project_id": "p1", "uuid": "member-1",
+                            "container_type": capsules.MEMBER},
+                           {"project_id": "p1", "uuid": "member-2",
+                            "container_type": capsules.INIT_MEMBER}],
+                          along=along)
+    writes = [w for w in seen.sent if w in ("INSERT", "WITH")]
+    assert writes == (["WITH"] + ["INSERT"] * 4 if db.engine.dialect.name == "postgresql"
+                      else ["INSERT"] * 6)
+    init, members = capsules.members_of(db, row.id)
+    assert sorted(m.uuid for m in [*init, *members]) == ["member-1", "member-2"]
+    action, _ = actions.get_action(db, row.uuid, "req-2")
+    assert action.action == "create"
+    mounts = db_volumes.mounts_of(db, ["member-1"])["member-1"]
+    assert [m.volume.cinder_volume_id for m in mounts] == ["v-2"]
