@@ -94,14 +94,17 @@ def _wait_services_up(pg_url: str, nodes: int, timeout: float) -> None:
     raise TimeoutError(f"not every one of {nodes} agents reported its service")
 
 
-def _sessions(pg_url: str) -> int:
-    """Connections the run database has accepted so far (PostgreSQL's own count,
-    which its backends report within a second or at their end)."""
+def _database_counts(pg_url: str) -> dict[str, int]:
+    """PostgreSQL's own counts for the run database so far: the connections it
+    accepted (``sessions``), and the transactions committed and rolled back (a
+    statement in autocommit is one committed; a pool's check of an idle connection,
+    ``ping_when_idle``, rolls one back). Its backends report within a second or at
+    their end."""
     time.sleep(1.0)     # the backends that ended last report at most a second later
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        row = conn.execute("SELECT sessions FROM pg_stat_database "
-                           "WHERE datname = current_database()").fetchone()
-    return int(row[0]) if row else 0
+        row = conn.execute("SELECT sessions, xact_commit, xact_rollback FROM "
+                           "pg_stat_database WHERE datname = current_database()").fetchone()
+    return dict(zip(("sessions", "commits", "rollbacks"), row or (0, 0, 0), strict=True))
 
 
 def _load_average() -> str:
@@ -182,7 +185,7 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
         load_idle = _load_average()
         load_before = _load_average()
         node_stmts, api_stmts = _node_statements(hosts), api.statements()
-        sessions_before = _sessions(pg_url)
+        database_before = _database_counts(pg_url)
         meter.start()
         marks = iter(range(spec.step, spec.containers + 1, spec.step))
         due = [next(marks, None)]
@@ -198,8 +201,7 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
         made = result.samples[-1][1] if result.samples else 0
         cpu = meter.per_container(made)
         blocks = meter.block_costs()
-        # (one of them is _sessions' own)
-        sessions = _sessions(pg_url) - sessions_before - 1
+        database_after = _database_counts(pg_url)      # (and its own few: the bench's)
         api_statements, api_rpc = statements.split_rpc(
             statements.difference(api.statements(), api_stmts))
         per_create = {
@@ -241,7 +243,9 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
             "fill_ratio": fill_ratio, "goal_fill_ratio": GOAL_FILL_RATIO,
             "statements_per_create": per_create,
             "api_rpc_per_create": statements.per_unit(api_rpc, made),
-            "database_sessions_per_create": round(sessions / max(made, 1), 3),
+            "database_per_create": {
+                key: round((database_after[key] - database_before[key]) / max(made, 1), 3)
+                for key in database_after},
             "idle": idle,
             "idle_cpu_ms_per_s_per_node": idle["cpu_ms_per_s_per_node"]["nodes"]
             if idle else None,
@@ -323,8 +327,8 @@ def main(argv: list[str] | None = None) -> int:
             figures["statements_per_create"], indent=1))
         print("the API's casts and calls to agents per create:", json.dumps(
             figures["api_rpc_per_create"], indent=1))
-        print("connections the database accepted per create:",
-              figures["database_sessions_per_create"])
+        print("PostgreSQL's connections and transactions per create:",
+              figures["database_per_create"])
         if figures["idle"]:
             print("idle statements a minute per node by caller:", json.dumps(
                 figures["idle"]["agent_statements_per_min_per_node"], indent=1))
