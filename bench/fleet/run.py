@@ -66,8 +66,10 @@ class FleetSpec:
     window: int = 400
     #: [database]max_pool_size of a process hosting agents (its agents share it)
     pool_size: int = 10
-    #: [database]max_pool_size of each API worker
-    api_pool_size: int = 5
+    #: [database]max_pool_size of each API worker: the option's default. At 5 (until
+    #: 2026-12-06) the workers opened and closed a connection for one create in eight
+    #: past it, each about 15 ms of PostgreSQL's CPU (docs/benchmarks.md, runs T)
+    api_pool_size: int = 10
     rows_sample: int = 20
     #: seconds the fleet is left idle (every agent up, no create) and measured, before
     #: the fill (0: not measured). The agents' periodic tasks run every 30 to 66 s.
@@ -289,7 +291,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--concurrency", type=int, default=d.concurrency)
     p.add_argument("--window", type=int, default=d.window)
     p.add_argument("--pool-size", type=int, default=d.pool_size,
-                   help="[database]max_pool_size of each process (overflow: twice that)")
+                   help="[database]max_pool_size of each process hosting agents "
+                        "(overflow: twice that)")
+    p.add_argument("--api-pool-size", type=int, default=d.api_pool_size,
+                   help="[database]max_pool_size of each API worker (overflow: twice that)")
     p.add_argument("--idle-seconds", type=float, default=d.idle_seconds,
                    help="the idle fleet's measurement before the fill (0: none)")
     p.add_argument("--idle-settle", type=float, default=d.idle_settle,
@@ -300,8 +305,8 @@ def main(argv: list[str] | None = None) -> int:
                      node_processes=a.node_processes or -(-a.nodes // AGENTS_PER_PROCESS),
                      api_workers=a.api_workers,
                      start_latency=a.start_latency, concurrency=a.concurrency,
-                     window=a.window, pool_size=a.pool_size, idle_seconds=a.idle_seconds,
-                     idle_settle=a.idle_settle)
+                     window=a.window, pool_size=a.pool_size, api_pool_size=a.api_pool_size,
+                     idle_seconds=a.idle_seconds, idle_settle=a.idle_settle)
     check_broker_room(spec.nodes)
     # A SIGTERM (timeout, CI) still stops the processes and drops the database.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
