@@ -16,7 +16,8 @@ from berth.api.operations import registries as registries_api
 from berth.api.operations import resources
 from berth.api.state import ApiSettings, ApiState
 from berth.common import exceptions as exc
-from berth.db import nodes
+from berth.common.context import RequestContext
+from berth.db import containers, nodes
 from berth.db.engine import Database
 
 
@@ -42,6 +43,18 @@ def test_page_params_default_clamp_and_refuse() -> None:
     with pytest.raises(exc.InvalidParameterValue) as err:
         resources.page_params({"sort_dir": "up"}, 1000, "id")
     assert "asc or desc" in err.value.msg
+
+
+def test_the_host_list_sorts_by_the_usage_it_shows(state: ApiState) -> None:
+    # node1's row says it holds 900 MiB (lagging); its containers hold none, and
+    # node2's 256: by what the list shows, node1 comes first
+    nodes.upsert_compute_node(state.db, "node1", {"mem_used": 900})
+    nodes.upsert_compute_node(state.db, "node2", {"cpus": 2, "mem_total": 1024})
+    containers.create(state.db, {"project_id": "p", "host": "node2", "status": "Running",
+                                 "memory": "256"})
+    listed = resources.list_hosts(state, RequestContext.admin("req"), limit=10, marker=None,
+                                  sort_key="mem_used", sort_dir="asc")
+    assert [n.hostname for n in listed] == ["node1", "node2"]
 
 
 def test_hosts_need_1_4() -> None:
