@@ -5,6 +5,7 @@ id) follow in turn; elsewhere each is an INSERT of its own, in one transaction."
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from support.statements import Statements
@@ -37,18 +38,23 @@ def test_the_row_and_its_action_in_one_statement(db: Database) -> None:
     assert (action.id, action.action, action.request_id) == (made[0].id, "create", "req-1")
 
 
-def test_more_records_along_are_inserted_in_turn(db: Database) -> None:
-    ctx = RequestContext.admin("req-1")
-
-    def along(uuid: str) -> Any:
-        yield actions.new_action(ctx, uuid, "create")
+def action_volume_and_mapping(request_id: str, volume_id: str, mounted_by: str | None = None
+                              ) -> Callable[[str], Iterator[Any]]:
+    """``along`` for a create: its action, a volume, and the volume's mapping to the
+    row (or to ``mounted_by``), which needs the volume's id."""
+    def along(uuid: str) -> Iterator[Any]:
+        yield actions.new_action(RequestContext.admin(request_id), uuid, "create")
         volume = db_volumes.new_volume(project_id="p1", user_id="u1", volume_provider="local",
-                                       cinder_volume_id="v-1", host="n1")
+                                       cinder_volume_id=volume_id, host="n1")
         yield volume
-        yield db_volumes.new_mapping(volume, uuid, "/data")
+        yield db_volumes.new_mapping(volume, mounted_by or uuid, "/data")
+    return along
 
+
+def test_more_records_along_are_inserted_in_turn(db: Database) -> None:
     seen = Statements(db)
-    row = containers.create(db, {"project_id": "p1", "status": "Creating"}, along=along)
+    row = containers.create(db, {"project_id": "p1", "status": "Creating"},
+                            along=action_volume_and_mapping("req-1", "v-1"))
     writes = [w for w in seen.sent if w in ("INSERT", "WITH")]
     assert writes == (["WITH", "INSERT", "INSERT"] if db.engine.dialect.name == "postgresql"
                       else ["INSERT"] * 4)
@@ -59,22 +65,13 @@ def test_more_records_along_are_inserted_in_turn(db: Database) -> None:
 
 
 def test_a_capsule_goes_in_with_its_action_and_then_its_members(db: Database) -> None:
-    ctx = RequestContext.admin("req-2")
-
-    def along(uuid: str) -> Any:
-        yield actions.new_action(ctx, uuid, "create")
-        volume = db_volumes.new_volume(project_id="p1", user_id="u1", volume_provider="local",
-                                       cinder_volume_id="v-2", host="n1")
-        yield volume
-        yield db_volumes.new_mapping(volume, "member-1", "/data")   # names a member
-
     seen = Statements(db)
     row = capsules.create(db, {"project_id": "p1", "status": "Creating"},
                           [{"project_id": "p1", "uuid": "member-1",
                             "container_type": capsules.MEMBER},
                            {"project_id": "p1", "uuid": "member-2",
                             "container_type": capsules.INIT_MEMBER}],
-                          along=along)
+                          along=action_volume_and_mapping("req-2", "v-2", "member-1"))
     writes = [w for w in seen.sent if w in ("INSERT", "WITH")]
     assert writes == (["WITH"] + ["INSERT"] * 4 if db.engine.dialect.name == "postgresql"
                       else ["INSERT"] * 6)
