@@ -5,12 +5,12 @@ is the machine's) and the client. Divided by the containers made, it is the cost
 one create in each part, a figure that the machine's other load changes far less
 than a rate.
 
-A backend that ends (a pooled connection beyond the pool's size, closed when it
-comes back: at 1,000 nodes most of the agents' connections) is gone from ``/proc``
-before the next sample; its CPU is then counted in its parent's, the postmaster's,
-children's times (``cutime``, ``cstime``), which every sample reads too (as the
-pseudo-process ``REAPED``). Those are every database's backends, so a run on a
-machine whose PostgreSQL serves others counts theirs that ended too."""
+A backend that ends (a connection a pool opened past its size and closed when it
+came back, an autovacuum worker) is gone from ``/proc`` before the next sample; its
+CPU is then counted in its parent's, the postmaster's, children's times (``cutime``,
+``cstime``), which every sample reads too (as the pseudo-process ``REAPED``).
+Those are every database's backends, so a run on a machine whose PostgreSQL serves
+others counts theirs that ended too."""
 
 from __future__ import annotations
 
