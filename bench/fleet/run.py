@@ -67,8 +67,8 @@ class FleetSpec:
     #: [database]max_pool_size of a process hosting agents (its agents share it)
     pool_size: int = 10
     #: [database]max_pool_size of each API worker: the option's default. At 5 (until
-    #: 2026-12-06) the workers opened and closed a connection for one create in eight
-    #: past it, each about 15 ms of PostgreSQL's CPU (docs/benchmarks.md, runs T)
+    #: 2026-12-06) the workers opened and closed a connection for one create in six to
+    #: eight past it, each about 15 ms of PostgreSQL's CPU (docs/benchmarks.md, runs T)
     api_pool_size: int = 10
     rows_sample: int = 20
     #: seconds the fleet is left idle (every agent up, no create) and measured, before
