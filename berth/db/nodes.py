@@ -76,7 +76,8 @@ def publish_usage(db: Database, hostname: str) -> None:
 def _census_columns() -> list[Any]:
     """The aggregates of a census over container rows (their constants inline): cpu,
     memory MiB and disk GiB of the rows that hold resources, how many those are, how
-    many rows in all, Paused and Stopped."""
+    many rows in all, Paused and Stopped; each labelled with the compute node's
+    column it is written to."""
     c = Container.__table__.c
     zero: Any = literal_column("0")
     one: Any = literal_column("1")
@@ -89,13 +90,13 @@ def _census_columns() -> list[Any]:
     mib = case((c.memory.regexp_match(literal_column("'^[0-9]{1,18}$'")),
                 cast(c.memory, BigInteger)), else_=zero)
     return [
-        total(func.coalesce(c.cpu, zero), holding).label("cpu"),
-        total(mib, holding).label("mem"),
-        total(func.coalesce(c.disk, zero), holding).label("disk"),
-        total(one, holding).label("held"),
-        func.count().label("all"),
-        total(one, c.status == literal_column("'Paused'")).label("paused"),
-        total(one, c.status == literal_column("'Stopped'")).label("stopped"),
+        total(func.coalesce(c.cpu, zero), holding).label("cpu_used"),
+        total(mib, holding).label("mem_used"),
+        total(func.coalesce(c.disk, zero), holding).label("disk_used"),
+        total(one, holding).label("running_containers"),
+        func.count().label("total_containers"),
+        total(one, c.status == literal_column("'Paused'")).label("paused_containers"),
+        total(one, c.status == literal_column("'Stopped'")).label("stopped_containers"),
     ]
 
 
@@ -107,10 +108,8 @@ _COUNTED_KINDS = Container.container_type.in_([literal_column("0"), literal_colu
 _CENSUS = select(bindparam("h", type_=String()).label("host"), *_census_columns()).where(
     Container.host == bindparam("h"), _COUNTED_KINDS).subquery("census")
 _USAGE_UPDATE = update(ComputeNode).where(ComputeNode.hostname == _CENSUS.c.host).values(
-    updated_at=bindparam("at"), cpu_used=_CENSUS.c.cpu, mem_used=_CENSUS.c.mem,
-    disk_used=_CENSUS.c.disk, running_containers=_CENSUS.c.held,
-    total_containers=_CENSUS.c.all, paused_containers=_CENSUS.c.paused,
-    stopped_containers=_CENSUS.c.stopped)
+    updated_at=bindparam("at"),
+    **{column.key: column for column in _CENSUS.c if column.key != "host"})
 # The same census of several hosts, a row for each that has any container.
 _CENSUS_OF_HOSTS = select(Container.host, *_census_columns()).where(
     Container.host.in_(bindparam("hosts", expanding=True)), _COUNTED_KINDS
@@ -119,12 +118,11 @@ _CENSUS_OF_HOSTS = select(Container.host, *_census_columns()).where(
 # What the API shows of a node's usage, as a sort key of the host list: each the census
 # of the node's containers as ``usage_of_hosts`` reads it (the row's column may lag),
 # a correlated subquery of the listed node.
-_CENSUS_BY_LABEL = {c.key: c for c in _census_columns()}
 LIVE_USAGE_ORDER: dict[str, Any] = {
-    key: select(_CENSUS_BY_LABEL[label]).where(
+    column.key: select(column).where(
         Container.host == ComputeNode.hostname, _COUNTED_KINDS).scalar_subquery()
-    for key, label in (("cpu_used", "cpu"), ("mem_used", "mem"), ("disk_used", "disk"),
-                       ("total_containers", "all"))}
+    for column in _census_columns()
+    if column.key in ("cpu_used", "mem_used", "disk_used", "total_containers")}
 
 
 @dataclass(frozen=True, slots=True)
