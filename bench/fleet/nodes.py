@@ -8,6 +8,8 @@ commands on stdin, one a line, each answered with one JSON line on stdout:
     rows K       the rows K agents' state syncs read (one sync each, counted by the
                  statement tally, ``statements.py``): {host: {"rows": r, "own": n, ...}}
     statements   the statements this process ran so far, by caller (``statements.py``)
+    threads      the CPU ms this process spent so far, in all and by kind of thread
+                 (``threads.py``)
     quit         stop every agent and exit
 """
 
@@ -24,6 +26,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from bench.fleet import threads
 from bench.fleet.statements import StatementTally
 from berth.cmd import wiring
 from berth.common import log
@@ -95,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     log.setup()
     logging.getLogger().setLevel(logging.WARNING)
     tally = StatementTally.install()
+    census = threads.Census()
+    census.install()
     db = wiring.build_database(CONF, upgrade=False)
     agents = build_agents(db, args.prefix, args.first, args.count)
     began = time.monotonic()
@@ -116,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
             answer: Any = engine_containers(agents)
         elif words[0] == "statements":
             answer = tally.snapshot()
+        elif words[0] == "threads":
+            answer = census.reading()
         elif words[0] == "rows":
             answer = sync_rows(db, tally, agents, int(words[1]))
         else:

@@ -21,7 +21,7 @@ from typing import Any
 
 import psycopg
 
-from bench.fleet import checks, load, report, statements
+from bench.fleet import checks, load, report, statements, threads
 from bench.fleet.cpu import CpuMeter, per_unit
 from bench.fleet.services import (
     Api,
@@ -117,6 +117,10 @@ def _node_statements(hosts: list[NodeHost]) -> dict[str, int]:
     return statements.merged([h.ask("statements") for h in hosts])
 
 
+def _node_threads(hosts: list[NodeHost]) -> list[dict[str, float]]:
+    return [h.ask("threads") for h in hosts]
+
+
 def measure_idle(spec: FleetSpec, meter: CpuMeter, hosts: list[NodeHost], api: Api
                  ) -> dict[str, Any]:
     """CPU (ms a second, per node) of each part, and the agents' statements (a minute,
@@ -187,6 +191,7 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
         load_idle = _load_average()
         load_before = _load_average()
         node_stmts, api_stmts = _node_statements(hosts), api.statements()
+        threads_before = _node_threads(hosts)
         database_before = _database_counts(pg_url)
         meter.start()
         marks = iter(range(spec.step, spec.containers + 1, spec.step))
@@ -210,6 +215,9 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
             "api": statements.per_unit(api_statements, made),
             "agents": statements.per_unit(
                 statements.difference(_node_statements(hosts), node_stmts), made)}
+        agent_threads = threads.per_unit(threads.merged(
+            [threads.spent_by_kind(b, a)
+             for b, a in zip(threads_before, _node_threads(hosts), strict=True)]), made)
         engines: dict[str, list[list[Any]]] = {}
         rows: dict[str, dict[str, int]] = {}
         for h in hosts:
@@ -245,6 +253,7 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
             "fill_ratio": fill_ratio, "goal_fill_ratio": GOAL_FILL_RATIO,
             "statements_per_create": per_create,
             "api_rpc_per_create": statements.per_unit(api_rpc, made),
+            "agents_cpu_ms_per_create_by_thread": agent_threads,
             "database_per_create": {
                 key: round((database_after[key] - database_before[key]) / max(made, 1), 3)
                 for key in database_after},
@@ -332,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
             figures["statements_per_create"], indent=1))
         print("the API's casts and calls to agents per create:", json.dumps(
             figures["api_rpc_per_create"], indent=1))
+        print("the agents' CPU ms per create by kind of thread:", json.dumps(
+            figures["agents_cpu_ms_per_create_by_thread"], indent=1))
         print("PostgreSQL's connections and transactions per create:",
               figures["database_per_create"])
         if figures["idle"]:

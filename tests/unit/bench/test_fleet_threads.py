@@ -1,0 +1,66 @@
+"""bench/fleet/threads.py: the CPU of a process by kind of thread, threads that ended
+counted under their kind once the census is installed."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from bench.fleet.threads import Census, kind_of, merged, per_unit, spent_by_kind
+
+
+def test_a_kind_is_a_name_without_the_numbers_a_pool_or_threading_gave_it() -> None:
+    assert kind_of("rpc_12") == "rpc"
+    assert kind_of("state-sync_4") == "state-sync"
+    assert kind_of("ThreadPoolExecutor-0_3") == "ThreadPoolExecutor"
+    assert kind_of("Thread-7 (_runner)") == "Thread (_runner)"
+    assert kind_of("periodic-scheduler") == "periodic-scheduler"
+
+
+def _burn(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+def _run_and_join(name: str, seconds: float) -> None:
+    threads = [threading.Thread(target=_burn, args=(seconds,), name=f"{name}_{i}")
+               for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def test_threads_that_ended_count_under_their_kind_once_installed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # restored after the test: install() wraps it for the whole process
+    monkeypatch.setattr(threading.Thread, "_bootstrap_inner",
+                        threading.Thread._bootstrap_inner)  # type: ignore[attr-defined]
+    census = Census()
+    census.install()
+    before = census.reading()
+    _run_and_join("burner", 0.05)
+    spent = spent_by_kind(before, census.reading())
+    assert 150 <= spent["burner"] < 250         # three threads, 50 ms each
+    assert spent["ended"] < 30                  # what no thread reported: next to nothing
+    assert spent["total"] >= spent["burner"] - 20     # the process's: whole ticks, 10 ms
+
+
+def test_without_install_what_ended_threads_spent_is_ended() -> None:
+    census = Census()
+    before = census.reading()
+    _run_and_join("quiet", 0.05)
+    spent = spent_by_kind(before, census.reading())
+    assert "quiet" not in spent
+    assert spent["ended"] >= 100    # 150 ms, read in whole ticks, less what live threads took
+
+
+def test_per_unit_and_merged() -> None:
+    a = {"rpc": 30.0, "total": 40.0, "ended": 0.0}
+    b = {"rpc": 10.0, "total": 20.0, "periodic": 0.004}
+    both = merged([a, b])
+    assert both == {"rpc": 40.0, "total": 60.0, "ended": 0.0, "periodic": 0.004}
+    assert per_unit(both, 10) == {"total": 6.0, "rpc": 4.0}   # largest first; 0 left out
