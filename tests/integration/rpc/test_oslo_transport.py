@@ -99,11 +99,12 @@ def _unacknowledged(queue: str) -> int | None:
 
 def test_a_listener_wakes_seldom_and_still_acks_and_answers_at_once(
         transport: OsloTransport) -> None:
-    """The listeners' waits are berth's (0.5 s after a message doubling to 30 s), not
-    the library's (1 ms doubling to 5 s): a cast sent after the listener has waited
-    past the library's longest is handled and acknowledged long before the next wake;
-    so is one sent right after it, calls are answered one after the other, and a
-    server stopped right after a message stops within the first wait."""
+    """The listeners' waits are berth's, not the library's (1 ms after a message
+    doubling to 5 s): a server's listener waits 30 s after a message too, the reply
+    waiter 0.5 s doubling to 30 s. A cast sent after the listener has waited past the
+    library's longest is handled and acknowledged long before the next wake; so is one
+    sent right after it, calls are answered one after the other, and a server stopped
+    long after its last message stops at once (its stop casts the wake)."""
     if shutil.which("rabbitmqctl") is None:
         pytest.skip("rabbitmqctl is not installed: the queue's acks cannot be read")
     from oslo_messaging._drivers import amqpdriver
@@ -124,6 +125,9 @@ def test_a_listener_wakes_seldom_and_still_acks_and_answers_at_once(
         while len(notes.times) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert len(notes.times) == 2 and notes.times[1] - sent < 3
+        listener = server._server.listener._poll_style_listener
+        assert type(listener).__name__ == "SteadyRpcAMQPListener"
+        assert listener._current_timeout == oslo.LISTENER_IDLE_WAKE    # no ramp after them
         # the reply waiter waits as long: each call's answer still comes at once
         began = time.monotonic()
         assert [transport.call("node-b", "echo", timeout=20, n=n) for n in range(3)] == [0, 1, 2]
