@@ -48,12 +48,18 @@ def _stat(path: Path) -> tuple[float, int] | None:
 
 
 def _thread_ms(thread: threading.Thread) -> float | None:
-    """CPU milliseconds ``thread`` spent so far, to the nanosecond (its POSIX CPU
-    clock; ``/proc``'s figures are whole ticks, 10 ms, which a short-lived thread's
-    work is not); None once it is gone."""
+    """CPU milliseconds ``thread`` spent so far, to the nanosecond, from its POSIX CPU
+    clock (``/proc``'s figures are whole ticks, 10 ms, which a short-lived thread's
+    work is not); None once it is gone. The clock is named by the kernel's thread id,
+    as glibc's ``pthread_getcpuclockid`` names it: that function reads the thread's
+    descriptor, freed memory once a thread that ended since ``threading.enumerate()``
+    has had its stack unmapped; the kernel refuses a gone thread's clock instead."""
+    tid = thread.native_id
+    if tid is None:
+        return None
     try:
-        return time.clock_gettime(time.pthread_getcpuclockid(thread.ident or 0)) * 1000
-    except (OSError, OverflowError):
+        return time.clock_gettime(((~tid) << 3) | 6) * 1000   # per thread, scheduler time
+    except OSError:
         return None
 
 

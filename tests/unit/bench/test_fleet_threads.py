@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from bench.fleet.threads import Census, kind_of, merged, per_unit, spent_by_kind
+from bench.fleet.threads import Census, _thread_ms, kind_of, merged, per_unit, spent_by_kind
 
 
 def test_a_kind_is_a_name_without_the_numbers_a_pool_or_threading_gave_it() -> None:
@@ -64,3 +64,12 @@ def test_per_unit_and_merged() -> None:
     both = merged([a, b])
     assert both == {"rpc": 40.0, "total": 60.0, "ended": 0.0, "periodic": 0.004}
     assert per_unit(both, 10) == {"total": 6.0, "rpc": 4.0}   # largest first; 0 left out
+
+
+def test_a_threads_clock_is_read_by_its_kernel_id_and_refused_once_it_is_gone() -> None:
+    me = threading.current_thread()
+    assert _thread_ms(me) == pytest.approx(time.thread_time() * 1000, abs=5)
+    done = threading.Thread(target=_burn, args=(0.01,))
+    done.start()
+    done.join()
+    assert _thread_ms(done) is None
