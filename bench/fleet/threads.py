@@ -1,14 +1,14 @@
 """The CPU of the process that calls it, by kind of thread: a Python thread's kind is
 its name without the number its pool gave it (``rpc_12`` and ``rpc_3`` are ``rpc``;
-``state-sync_4`` is ``state-sync``), read from ``/proc/self/task/<native id>/stat``.
-A thread that ends takes its figure with it, so a ``Census`` has each thread report
-what it spent as it ends (see its docstring).
+``state-sync_4`` is ``state-sync``), read from the thread's CPU clock. A thread that
+ends takes its figure with it, so a ``Census`` has each thread report what it spent
+as it ends (see its docstring).
 
 The agents' host (``nodes.py``) installs one before it builds its agents and answers
-its ``threads`` command with a reading; the run
-reads it before and after the fill and divides by the containers made, which tells
-which of an agent's loops a create's cost goes to (the RPC server's workers, the
-flows' workers, the event stream, the periodic tasks)."""
+its ``threads`` command with a reading; the run reads it before and after the fill
+and divides by the containers made, which tells which of an agent's loops a create's
+cost goes to (the RPC server's workers, the flows' workers, the event stream, the
+periodic tasks)."""
 
 from __future__ import annotations
 
@@ -38,13 +38,14 @@ def kind_of(name: str) -> str:
         name = shorter
 
 
-def _stat(path: Path) -> tuple[float, int] | None:
-    """(CPU ms, start tick) of a task's ``stat`` file; None when it is gone."""
+def _stat_ms(path: Path) -> float:
+    """The CPU milliseconds of a process's or task's ``stat`` file (whole ticks); 0.0
+    when it is gone."""
     try:
         fields = path.read_text().rsplit(")", 1)[1].split()
     except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) * 1000 / _TICK, int(fields[19])
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) * 1000 / _TICK
 
 
 def _thread_ms(thread: threading.Thread) -> float | None:
@@ -76,7 +77,6 @@ class Census:
         self._lock = threading.Lock()
         self._seen: dict[int, list[Any]] = {}   # Thread object's serial -> [kind, ms]
         self._serials = itertools.count()
-        self.idents = {}
 
     def _serial(self, thread: threading.Thread) -> int:
         serial = getattr(thread, "_census_serial", None)
@@ -94,7 +94,6 @@ class Census:
                 started(thread)
             finally:
                 ms = time.thread_time_ns() / 1e6
-                self.idents[thread.ident] = kind_of(thread.name)
                 with self._lock:
                     self._seen[self._serial(thread)] = [kind_of(thread.name), ms]
 
@@ -115,12 +114,11 @@ class Census:
         out: dict[str, float] = {}
         for task in Path("/proc/self/task").iterdir():
             if int(task.name) not in named:
-                out["unnamed"] = out.get("unnamed", 0.0) + (_stat(task / "stat") or (0.0, 0))[0]
+                out["unnamed"] = out.get("unnamed", 0.0) + _stat_ms(task / "stat")
         with self._lock:
             for kind, ms in self._seen.values():
                 out[kind] = out.get(kind, 0.0) + ms
-        stat = _stat(Path("/proc/self/stat"))
-        out["total"] = stat[0] if stat else 0.0
+        out["total"] = _stat_ms(Path("/proc/self/stat"))
         return out
 
 
