@@ -157,8 +157,9 @@ def _listen_steadily(server: Any) -> None:
         adapter = create()
         listener = getattr(adapter, "_poll_style_listener", None)
         if listener is None or "_current_timeout" not in vars(listener):
-            LOG.warning("this oslo.messaging listener has no _current_timeout; it wakes "
-                        "%.1f s after each request, doubling", LISTENER_FIRST_WAKE)
+            # not the AMQP driver's listener (or another oslo.messaging): no ramp known
+            LOG.debug("oslo.messaging listener %r has no _current_timeout; left as it is",
+                      listener if listener is not None else adapter)
         else:
             listener.__class__ = _steady(type(listener))
         return adapter
