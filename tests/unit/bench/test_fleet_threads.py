@@ -71,5 +71,8 @@ def test_a_threads_clock_is_read_by_its_kernel_id_and_refused_once_it_is_gone() 
     assert _thread_ms(me) == pytest.approx(time.thread_time() * 1000, abs=5)
     done = threading.Thread(target=_burn, args=(0.01,))
     done.start()
-    done.join()
+    done.join()     # returns when Python's part ends; the kernel's thread exits just after
+    deadline = time.monotonic() + 5
+    while _thread_ms(done) is not None and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert _thread_ms(done) is None
