@@ -24,17 +24,19 @@ _TICK = os.sysconf("SC_CLK_TCK")
 REAPED = 0
 
 
-def _stat(pid: int) -> list[str]:
+def _stat(pid: int | str) -> list[str]:
     """The fields of ``/proc/<pid>/stat`` after the command's name (state first);
-    empty when the process is gone."""
+    empty when the process is gone. ``pid`` may also be a path under ``/proc``
+    (``self``, or ``self/task/<tid>``: one thread's)."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return []
 
 
-def _cpu_of(pid: int) -> float:
-    """User + system seconds of ``pid`` (0.0 when it is gone)."""
+def cpu_of(pid: int | str) -> float:
+    """User + system seconds of ``pid`` (as ``_stat`` takes it), in whole clock
+    ticks; 0.0 when it is gone."""
     fields = _stat(pid)
     return (int(fields[11]) + int(fields[12])) / _TICK if fields else 0.0
 
@@ -96,7 +98,7 @@ class CpuMeter:
         api = [self._api, *_children(self._api)]
         roles = {"api": api, "nodes": self._nodes, "postgres": backends,
                  "rabbitmq": broker, "client": [os.getpid()]}
-        sample = {role: {p: _cpu_of(p) for p in pids} for role, pids in roles.items()}
+        sample = {role: {p: cpu_of(p) for p in pids} for role, pids in roles.items()}
         if self._postmaster is None and backends:
             self._postmaster = _parent_of(backends[0])
         if self._postmaster is not None:

@@ -215,7 +215,7 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
             "api": statements.per_unit(api_statements, made),
             "agents": statements.per_unit(
                 statements.difference(_node_statements(hosts), node_stmts), made)}
-        agent_threads = threads.per_unit(threads.merged(
+        agent_threads = threads.per_unit(statements.merged(
             [threads.spent_by_kind(b, a)
              for b, a in zip(threads_before, _node_threads(hosts), strict=True)]), made)
         engines: dict[str, list[list[Any]]] = {}

@@ -20,11 +20,13 @@ import os
 import sys
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 _SKIPPED = ("berth.db", "berth.common.retry")
+#: A tally's values: statements (int) or milliseconds (float).
+N = TypeVar("N", int, float)
 
 
 def caller_of(frame: Any) -> str:
@@ -112,11 +114,13 @@ def difference(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
     return {k: v for k, v in out.items() if v > 0}
 
 
-def merged(tallies: list[dict[str, int]]) -> dict[str, int]:
-    total: Counter[str] = Counter()
+def merged(tallies: Iterable[Mapping[str, N]]) -> dict[str, N]:
+    """Several processes' tallies (statements, or milliseconds) summed key by key."""
+    total: dict[str, N] = {}
     for tally in tallies:
-        total.update(tally)
-    return dict(total)
+        for key, value in tally.items():
+            total[key] = total.get(key, 0) + value
+    return total
 
 
 def per_unit(tally: dict[str, int], units: float, top: int = 25) -> dict[str, float]:

@@ -13,7 +13,6 @@ periodic tasks)."""
 from __future__ import annotations
 
 import itertools
-import os
 import re
 import threading
 import time
@@ -21,7 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-_TICK = os.sysconf("SC_CLK_TCK")
+from bench.fleet.cpu import cpu_of
+
 _NUMBERED = re.compile(r"[_-]\d+$")
 _UNNAMED = re.compile(r"^Thread-\d+ ")     # threading's default name: ``Thread-7 (_runner)``
 
@@ -36,16 +36,6 @@ def kind_of(name: str) -> str:
         if shorter == name:
             return name
         name = shorter
-
-
-def _stat_ms(path: Path) -> float:
-    """The CPU milliseconds of a process's or task's ``stat`` file (whole ticks); 0.0
-    when it is gone."""
-    try:
-        fields = path.read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) * 1000 / _TICK
 
 
 def _thread_ms(thread: threading.Thread) -> float | None:
@@ -114,11 +104,11 @@ class Census:
         out: dict[str, float] = {}
         for task in Path("/proc/self/task").iterdir():
             if int(task.name) not in named:
-                out["unnamed"] = out.get("unnamed", 0.0) + _stat_ms(task / "stat")
+                out["unnamed"] = out.get("unnamed", 0.0) + cpu_of(f"self/task/{task.name}") * 1000
         with self._lock:
             for kind, ms in self._seen.values():
                 out[kind] = out.get(kind, 0.0) + ms
-        out["total"] = _stat_ms(Path("/proc/self/stat"))
+        out["total"] = cpu_of("self") * 1000
         return out
 
 
@@ -136,12 +126,3 @@ def per_unit(spent: Mapping[str, float], units: int) -> dict[str, float]:
     """``spent`` per unit (a create), largest first; kinds under a thousandth left out."""
     return {k: round(v / max(units, 1), 3)
             for k, v in sorted(spent.items(), key=lambda kv: -kv[1]) if v / max(units, 1) >= 0.001}
-
-
-def merged(spent: list[Mapping[str, float]]) -> dict[str, float]:
-    """Several processes' ``spent_by_kind`` summed kind by kind."""
-    out: dict[str, float] = {}
-    for one in spent:
-        for kind, ms in one.items():
-            out[kind] = out.get(kind, 0.0) + ms
-    return out

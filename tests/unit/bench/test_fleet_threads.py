@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from bench.fleet.threads import Census, _thread_ms, kind_of, merged, per_unit, spent_by_kind
+from bench.fleet.statements import merged
+from bench.fleet.threads import Census, _thread_ms, kind_of, per_unit, spent_by_kind
 
 
 def test_a_kind_is_a_name_without_the_numbers_a_pool_or_threading_gave_it() -> None:
@@ -58,7 +59,7 @@ def test_without_install_what_ended_threads_spent_is_ended() -> None:
     assert spent["ended"] >= 100    # 150 ms, read in whole ticks, less what live threads took
 
 
-def test_per_unit_and_merged() -> None:
+def test_per_unit_and_merged_in_milliseconds() -> None:
     a = {"rpc": 30.0, "total": 40.0, "ended": 0.0}
     b = {"rpc": 10.0, "total": 20.0, "periodic": 0.004}
     both = merged([a, b])
