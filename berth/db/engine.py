@@ -175,6 +175,19 @@ def _driver_args(url: str) -> dict[str, Any]:
     return {"cursor_factory": DescribedOnceCursor}
 
 
+def _connect_keeping_prepared(engine: Engine) -> None:
+    """psycopg's connections of ``engine`` are ``berth.db.psycopg_connection``'s,
+    which keep their prepared statements through a ROLLBACK; other drivers' are
+    left alone."""
+    if engine.dialect.driver != "psycopg":
+        return
+    from berth.db.psycopg_connection import KeepsPreparedConnection
+
+    @event.listens_for(engine, "do_connect")
+    def _connect(dialect: Any, record: Any, cargs: Any, cparams: Any) -> Any:
+        return KeepsPreparedConnection.connect(*cargs, **cparams)
+
+
 class Database:
     """Owns the engine(s); hands out sessions. Thread-safe."""
 
@@ -193,6 +206,7 @@ class Database:
                 pool_recycle=3600, isolation_level="READ COMMITTED",
                 json_deserializer=_json_loads, connect_args=_driver_args(url),
             )
+            _connect_keeping_prepared(self.engine)
             ping_when_idle(self.engine, PING_AFTER_IDLE)
             self._write_engine = self.engine
         self._read_engine = _reads_engine(self.engine)
