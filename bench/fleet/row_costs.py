@@ -19,7 +19,11 @@ rounds, and the ratio berth / baseline. The pairs:
 - ``describe``: that Core update on berth's engine (``psycopg_cursor``) against an
   engine with psycopg's own cursor;
 - ``json``: reading 50 rows with JSON columns on berth's engine (``_json_loads``)
-  against an engine with psycopg's own JSON loader.
+  against an engine with psycopg's own JSON loader;
+- ``checkout``: a one-column read by uuid on a connection of berth's pool, which waits
+  there in autocommit, against the same on an engine whose connections wait at READ
+  COMMITTED and are switched to autocommit for the read and back after it (berth's
+  way until 2026-12-06).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from berth.db import containers, migrate
 from berth.db.base import utcnow
 from berth.db.engine import Database
 from berth.db.models import Container
+from berth.db.psycopg_cursor import DescribedOnceCursor
 
 
 def cpu_ms_per_op(op: Callable[[], object], ops: int) -> float:
@@ -58,12 +63,14 @@ def pairs(url: str) -> dict[str, tuple[Callable[[], object], Callable[[], object
     for _ in range(49):
         containers.create(db, {"project_id": "p", "status": "Running",
                                "labels": {"app": "web"}, "environment": {"A": "1"}})
-    # The baseline engine: psycopg's own cursor and JSON loader, reads in autocommit
-    # as berth's (``engine._reads_engine``).
-    plain = create_engine(url, pool_size=2, isolation_level="READ COMMITTED")
-    plain_reads = plain.execution_options(isolation_level="AUTOCOMMIT")
-    berth_reads = db.engine.execution_options(isolation_level="AUTOCOMMIT")
+    # The baseline engine: psycopg's own cursor and JSON loader, its connections in
+    # autocommit as berth's (``engine._pooled_level``).
+    plain_reads = create_engine(url, pool_size=2, isolation_level="AUTOCOMMIT")
+    berth_reads = db.engine
     berth_sessions = sessionmaker(berth_reads, expire_on_commit=False)
+    switching = create_engine(url, pool_size=2, isolation_level="READ COMMITTED",
+                              connect_args={"cursor_factory": DescribedOnceCursor}
+                              ).execution_options(isolation_level="AUTOCOMMIT")
     orm_update = (update(Container).where(Container.uuid == bindparam("w_uuid"))
                   .values(status_reason=bindparam("v_status_reason"),
                           updated_at=bindparam("v_updated_at"))
@@ -74,6 +81,7 @@ def pairs(url: str) -> dict[str, tuple[Callable[[], object], Callable[[], object
                            updated_at=bindparam("v_updated_at")).returning(*table.c))
     by_uuid = select(Container).where(Container.uuid == bindparam("uuid"))
     every_row = select(*table.c)
+    status_of = select(table.c.status).where(table.c.uuid == bindparam("uuid"))
 
     def params() -> dict[str, Any]:
         return {"w_uuid": uuid_, "v_status_reason": "bench",
@@ -99,12 +107,19 @@ def pairs(url: str) -> dict[str, tuple[Callable[[], object], Callable[[], object
                 return conn.execute(every_row).all()
         return once
 
+    def status_on(engine: Any) -> Callable[[], object]:
+        def once() -> object:
+            with engine.connect() as conn:
+                return conn.execute(status_of, {"uuid": uuid_}).scalar()
+        return once
+
     return {
         "update": (lambda: containers.update_(db, uuid_, {"status_reason": "bench"}),
                    orm_update_once),
         "read": (lambda: containers.find_by_uuid(db, uuid_), orm_read_once),
         "describe": (core_update_on(berth_reads), core_update_on(plain_reads)),
         "json": (rows_on(berth_reads), rows_on(plain_reads)),
+        "checkout": (status_on(berth_reads), status_on(switching)),
     }
 
 

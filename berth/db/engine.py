@@ -142,28 +142,41 @@ def ping_when_idle(engine: Engine, idle: float,
                 cursor.execute("SELECT 1")
             finally:
                 cursor.close()
-            # Out of the transaction the driver began for it (psycopg): a connection
-            # handed out for reads is switched to autocommit, which a driver refuses
-            # in a transaction.
+            # Out of the transaction the driver began for it (MariaDB's; PostgreSQL's
+            # pooled connections are in autocommit, where this sends nothing): a
+            # connection handed out for a transaction must not be in one already.
             dbapi_conn.rollback()
         except Exception as err:
             raise DisconnectionError(f"pooled connection is dead: {err}") from err
 
 
-def _reads_engine(engine: Engine) -> Engine:
-    """The engine ``reader`` and ``connection`` read through: on PostgreSQL, ``engine``
-    in autocommit (the same pool). psycopg sends a transaction's BEGIN, and the pool's
-    ROLLBACK when the connection comes back, as round trips of their own: a read of one
-    statement took three, and the agents of the fleet bench (P15) spent more of their
-    CPU in the database client than in berth. At READ COMMITTED, the level berth runs
-    at, each statement of a transaction sees its own snapshot anyway, so reads lose no
-    consistency outside one; the locks (``SELECT ... FOR UPDATE``) are taken in
-    writers only. psycopg switches autocommit on and off without a round trip;
-    MariaDB's drivers do not (a ``SET autocommit`` each way), so it keeps ``engine``
-    as it is, as SQLite does (its WAL readers)."""
+def _pooled_level(url: str) -> str:
+    """The isolation level of ``Database.engine``'s pooled connections as they wait
+    in the pool and serve reads: on PostgreSQL, autocommit. psycopg sends a
+    transaction's BEGIN, and the pool's ROLLBACK when the connection comes back, as
+    round trips of their own: a read of one statement took three, and the agents of
+    the fleet bench (P15) spent more of their CPU in the database client than in
+    berth. At READ COMMITTED, the level berth runs at, each statement of a transaction
+    sees its own snapshot anyway, so reads lose no consistency outside one; the locks
+    (``SELECT ... FOR UPDATE``) are taken in writers only, whose transactions switch
+    their connection to READ COMMITTED as they take it from the pool and back as they
+    return it (``_transactions_engine``), without a round trip on psycopg. The reads
+    and one-statement writes, most of berth's statements, take their connection as it
+    is: switching it for each of them cost 37 us of client CPU, a fifth of a read's
+    (bench P15R's ``checkout``: 0.127 against 0.164 ms).
+    MariaDB's drivers switch autocommit with a ``SET autocommit`` round trip each way,
+    so MariaDB stays at READ COMMITTED, where it replaces REPEATABLE READ, whose
+    snapshots and gap locks berth's short compare-and-swap transactions do not want."""
+    return "AUTOCOMMIT" if make_url(url).get_backend_name() == "postgresql" else "READ COMMITTED"
+
+
+def _transactions_engine(engine: Engine) -> Engine:
+    """The engine writers' transactions run on: ``engine`` itself at READ COMMITTED;
+    on PostgreSQL, whose pooled connections are in autocommit (``_pooled_level``),
+    ``engine`` switching them to READ COMMITTED (the same pool)."""
     if engine.dialect.name != "postgresql":
         return engine
-    return engine.execution_options(isolation_level="AUTOCOMMIT")
+    return engine.execution_options(isolation_level="READ COMMITTED")
 
 
 def _driver_args(url: str) -> dict[str, Any]:
@@ -198,18 +211,15 @@ class Database:
             self.engine = _sqlite_engine(url, immediate=False, echo=echo)
             self._write_engine = _sqlite_engine(url, immediate=True, echo=echo)
         else:
-            # READ COMMITTED everywhere: PostgreSQL's default, and on MariaDB/MySQL it
-            # replaces REPEATABLE READ, whose snapshots and gap locks berth's short
-            # compare-and-swap transactions do not want (same semantics on both).
             self.engine = create_engine(
                 url, echo=echo, pool_size=pool_size, max_overflow=2 * pool_size,
-                pool_recycle=3600, isolation_level="READ COMMITTED",
+                pool_recycle=3600, isolation_level=_pooled_level(url),
                 json_deserializer=_json_loads, connect_args=_driver_args(url),
             )
             _connect_keeping_prepared(self.engine)
             ping_when_idle(self.engine, PING_AFTER_IDLE)
-            self._write_engine = self.engine
-        self._read_engine = _reads_engine(self.engine)
+            self._write_engine = _transactions_engine(self.engine)
+        self._read_engine = self.engine
         self._reader = sessionmaker(self._read_engine, expire_on_commit=False)
         self._writer = sessionmaker(self._write_engine, expire_on_commit=False)
         # SQLite only: reads on the API's event loop, on a connection of that thread's
@@ -276,14 +286,14 @@ class Database:
 
     @property
     def _writes_in_autocommit(self) -> bool:
-        return self._read_engine is not self.engine
+        return self.engine.dialect.name == "postgresql"
 
     @contextmanager
     def one_statement_writer(self) -> Iterator[Session]:
         """``writer`` for a block that writes with ONE statement (an ``UPDATE ...
         RETURNING``; reads after it may follow, as after a commit): on PostgreSQL the
         statement runs in autocommit, a transaction of its own, without the BEGIN and
-        COMMIT round trips (``_reads_engine``); elsewhere ``writer``."""
+        COMMIT round trips (``_pooled_level``); elsewhere ``writer``."""
         if not self._writes_in_autocommit:
             with self.writer() as session:
                 yield session
@@ -311,5 +321,5 @@ class Database:
         self.engine.dispose()
         if self._loop_engine is not None:
             self._loop_engine.dispose()
-        if self._write_engine is not self.engine:
+        if self.is_sqlite:           # an engine of its own; elsewhere the same pool
             self._write_engine.dispose()

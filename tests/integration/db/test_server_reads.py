@@ -48,6 +48,9 @@ def test_a_read_runs_outside_a_transaction_on_postgresql(db: Database) -> None:
         with db.write_connection() as conn:
             conn.execute(select(Container.id).where(Container.uuid == uuid))
             assert not _outside_a_transaction(conn)
+            raw = conn.connection.dbapi_connection
+            assert not raw.autocommit
+        assert raw.autocommit      # back in the pool as it waits there: for reads
 
 
 def test_a_read_on_a_connection_checked_after_it_sat_idle_works(db: Database) -> None:
