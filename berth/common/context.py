@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 
 
 def new_request_id() -> str:
@@ -44,7 +44,12 @@ class RequestContext:
                    all_projects=True, request_id=request_id or new_request_id())
 
     def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+        """The fields by name, ``roles`` a list of its own (``dataclasses.asdict``
+        deep-copies each value through a recursive walk: 1.5 % of an API worker's
+        CPU in the fleet bench's profile, P15, one context cast per create)."""
+        out: dict[str, object] = {name: getattr(self, name) for name in _FIELDS}
+        out["roles"] = list(self.roles)
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, object] | None) -> RequestContext:
@@ -56,3 +61,7 @@ class RequestContext:
     @property
     def started(self) -> dt.datetime:
         return dt.datetime.strptime(self.timestamp, "%Y-%m-%dT%H:%M:%S.%f")
+
+
+#: RequestContext's fields, in order.
+_FIELDS = tuple(f.name for f in fields(RequestContext))
