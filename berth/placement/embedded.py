@@ -132,10 +132,12 @@ def allocate_in(s: Session | Connection, consumer_uuid: str, provider_uuid: str,
         raise AllocationFailed(reason=f"provider {provider_uuid}: " + "; ".join(problems))
     if not new_consumer:
         EmbeddedPlacement._drop_consumer(conn, consumer_uuid)
-    conn.execute(insert(ProviderAllocation), [
+    # One INSERT of every class's row: an executemany ran one execution per class
+    # (psycopg's pipeline), a statement of its own for PostgreSQL each.
+    conn.execute(insert(ProviderAllocation).values([
         {"resource_provider_id": rp_id, "consumer_id": consumer_uuid, "resource_class": rc,
          "used": int(amount), "project_id": project_id, "user_id": user_id}
-        for rc, amount in resources.items()])
+        for rc, amount in resources.items()]))
     if not bumped:
         conn.execute(_BUMP_GENERATIONS, {"ids": [rp_id]})
 
