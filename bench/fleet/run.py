@@ -99,9 +99,9 @@ def _wait_services_up(pg_url: str, nodes: int, timeout: float) -> None:
 def _database_counts(pg_url: str) -> dict[str, int]:
     """PostgreSQL's own counts for the run database so far: the connections it
     accepted (``sessions``), and the transactions committed and rolled back (a
-    statement in autocommit is one committed; a pool's check of an idle connection,
-    ``ping_when_idle``, rolls one back). Its backends report within a second or at
-    their end."""
+    statement in autocommit is one committed, a pool's check of an idle connection,
+    ``ping_when_idle``, too; a placement refused under the node's lock is one rolled
+    back). Its backends report within a second or at their end."""
     time.sleep(1.0)     # the backends that ended last report at most a second later
     with psycopg.connect(pg_url, autocommit=True) as conn:
         row = conn.execute("SELECT sessions, xact_commit, xact_rollback FROM "
