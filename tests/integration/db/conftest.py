@@ -4,8 +4,9 @@ Alembic (what its engine sends: ``support.statements``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.migrated_sqlite import migrated_url
@@ -39,3 +40,16 @@ def any_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]
     database = Database(migrated_url(tmp_path))
     yield database
     database.dispose()
+
+
+@pytest.fixture
+def pg_url(rabbit_services: None, database_maker: Callable[[str], Any]) -> Iterator[str]:
+    """A PostgreSQL database of the test's own, not migrated: SQLAlchemy's URL."""
+    with database_maker("postgresql") as made:
+        yield made
+
+
+@pytest.fixture
+def libpq_url(pg_url: str) -> str:
+    """``pg_url`` as psycopg's own ``connect`` takes it."""
+    return pg_url.replace("postgresql+psycopg://", "postgresql://")

@@ -5,7 +5,6 @@ connection goes on; berth's engine makes its connections so."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import psycopg
@@ -18,16 +17,6 @@ from berth.db.psycopg_connection import KeepsPreparedConnection
 
 #: psycopg prepares a statement from its fifth execution on a connection.
 PREPARED_AFTER = 5
-
-
-@pytest.fixture
-def url(rabbit_services: None, database_maker: Callable[[str], Any]) -> Iterator[str]:
-    with database_maker("postgresql") as made:
-        yield made
-
-
-def plain(url: str) -> str:
-    return url.replace("postgresql+psycopg://", "postgresql://")
 
 
 def prepared_on_server(conn: psycopg.Connection[Any]) -> list[str]:
@@ -45,8 +34,8 @@ def prepare_and_roll_back(conn: psycopg.Connection[Any]) -> None:
     conn.rollback()
 
 
-def test_a_rollback_keeps_the_prepared_statements(url: str) -> None:
-    with KeepsPreparedConnection.connect(plain(url)) as conn:
+def test_a_rollback_keeps_the_prepared_statements(libpq_url: str) -> None:
+    with KeepsPreparedConnection.connect(libpq_url) as conn:
         prepare_and_roll_back(conn)
         assert any("+ 1 AS n" in s for s in prepared_on_server(conn))
         # and the next execution runs the prepared statement, no new one
@@ -54,14 +43,14 @@ def test_a_rollback_keeps_the_prepared_statements(url: str) -> None:
         assert sum("+ 1 AS n" in s for s in prepared_on_server(conn)) == 1
 
 
-def test_psycopgs_own_connection_drops_them_which_is_what_it_mends(url: str) -> None:
-    with psycopg.connect(plain(url)) as conn:
+def test_psycopgs_own_connection_drops_them_which_is_what_it_mends(libpq_url: str) -> None:
+    with psycopg.connect(libpq_url) as conn:
         prepare_and_roll_back(conn)
         assert not any("+ 1 AS n" in s for s in prepared_on_server(conn))
 
 
-def test_a_transaction_in_error_rolls_back_and_the_connection_goes_on(url: str) -> None:
-    with KeepsPreparedConnection.connect(plain(url)) as conn:
+def test_a_transaction_in_error_rolls_back_and_the_connection_goes_on(libpq_url: str) -> None:
+    with KeepsPreparedConnection.connect(libpq_url) as conn:
         with pytest.raises(psycopg.errors.DivisionByZero):
             conn.execute("SELECT 1 / 0")
         conn.rollback()
@@ -69,9 +58,9 @@ def test_a_transaction_in_error_rolls_back_and_the_connection_goes_on(url: str) 
         assert conn.execute("SELECT 3").fetchone() == (3,)
 
 
-def test_berths_engine_keeps_them_through_a_refused_write(url: str) -> None:
-    migrate.upgrade(url)
-    db = Database(url, pool_size=1)
+def test_berths_engine_keeps_them_through_a_refused_write(pg_url: str) -> None:
+    migrate.upgrade(pg_url)
+    db = Database(pg_url, pool_size=1)
     try:
         uuid = containers.create(db, {"project_id": "p1", "status": "Running"}).uuid
         for i in range(PREPARED_AFTER + 1):

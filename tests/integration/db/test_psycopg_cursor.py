@@ -4,29 +4,15 @@ keeps its own columns."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
-
 import psycopg
-import pytest
 
 from berth.db import containers, migrate
 from berth.db.engine import Database
 from berth.db.psycopg_cursor import DescribedOnceCursor
 
 
-@pytest.fixture
-def url(rabbit_services: None, database_maker: Callable[[str], Any]) -> Iterator[str]:
-    with database_maker("postgresql") as made:
-        yield made
-
-
-def plain(url: str) -> str:
-    return url.replace("postgresql+psycopg://", "postgresql://")
-
-
-def test_a_statement_is_described_once_also_when_prepared(url: str) -> None:
-    with psycopg.connect(plain(url), cursor_factory=DescribedOnceCursor) as conn:
+def test_a_statement_is_described_once_also_when_prepared(libpq_url: str) -> None:
+    with psycopg.connect(libpq_url, cursor_factory=DescribedOnceCursor) as conn:
         cur = conn.cursor()
         seen = []
         for i in range(8):      # psycopg prepares it from its fifth execution
@@ -41,8 +27,8 @@ def test_a_statement_is_described_once_also_when_prepared(url: str) -> None:
             assert all(a is b for a, b in zip(first, later, strict=True))
 
 
-def test_each_statement_and_each_result_keeps_its_own_columns(url: str) -> None:
-    with psycopg.connect(plain(url), cursor_factory=DescribedOnceCursor) as conn:
+def test_each_statement_and_each_result_keeps_its_own_columns(libpq_url: str) -> None:
+    with psycopg.connect(libpq_url, cursor_factory=DescribedOnceCursor) as conn:
         cur = conn.cursor()
         for _ in range(2):
             cur.execute("SELECT 1 AS a")
@@ -57,9 +43,9 @@ def test_each_statement_and_each_result_keeps_its_own_columns(url: str) -> None:
             assert cur.description is None
 
 
-def test_berths_engine_uses_it_and_reads_rows_as_before(url: str) -> None:
-    migrate.upgrade(url)
-    db = Database(url, pool_size=2)
+def test_berths_engine_uses_it_and_reads_rows_as_before(pg_url: str) -> None:
+    migrate.upgrade(pg_url)
+    db = Database(pg_url, pool_size=2)
     try:
         with db.connection() as conn:
             assert isinstance(conn.connection.dbapi_connection.cursor(), DescribedOnceCursor)
