@@ -15,8 +15,9 @@ statements ran unprepared or on a plan of their own: PostgreSQL spent 30 % of it
 time on the run's statements planning them.
 
 A transaction in error (a statement failed in it: a statement psycopg was preparing
-may be one) rolls back psycopg's way, as do the pipeline, two-phase and nested
-transaction modes, which berth does not use.
+may be one) rolls back psycopg's way, as does a rollback in pipeline mode, of a
+two-phase transaction or inside psycopg's own ``transaction()`` block (berth's
+rollbacks are none of these: SQLAlchemy's, of a transaction it began).
 """
 
 from __future__ import annotations
