@@ -33,6 +33,16 @@ def _run_and_join(name: str, seconds: float) -> None:
         t.start()
     for t in threads:
         t.join()
+    _until_gone_from_the_kernel(threads)
+
+
+def _until_gone_from_the_kernel(threads: list[threading.Thread]) -> None:
+    """``join()`` returns when Python's part of a thread ends; the kernel's thread
+    exits just after, and until then ``/proc/self/task`` still lists it (a reading
+    counts it as ``unnamed``, not as ended). Up to 5 s."""
+    deadline = time.monotonic() + 5
+    while any(_thread_ms(t) is not None for t in threads) and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def test_threads_that_ended_count_under_their_kind_once_installed(
@@ -72,8 +82,6 @@ def test_a_threads_clock_is_read_by_its_kernel_id_and_refused_once_it_is_gone() 
     assert _thread_ms(me) == pytest.approx(time.thread_time() * 1000, abs=5)
     done = threading.Thread(target=_burn, args=(0.01,))
     done.start()
-    done.join()     # returns when Python's part ends; the kernel's thread exits just after
-    deadline = time.monotonic() + 5
-    while _thread_ms(done) is not None and time.monotonic() < deadline:
-        time.sleep(0.01)
+    done.join()
+    _until_gone_from_the_kernel([done])
     assert _thread_ms(done) is None
