@@ -19,13 +19,17 @@ from berth.runtime.cri.base import PodRuntime
 LOG = logging.getLogger(__name__)
 
 
-def remove_pod(pods: PodRuntime, pod_id: str, uuid: str, attempts: int = 10,
-               pause: float = 0.5) -> None:
+def remove_pod(pods: PodRuntime, pod_id: str, uuid: str, patience: float = 60.0,
+               first_pause: float = 0.25) -> None:
     """Stop and remove the pod ``pod_id`` of capsule ``uuid``; RuntimeDriverError when
     the runtime fails (a missing pod is no failure). A member still starting (a
-    StartContainer whose caller died: containerd finishes it on its own) makes the
-    removal fail for a moment: stopped and tried again, ``attempts`` times."""
-    for attempt in range(1, attempts + 1):
+    StartContainer whose caller died: containerd finishes or undoes it on its own, which
+    takes seconds on a loaded node) makes the removal fail for a while ("cannot delete
+    running task"): stopped and tried again, the pause doubling up to 2 s, until
+    ``patience`` seconds have passed."""
+    deadline = time.monotonic() + patience
+    pause = first_pause
+    while True:
         pods.stop_pod(pod_id)
         try:
             pods.remove_pod(pod_id, uuid)
@@ -33,11 +37,12 @@ def remove_pod(pods: PodRuntime, pod_id: str, uuid: str, attempts: int = 10,
         except rt.RuntimeUnavailable:
             raise
         except rt.RuntimeDriverError as err:
-            if attempt == attempts:
+            if time.monotonic() + pause > deadline:
                 raise
-            LOG.info("pod %s of capsule %s not removable yet (%s); trying again",
-                     pod_id[:12], uuid, err.msg)
+            LOG.info("pod %s of capsule %s not removable yet (%s); trying again in %.2g s",
+                     pod_id[:12], uuid, err.msg, pause)
             time.sleep(pause)
+            pause = min(2 * pause, 2.0)
 
 
 def remove_pod_quietly(pods: PodRuntime, pod_id: str, uuid: str) -> None:

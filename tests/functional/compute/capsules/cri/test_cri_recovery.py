@@ -15,6 +15,7 @@ import pytest
 from support.berth_proc import TEST_IMAGE, BerthProcess, remove_local_networks, wait_for
 from support.containerd import pod_runtime
 
+from berth.compute.capsules.cri.pods import remove_pod
 from berth.runtime.cri.base import PodSpec
 
 pytestmark = pytest.mark.functional
@@ -64,6 +65,5 @@ def test_a_cri_capsule_create_killed_half_way_ends_in_error_and_orphan_pods_go(
         remove_local_networks(again)
     finally:
         for pod in pods.pods(proc.host):
-            pods.stop_pod(pod.id)
-            pods.remove_pod(pod.id, pod.uuid)
+            remove_pod(pods, pod.id, pod.uuid)      # with the agent's patience
         pods.close()
