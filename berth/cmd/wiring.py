@@ -281,7 +281,7 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
     from berth.scheduler import filters, weighers
     from berth.scheduler.filter_scheduler import FilterScheduler
     from berth.scheduler.host_cache import HostStateCache
-    from berth.scheduler.host_state import load_host_states
+    from berth.scheduler.host_state import HostStateReads
 
     down_time = conf.service_down_time
     settings = ApiSettings(
@@ -313,8 +313,8 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
     reservations = node_reservations(conf)
     elsewhere = reported_inventories(conf, db)
     scheduler = FilterScheduler(
-        HostStateCache(lambda: load_host_states(db, reservations, down_time,
-                                                conf.default_availability_zone, elsewhere),
+        HostStateCache(HostStateReads(db, reservations, down_time,
+                                      conf.default_availability_zone, elsewhere),
                        conf.scheduler.host_state_max_age),
         filters.by_name(list(conf.scheduler.enabled_filters), conf.default_schedule_zone),
         weighers.by_name(list(conf.scheduler.enabled_weighers), {

@@ -62,22 +62,32 @@ class _Usage(NamedTuple):
 
 def _usage_by_host(rows: Iterable[Any]) -> dict[str, _Usage]:
     """What the containers placed on each host hold, from rows of ``_USAGE`` (``n``
-    containers of each size)."""
+    containers of each size); each distinct size worked out once (a fleet's containers
+    come in a few sizes)."""
     usage: dict[str, _Usage] = {}
+    sizes: dict[tuple[Any, Any, Any], _Usage] = {}
+    nothing = _Usage()
     for host, cpu, memory, disk, n in rows:
         if host is None:        # excluded by the query; for the type checker
             continue
-        u = usage.get(host, _Usage())
-        usage[host] = _Usage(u.cpu + (cpu or 0.0) * n, u.memory_mib + memory_mib(memory) * n,
-                             u.vcpus + vcpus_of(cpu) * n, u.disk_gb + int(disk or 0) * n)
+        one = sizes.get((cpu, memory, disk))
+        if one is None:
+            one = sizes[(cpu, memory, disk)] = _Usage(
+                cpu or 0.0, memory_mib(memory), vcpus_of(cpu), int(disk or 0))
+        u = usage.get(host, nothing)
+        usage[host] = _Usage(u.cpu + one.cpu * n, u.memory_mib + one.memory_mib * n,
+                             u.vcpus + one.vcpus * n, u.disk_gb + one.disk_gb * n)
     return usage
 
 
-def _reported(rows: Iterable[Any]) -> dict[tuple[str, str], Inventory]:
+def _reported(rows: Iterable[Any], made: dict[tuple[Any, ...], Inventory] | None = None
+              ) -> dict[tuple[str, str], Inventory]:
     """(provider uuid, resource class) -> its inventory, from rows of ``_INVENTORIES``;
     one Inventory (frozen) for each distinct set of figures, which a fleet's nodes
-    mostly share: at 1,000 nodes, building one per row was a third of a read's CPU."""
-    made: dict[tuple[Any, ...], Inventory] = {}
+    mostly share: at 1,000 nodes, building one per row was a third of a read's CPU.
+    ``made``: figures -> Inventory, taken from and added to (a reader's across reads:
+    the same figures are then the same object, compared at once)."""
+    made = {} if made is None else made
     out: dict[tuple[str, str], Inventory] = {}
     for row in rows:
         figures = tuple(row[2:])
@@ -92,54 +102,98 @@ def load_host_states(db: Database, api_options: NodeReservations, down_time: int
                      default_zone: str,
                      reported_elsewhere: Callable[[str], Mapping[str, Inventory]] | None
                      = None) -> Sequence[HostState]:
-    """``api_options``: the API's own ``[compute]`` reservations and ratios, which
-    stand in for a node that reported no inventory. ``reported_elsewhere(rp_uuid)``:
-    the inventory a node reported to OpenStack Placement (``placement_inventories``),
-    asked for a node whose inventory is not in the database."""
-    # One read for the four.
-    with db.reader() as s:
-        services = {svc.host: svc for svc in s.execute(_SERVICES)}
-        usage = _usage_by_host(s.execute(_USAGE))
-        compute_nodes = list(s.execute(_NODES))
-        reported = _reported(s.execute(_INVENTORIES))
-    # For a node that reported nothing: the inventory it would report under the API's
-    # options (the agent's own arithmetic, berth.placement.requests).
-    out = []
-    now, nothing = utcnow(), _Usage()
-    for node in compute_nodes:
-        svc = services.get(node.hostname)
-        used = usage.get(node.hostname, nothing)
-        rp = node.rp_uuid
-        if reported_elsewhere is not None and rp and (rp, VCPU) not in reported \
-                and (rp, MEMORY_MB) not in reported:
-            for rc, inv in reported_elsewhere(rp).items():
-                reported[(rp, rc)] = inv
-        vcpu, memory, disk = (reported.get((rp, VCPU)), reported.get((rp, MEMORY_MB)),
-                              reported.get((rp, DISK_GB)))
+    """Every node as the scheduler sees it, read now (``HostStateReads`` once)."""
+    return HostStateReads(db, api_options, down_time, default_zone, reported_elsewhere)()
+
+
+class HostStateReads:
+    """Reads every node's HostState, each call anew (``HostStateCache``'s loader),
+    keeping from one read to the next the HostState of each node whose rows, usage
+    and liveness read the same: most of a large fleet's nodes between two reads a
+    second apart (bench P15: building 1,000 HostStates was half of a read's CPU).
+    Not thread-safe: the cache calls it from one thread at a time."""
+
+    def __init__(self, db: Database, api_options: NodeReservations, down_time: int,
+                 default_zone: str,
+                 reported_elsewhere: Callable[[str], Mapping[str, Inventory]] | None
+                 = None) -> None:
+        """``api_options``: the API's own ``[compute]`` reservations and ratios, which
+        stand in for a node that reported no inventory. ``reported_elsewhere(rp_uuid)``:
+        the inventory a node reported to OpenStack Placement (``placement_inventories``),
+        asked for a node whose inventory is not in the database."""
+        self._db = db
+        self._api_options = api_options
+        self._down_time = down_time
+        self._default_zone = default_zone
+        self._reported_elsewhere = reported_elsewhere
+        #: hostname -> (what its HostState was built from, the HostState)
+        self._last: dict[str, tuple[tuple[Any, ...], HostState]] = {}
+        #: The last read's Inventories by their figures (``_reported``)
+        self._inventories: dict[tuple[Any, ...], Inventory] = {}
+
+    def __call__(self) -> list[HostState]:
+        # Core rows (no ORM result processing), each result fetched whole (iterating a
+        # Core result fetches its rows one call at a time).
+        with self._db.connection() as conn:
+            services = {svc.host: svc for svc in conn.execute(_SERVICES).all()}
+            usage = _usage_by_host(conn.execute(_USAGE).all())
+            compute_nodes = conn.execute(_NODES).all()
+            inventories = dict(self._inventories)
+            reported = _reported(conn.execute(_INVENTORIES).all(), inventories)
+        # What this read did not meet is forgotten (figures changed leave none behind).
+        met = {id(i) for i in reported.values()}
+        self._inventories = {f: i for f, i in inventories.items() if id(i) in met}
+        out = []
+        last, kept = self._last, {}
+        now, nothing = utcnow(), _Usage()
+        for node in compute_nodes:
+            svc = services.get(node.hostname)
+            rp = node.rp_uuid
+            if self._reported_elsewhere is not None and rp and (rp, VCPU) not in reported \
+                    and (rp, MEMORY_MB) not in reported:
+                for rc, inv in self._reported_elsewhere(rp).items():
+                    reported[(rp, rc)] = inv
+            up = svc is not None and nodes.service_is_up(svc, self._down_time, now)
+            # Plain tuples: a Row compares itself in Python, a tuple in C; the same
+            # Inventory (``_inventories``) is compared by its identity.
+            source = (tuple(node), svc and tuple(svc), up, usage.get(node.hostname, nothing),
+                      reported.get((rp, VCPU)), reported.get((rp, MEMORY_MB)),
+                      reported.get((rp, DISK_GB)))
+            before = last.get(node.hostname)
+            state = before[1] if before is not None and before[0] == source \
+                else self._built(node, svc, *source[2:])
+            kept[node.hostname] = (source, state)
+            out.append(state)
+        self._last = kept
+        return out
+
+    def _built(self, node: Any, svc: Any, up: bool, used: _Usage, vcpu: Inventory | None,
+               memory: Inventory | None, disk: Inventory | None) -> HostState:
         if vcpu is None or memory is None or disk is None:
+            # For a node that reported nothing: the inventory it would report under the
+            # API's options (the agent's own arithmetic, berth.placement.requests).
             assumed = node_inventories(node.cpus or 0, node.mem_total or 0,
-                                       node.disk_total or 0, api_options)
+                                       node.disk_total or 0, self._api_options)
             vcpu, memory, disk = (found or assumed.get(rc) for found, rc in (
                 (vcpu, VCPU), (memory, MEMORY_MB), (disk, DISK_GB)))
-        out.append(HostState(
+        return HostState(
             hostname=node.hostname,
             cpus=vcpu.capacity if vcpu else 0.0,
             memory_mib=int(memory.capacity) if memory else 0,
             cpu_used=used.cpu, memory_used_mib=used.memory_mib,
             runtimes=tuple(node.runtimes or ("runc",)),
-            availability_zone=(svc.availability_zone if svc else None) or default_zone,
-            service_up=svc is not None and nodes.service_is_up(svc, down_time, now),
+            availability_zone=(svc.availability_zone if svc else None) or self._default_zone,
+            service_up=up,
             service_disabled=bool(svc and svc.disabled),
             disabled_reason=svc.disabled_reason if svc else None,
             cores=vcpu.largest_unit if vcpu else 0, vcpus_used=used.vcpus,
-            node_uuid=node.uuid, provider_uuid=rp or node.uuid,
+            node_uuid=node.uuid, provider_uuid=node.rp_uuid or node.uuid,
             memory_max_unit=memory.largest_unit if memory else 0,
             disk_gb=disk.capacity if disk else 0.0, disk_used_gb=used.disk_gb,
             disk_max_unit=disk.largest_unit if disk else 0,
             disk_quota_supported=bool(node.disk_quota_supported),
             labels={str(k): str(v) for k, v in (node.labels or {}).items()},
-        ))
-    return out
+        )
 
 
 _USAGE_ON_HOSTS = _USAGE.where(Container.host.in_(bindparam("hosts", expanding=True)))

@@ -1,0 +1,93 @@
+"""``HostStateReads``: each read is the database as it is now, and keeps the
+HostState of a node whose rows, usage and liveness read the same as last time."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from berth.db import containers, nodes
+from berth.db.engine import Database
+from berth.placement.base import MEMORY_MB, VCPU, Inventory
+from berth.placement.embedded import EmbeddedPlacement
+from berth.placement.requests import NodeReservations
+from berth.scheduler import host_state
+from berth.scheduler.host_state import HostStateReads, load_host_states
+
+
+def fleet(db: Database, names: tuple[str, ...] = ("n1", "n2", "n3")) -> None:
+    for name in names:
+        nodes.upsert_compute_node(db, name, {"cpus": 4, "mem_total": 4096})
+        nodes.report_service_up(db, name, nodes.COMPUTE_BINARY, "z1")
+        containers.create(db, {"host": name, "status": "Running", "cpu": 1.0,
+                               "memory": "512"})
+
+
+def by_name(states: object) -> dict[str, host_state.HostState]:
+    return {h.hostname: h for h in states}  # type: ignore[attr-defined]
+
+
+def reads_of(db: Database) -> HostStateReads:
+    return HostStateReads(db, NodeReservations(), 60, "nova")
+
+
+def test_a_read_with_nothing_changed_keeps_every_hoststate(db: Database) -> None:
+    fleet(db)
+    reads = reads_of(db)
+    first, second = by_name(reads()), by_name(reads())
+    assert first.keys() == second.keys() == {"n1", "n2", "n3"}
+    assert all(second[n] is first[n] for n in first)
+    assert second == by_name(load_host_states(db, NodeReservations(), 60, "nova"))
+
+
+def test_a_node_whose_usage_changed_is_built_again_and_only_it(db: Database) -> None:
+    fleet(db)
+    reads = reads_of(db)
+    first = by_name(reads())
+    containers.create(db, {"host": "n2", "status": "Creating", "cpu": 0.5, "memory": "256"})
+    second = by_name(reads())
+    assert (second["n2"].cpu_used, second["n2"].memory_used_mib, second["n2"].vcpus_used) \
+        == (1.5, 768, 2)
+    assert second["n1"] is first["n1"] and second["n3"] is first["n3"]
+    assert second == by_name(load_host_states(db, NodeReservations(), 60, "nova"))
+
+
+def test_a_service_whose_heartbeat_aged_past_the_down_time_reads_down(
+        db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing in the rows changed, only the clock: the node must not stay up."""
+    fleet(db, ("n1",))
+    reads = reads_of(db)
+    assert by_name(reads())["n1"].service_up
+    later = host_state.utcnow() + dt.timedelta(seconds=120)
+    monkeypatch.setattr(host_state, "utcnow", lambda: later)
+    assert not by_name(reads())["n1"].service_up
+
+
+def test_a_disabled_service_and_a_new_inventory_are_read(db: Database) -> None:
+    fleet(db, ("n1", "n2"))
+    reads = reads_of(db)
+    first = by_name(reads())
+    nodes.update_service(db, "n1", nodes.COMPUTE_BINARY,
+                         {"disabled": True, "disabled_reason": "maintenance"})
+    rp = nodes.get_compute_node(db, "n2").rp_uuid
+    placement = EmbeddedPlacement(db)
+    placement.ensure_provider(rp, "n2")
+    placement.set_inventory(rp, {
+        VCPU: Inventory(total=4, reserved=0, max_unit=4, allocation_ratio=8.0),
+        MEMORY_MB: Inventory(total=4096, reserved=0, max_unit=4096, allocation_ratio=1.0)})
+    second = by_name(reads())
+    assert second["n1"].service_disabled and second["n1"].disabled_reason == "maintenance"
+    assert not first["n1"].service_disabled
+    assert second["n2"].cpus == 32.0 and first["n2"].cpus != 32.0
+    assert second == by_name(load_host_states(db, NodeReservations(), 60, "nova"))
+
+
+def test_a_node_gone_from_the_database_is_gone_from_the_read(db: Database) -> None:
+    fleet(db, ("n1", "n2"))
+    reads = reads_of(db)
+    reads()
+    nodes.delete_service(db, "n2", nodes.COMPUTE_BINARY)
+    with db.write_connection() as conn:
+        conn.exec_driver_sql("DELETE FROM compute_node WHERE hostname = 'n2'")
+    assert list(by_name(reads())) == ["n1"]
