@@ -85,6 +85,14 @@ class CpuMeter:
         self._before: dict[str, dict[int, float]] = {}
         self._marks: list[tuple[int, dict[str, dict[int, float]]]] = []
         self._postmaster: int | None = None
+        #: Backends of the run database that serve the client (its count of the rows
+        #: Running): the client's CPU, not PostgreSQL's (``count_as_client``).
+        self._client_backends: set[int] = set()
+
+    def count_as_client(self, backend_pid: int) -> None:
+        """The backend ``backend_pid`` serves the client: counted as the client's from
+        the next sample on (one that ends is reaped into PostgreSQL's, as any)."""
+        self._client_backends.add(backend_pid)
 
     def sample(self) -> dict[str, dict[int, float]]:
         return self._sample()
@@ -93,11 +101,12 @@ class CpuMeter:
         everyone = _pids()
         backends = [p for p in everyone
                     if _cmdline(p).startswith("postgres:") and f" {self._database} " in
-                    _cmdline(p) + " "]
+                    _cmdline(p) + " " and p not in self._client_backends]
         broker = [p for p in everyone if "beam.smp" in _cmdline(p)]
         api = [self._api, *_children(self._api)]
         roles = {"api": api, "nodes": self._nodes, "postgres": backends,
-                 "rabbitmq": broker, "client": [os.getpid()]}
+                 "rabbitmq": broker,
+                 "client": [os.getpid(), *(p for p in self._client_backends if p in everyone)]}
         sample = {role: {p: cpu_of(p) for p in pids} for role, pids in roles.items()}
         if self._postmaster is None and backends:
             self._postmaster = _parent_of(backends[0])

@@ -60,14 +60,17 @@ class _Counter:
     """Counts Running and Error rows; reconnects after the database went away (the
     machine's PostgreSQL is shared and may be restarted under the run)."""
 
-    def __init__(self, pg_url: str) -> None:
+    def __init__(self, pg_url: str, on_connect: Callable[[int], None] | None = None) -> None:
         self._url = pg_url
         self._conn: Any = None
+        self._on_connect = on_connect
 
     def __call__(self) -> tuple[int, int] | None:
         try:
             if self._conn is None:
                 self._conn = psycopg.connect(self._url, autocommit=True, connect_timeout=5)
+                if self._on_connect is not None:
+                    self._on_connect(self._conn.info.backend_pid)
             row = self._conn.execute(
                 "SELECT count(*) FILTER (WHERE status = 'Running'), "
                 "count(*) FILTER (WHERE status = 'Error') FROM container").fetchone()
@@ -87,10 +90,13 @@ class _Counter:
 
 def fill(api_url: str, pg_url: str, total: int, *, concurrency: int = 16,
          window: int = 400, poll: float = 0.2, timeout: float = 3600,
-         stall: float = 60, on_count: Callable[[int], None] | None = None) -> LoadResult:
+         stall: float = 60, on_count: Callable[[int], None] | None = None,
+         on_counter_backend: Callable[[int], None] | None = None) -> LoadResult:
     """Fill until ``total`` containers are Running or in Error, or until ``timeout``,
     or until nothing changed for ``stall`` seconds (what is left is then reported by
-    the checks). ``on_count(running)`` is called with every count read."""
+    the checks). ``on_count(running)`` is called with every count read;
+    ``on_counter_backend(pid)`` with the PostgreSQL backend of each connection the
+    count makes (its CPU is the client's: ``CpuMeter.count_as_client``)."""
     lock = threading.Lock()
     state = {"sent": 0, "accepted": 0, "running": 0, "errors": 0}
     refused: list[str] = []
@@ -123,7 +129,7 @@ def fill(api_url: str, pg_url: str, total: int, *, concurrency: int = 16,
                         refused.append(f"{resp.status_code}: {resp.text[:200]}")
 
     result = LoadResult(total=total, seconds=0.0, accepted=0, refused=refused)
-    counts = _Counter(pg_url)
+    counts = _Counter(pg_url, on_counter_backend)
     try:
         began = time.monotonic()
         changed = 0.0

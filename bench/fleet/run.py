@@ -203,7 +203,8 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
                 due[0] = next(marks, None)
 
         result = load.fill(api.url, pg_url, spec.containers, concurrency=spec.concurrency,
-                           window=spec.window, on_count=on_count)
+                           window=spec.window, on_count=on_count,
+                           on_counter_backend=meter.count_as_client)
         load_after = _load_average()
         made = result.samples[-1][1] if result.samples else 0
         cpu = meter.per_container(made)
