@@ -24,6 +24,7 @@ from berth.common.units import memory_mib
 from berth.db import actions, rows
 from berth.db.base import utcnow
 from berth.db.engine import Database
+from berth.db.inline_lists import inline_in, inline_not_in
 from berth.db.models import Container, Registry, registry_uuid_of
 
 CONTAINER = 0
@@ -466,8 +467,8 @@ def destroy(db: Database, uuid: str) -> bool:
 
 
 _HELD_ON_HOST = select(Container.cpu, Container.memory).where(
-    Container.host == bindparam("host"), Container.status.not_in(NOT_HOLDING),
-    Container.container_type.in_((0, 1)))
+    Container.host == bindparam("host"), inline_not_in(Container.status, NOT_HOLDING),
+    inline_in(Container.container_type, (0, 1)))
 _HELD_ON_HOST_BUT = _HELD_ON_HOST.where(
     Container.uuid.not_in(bindparam("excluded", expanding=True)))
 

@@ -33,6 +33,7 @@ from berth.common import exceptions as exc
 from berth.db.base import utcnow
 from berth.db.containers import NOT_HOLDING
 from berth.db.engine import Database
+from berth.db.inline_lists import inline_in, inline_not_in
 from berth.db.models import ComputeNode, Container, ZunService
 
 COMPUTE_BINARY = "zun-compute"
@@ -81,8 +82,7 @@ def _census_columns() -> list[Any]:
     c = Container.__table__.c
     zero: Any = literal_column("0")
     one: Any = literal_column("1")
-    holding = c.status.is_not(None) & c.status.not_in(
-        [literal_column(f"'{status}'") for status in NOT_HOLDING])
+    holding = c.status.is_not(None) & inline_not_in(c.status, NOT_HOLDING)
 
     def total(value: Any, when: Any) -> Any:
         return func.coalesce(func.sum(case((when, value), else_=zero)), zero)
@@ -101,7 +101,7 @@ def _census_columns() -> list[Any]:
 
 
 #: Containers and capsules (not a capsule's members, which its capsule row counts).
-_COUNTED_KINDS = Container.container_type.in_([literal_column("0"), literal_column("1")])
+_COUNTED_KINDS = inline_in(Container.container_type, (0, 1))
 
 # The census ``publish_usage`` writes: one row, whatever the host holds (no parameter
 # but the host, which is named so that the UPDATE joins it by that name).

@@ -9,13 +9,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from sqlalchemy import Connection, bindparam, func, select
+from sqlalchemy import Connection, String, any_, bindparam, func, select
+from sqlalchemy.dialects import postgresql
 
 from berth.common.units import memory_mib
 from berth.db import nodes
 from berth.db.base import utcnow
 from berth.db.containers import NOT_HOLDING
 from berth.db.engine import Database
+from berth.db.inline_lists import inline_in, inline_not_in
 from berth.db.models import ComputeNode, Container, ZunService
 from berth.db.placement_models import ProviderInventory, ResourceProvider
 from berth.placement.base import DISK_GB, MEMORY_MB, VCPU, Inventory
@@ -29,8 +31,8 @@ from berth.scheduler.base import HostState
 # (bench P15: a fleet filling to 20,000 containers made every create read them all).
 _USAGE = (select(Container.host, Container.cpu, Container.memory, Container.disk,
                  func.count().label("n"))
-          .where(Container.host.is_not(None), Container.status.not_in(NOT_HOLDING),
-                 Container.container_type.in_((0, 1)))
+          .where(Container.host.is_not(None), inline_not_in(Container.status, NOT_HOLDING),
+                 inline_in(Container.container_type, (0, 1)))
           .group_by(Container.host, Container.cpu, Container.memory, Container.disk))
 _SERVICES = (select(ZunService.host, ZunService.availability_zone, ZunService.disabled,
                     ZunService.disabled_reason, ZunService.forced_down,
@@ -48,7 +50,7 @@ _INVENTORIES = (
            ProviderInventory.reserved, ProviderInventory.min_unit, ProviderInventory.max_unit,
            ProviderInventory.step_size, ProviderInventory.allocation_ratio)
     .join(ProviderInventory, ProviderInventory.resource_provider_id == ResourceProvider.id)
-    .where(ProviderInventory.resource_class.in_((VCPU, MEMORY_MB, DISK_GB))))
+    .where(inline_in(ProviderInventory.resource_class, (VCPU, MEMORY_MB, DISK_GB))))
 
 
 
@@ -197,14 +199,17 @@ class HostStateReads:
 
 
 _USAGE_ON_HOSTS = _USAGE.where(Container.host.in_(bindparam("hosts", expanding=True)))
+# PostgreSQL takes the hosts as one array parameter: one SQL text whatever their number.
+_USAGE_ON_HOSTS_ARRAY = _USAGE.where(
+    Container.host == any_(bindparam("hosts", type_=postgresql.ARRAY(String()))))
 
 
 def usages_now(conn: Connection, hosts: Sequence[HostState]) -> list[HostState]:
     """``hosts`` with their usage read again, on ``conn`` (inside the caller's
     transaction), in one query: the capacity as it was, the containers placed there as
     they are."""
-    used = _usage_by_host(conn.execute(_USAGE_ON_HOSTS,
-                                       {"hosts": [h.hostname for h in hosts]}))
+    stmt = _USAGE_ON_HOSTS_ARRAY if conn.dialect.name == "postgresql" else _USAGE_ON_HOSTS
+    used = _usage_by_host(conn.execute(stmt, {"hosts": [h.hostname for h in hosts]}))
     out = []
     for h in hosts:
         u = used.get(h.hostname, _Usage())
