@@ -9,8 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from sqlalchemy import Connection, String, any_, bindparam, func, select
-from sqlalchemy.dialects import postgresql
+from sqlalchemy import Connection, bindparam, func, select
 
 from berth.common.units import memory_mib
 from berth.db import nodes
@@ -199,17 +198,14 @@ class HostStateReads:
 
 
 _USAGE_ON_HOSTS = _USAGE.where(Container.host.in_(bindparam("hosts", expanding=True)))
-# PostgreSQL takes the hosts as one array parameter: one SQL text whatever their number.
-_USAGE_ON_HOSTS_ARRAY = _USAGE.where(
-    Container.host == any_(bindparam("hosts", type_=postgresql.ARRAY(String()))))
 
 
 def usages_now(conn: Connection, hosts: Sequence[HostState]) -> list[HostState]:
     """``hosts`` with their usage read again, on ``conn`` (inside the caller's
     transaction), in one query: the capacity as it was, the containers placed there as
     they are."""
-    stmt = _USAGE_ON_HOSTS_ARRAY if conn.dialect.name == "postgresql" else _USAGE_ON_HOSTS
-    used = _usage_by_host(conn.execute(stmt, {"hosts": [h.hostname for h in hosts]}))
+    used = _usage_by_host(conn.execute(_USAGE_ON_HOSTS,
+                                       {"hosts": [h.hostname for h in hosts]}))
     out = []
     for h in hosts:
         u = used.get(h.hostname, _Usage())

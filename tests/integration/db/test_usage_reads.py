@@ -1,6 +1,5 @@
-"""The scheduler's read of some nodes' usage under their lock (``usages_now``) on the
-servers: PostgreSQL takes the hosts as one array, the others as an IN list; both
-count what the same rows hold."""
+"""The scheduler's read of some nodes' usage under their lock (``usages_now``, its
+constant lists written into the SQL) counts the same rows on every database."""
 
 from __future__ import annotations
 
