@@ -1,11 +1,10 @@
 """IN lists of constants written into a statement's SQL when it is compiled.
 
 SQLAlchemy renders ``column.in_((a, b))`` as an "expanding" parameter: the list is
-spliced into the SQL at every execution (``_process_parameters_for_postcompile``),
-which costs more Python than many whole statements do (bench P15: 0.6 ms of an API
-worker's CPU under yappi, per read of a node's usage), and gives the driver a text
-it cannot reuse. A list fixed in the code needs none of that: these render it as
-literals once, in the cached compiled form, on every dialect."""
+spliced into the SQL string at every execution (``_process_parameters_for_postcompile``),
+even a list fixed in the code. These render such a list as literals once, in the
+cached compiled form, on every dialect: the scheduler's read of one node's usage under
+its lock costs 0.27 ms of client CPU against 0.32 (PostgreSQL, quiet; bench P15)."""
 
 from __future__ import annotations
 
