@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import pytest
@@ -13,6 +13,7 @@ from berth.db import containers, nodes
 from berth.db.base import utcnow
 from berth.db.engine import Database
 from berth.db.models import ZunService
+from berth.placement.base import MEMORY_MB, VCPU, Inventory
 from berth.placement.requests import NodeReservations
 from berth.scheduler import filters, weighers
 from berth.scheduler.base import HostState, RequestSpec
@@ -253,20 +254,14 @@ def test_host_states_read_disk_labels_and_the_disk_containers_hold(db: Database)
 
 
 def test_host_states_take_each_nodes_reported_inventory_over_the_apis_ratios(
-        db: Database) -> None:
+        db: Database, report_inventory: Callable[[str, dict[str, Inventory]], None]) -> None:
     """An agent reports its capacity with its own [compute] ratios and reservations;
     the API's options stand in only for a node that reported none (OpenStack
     Placement). At ratio 64 two cores hold 128 VCPUs, not the API's 32."""
-    from berth.placement.base import MEMORY_MB, VCPU, Inventory
-    from berth.placement.embedded import EmbeddedPlacement
-
     for host_name in ("reported", "silent"):
         nodes.upsert_compute_node(db, host_name, {"cpus": 2, "mem_total": 4096})
         nodes.report_service_up(db, host_name, nodes.COMPUTE_BINARY, None)
-    rp = nodes.get_compute_node(db, "reported").rp_uuid
-    placement = EmbeddedPlacement(db)
-    placement.ensure_provider(rp, "reported")
-    placement.set_inventory(rp, {
+    report_inventory("reported", {
         VCPU: Inventory(total=2, reserved=0, max_unit=2, allocation_ratio=64.0),
         MEMORY_MB: Inventory(total=4096, reserved=1024, max_unit=4096, allocation_ratio=1.0)})
     states = {h.hostname: h for h in load_host_states(db, NodeReservations(), 60, "nova")}

@@ -4,13 +4,13 @@ HostState of a node whose rows, usage and liveness read the same as last time.""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 
 import pytest
 
 from berth.db import containers, nodes
 from berth.db.engine import Database
 from berth.placement.base import MEMORY_MB, VCPU, Inventory
-from berth.placement.embedded import EmbeddedPlacement
 from berth.placement.requests import NodeReservations
 from berth.scheduler import host_state
 from berth.scheduler.host_state import HostStateReads, load_host_states
@@ -64,16 +64,14 @@ def test_a_service_whose_heartbeat_aged_past_the_down_time_reads_down(
     assert not by_name(reads())["n1"].service_up
 
 
-def test_a_disabled_service_and_a_new_inventory_are_read(db: Database) -> None:
+def test_a_disabled_service_and_a_new_inventory_are_read(db: Database,
+                                                         report_inventory: Callable[[str, dict[str, Inventory]], None]) -> None:
     fleet(db, ("n1", "n2"))
     reads = reads_of(db)
     first = by_name(reads())
     nodes.update_service(db, "n1", nodes.COMPUTE_BINARY,
                          {"disabled": True, "disabled_reason": "maintenance"})
-    rp = nodes.get_compute_node(db, "n2").rp_uuid
-    placement = EmbeddedPlacement(db)
-    placement.ensure_provider(rp, "n2")
-    placement.set_inventory(rp, {
+    report_inventory("n2", {
         VCPU: Inventory(total=4, reserved=0, max_unit=4, allocation_ratio=8.0),
         MEMORY_MB: Inventory(total=4096, reserved=0, max_unit=4096, allocation_ratio=1.0)})
     second = by_name(reads())
