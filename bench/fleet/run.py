@@ -228,23 +228,23 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
         problems = checks.fleet_problems(pg_url, engines, node_reservations(CONF))
         problems += checks.sync_row_problems(rows)
         problems += result.refused[:20]
-        curve = result.curve(spec.step)
+        curve: list[dict[str, Any]] = list(result.curve(spec.step))  # blocks get their costs
         for block, cost in zip(curve, blocks, strict=False):
             block["cpu_ms_per_container"] = {k: v for k, v in cost.items()
                                              if k not in ("from", "to")}
         costs = [b["cpu_ms_per_container"]["total"] - b["cpu_ms_per_container"]["client"]
                  for b in curve if "cpu_ms_per_container" in b]
         fill_ratio = round(costs[-1] / costs[0], 3) if len(costs) > 1 and costs[0] else None
-        first = curve[0]["per_second"] if curve else 0.0
-        last = curve[-1]["per_second"] if curve else 0.0
+        first_rate = curve[0]["per_second"] if curve else 0.0
+        last_rate = curve[-1]["per_second"] if curve else 0.0
         figures: dict[str, Any] = {
             "id": "P15", "name": "fleet", "nodes": spec.nodes,
             "containers": spec.containers, "spec": spec.__dict__,
             "running": result.samples[-1][1] if result.samples else 0,
             "seconds": round(result.seconds, 1),
             "per_second_overall": result.overall_rate(),
-            "per_second_first_block": first, "per_second_last_block": last,
-            "slowdown_last_vs_first": round(1 - last / first, 3) if first else None,
+            "per_second_first_block": first_rate, "per_second_last_block": last_rate,
+            "slowdown_last_vs_first": round(1 - last_rate / first_rate, 3) if first_rate else None,
             "goal_per_second": GOAL_PER_SECOND, "goal_flatness": GOAL_FLATNESS,
             "curve": curve, "sync_rows": rows, "problems": problems,
             "agents_started": ready, "agents_start_seconds": round(started, 1),
