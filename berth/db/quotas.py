@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from berth.common.units import memory_mib
 from berth.db.engine import Database
+from berth.db.inline_lists import inline_in
 from berth.db.models import Container, ProjectQuotaLock, Quota, QuotaClass, Volume
 
 RESOURCES = ("containers", "memory", "cpu", "disk")
@@ -67,7 +68,7 @@ _LIMITS = union_all(
 _USAGE = select(Container.container_type, Container.cpu, Container.memory,
                 Container.disk, func.count().label("n")).where(
     Container.project_id == bindparam("project_id"),
-    Container.container_type.in_((*COUNTED_TYPES, *CONTAINER_TYPES))).group_by(
+    inline_in(Container.container_type, (*COUNTED_TYPES, *CONTAINER_TYPES))).group_by(
     Container.container_type, Container.cpu, Container.memory, Container.disk)
 
 
