@@ -30,7 +30,7 @@ from bench.fleet import threads
 from bench.fleet.statements import StatementTally
 from berth.cmd import wiring
 from berth.common import log
-from berth.common.memory import limit_malloc_arenas
+from berth.common.memory import freeze_started, limit_malloc_arenas
 from berth.compute.agent import ComputeAgent
 from berth.conf import CONF
 from berth.db.engine import Database
@@ -105,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     with ThreadPoolExecutor(args.start_threads) as pool:
         list(pool.map(start_agent, agents))
+    freeze_started()     # as berth-compute does once its agent started
     profile = os.environ.get("BERTH_FLEET_PROFILE")
     if profile:     # CPU time of every thread, from here to quit (yappi, pstats file)
         import yappi

@@ -28,6 +28,7 @@ from berth.api import server as api_server
 from berth.api.app import create_app
 from berth.cmd import helptext, tls, wiring
 from berth.common import log
+from berth.common.memory import freeze_started
 from berth.common.tls import TLSConfigError
 from berth.conf import CONF
 from berth.db import migrate
@@ -104,6 +105,7 @@ def _serve(address: str, sock: socket.socket | None, context: ssl.SSLContext | N
     if CONF.compute.evacuate_on_host_down:
         evacuator = evacuation.Evacuator(state, float(CONF.periodic_interval_max))
         evacuator.start()
+    freeze_started()
     try:
         server.run(sockets=[sock] if sock is not None else None)
     finally:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from berth.cmd import helptext, wiring
 from berth.common import log
-from berth.common.memory import limit_malloc_arenas
+from berth.common.memory import freeze_started, limit_malloc_arenas
 from berth.conf import CONF
 
 LOG = logging.getLogger(__name__)
@@ -62,6 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             health.stop()
         transport.cleanup()
         return 1
+    freeze_started()
     stop.wait()
     if health is not None:
         health.stop()

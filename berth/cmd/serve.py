@@ -18,6 +18,7 @@ from berth.api import server as api_server
 from berth.api.app import create_app
 from berth.cmd import cni_daemon, neutron_wiring, tls, wiring, wsproxy
 from berth.cni.daemon import CniDaemon
+from berth.common.memory import freeze_started
 from berth.common.tls import TLSConfigError
 from berth.metrics.health import Readiness
 
@@ -114,6 +115,7 @@ def run(conf: cfg.ConfigOpts) -> int:
              tls.scheme(api_tls), address, conf.api.port, db.url.split("@")[-1], conf.host)
     server = _Server(api_server.config(app, address, conf.api.port,
                                        conf.api.header_timeout, api_tls))
+    freeze_started()
     try:
         server.run()
     finally:
