@@ -132,8 +132,10 @@ def measure_idle(spec: FleetSpec, meter: CpuMeter, hosts: list[NodeHost], api: A
     time.sleep(spec.idle_seconds)
     seconds = time.monotonic() - began
     cpu = per_unit(cpu_before, meter.sample(), seconds * spec.nodes)
-    agents = statements.difference(_node_statements(hosts), stmts_before)
-    api_idle, _ = statements.split_rpc(statements.difference(api.statements(), api_before))
+    agents, _ = statements.split_collector(
+        statements.difference(_node_statements(hosts), stmts_before))
+    api_idle, _ = statements.split_rpc(statements.split_collector(
+        statements.difference(api.statements(), api_before))[0])
     node_minutes = seconds / 60 * spec.nodes
     return {"seconds": round(seconds, 1),
             "cpu_ms_per_s_per_node": cpu,
@@ -210,12 +212,15 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
         cpu = meter.per_container(made)
         blocks = meter.block_costs()
         database_after = _database_counts(pg_url)      # (and its own few: the bench's)
-        api_statements, api_rpc = statements.split_rpc(
+        api_tally, api_collector_us = statements.split_collector(
             statements.difference(api.statements(), api_stmts))
-        per_create = {
-            "api": statements.per_unit(api_statements, made),
-            "agents": statements.per_unit(
-                statements.difference(_node_statements(hosts), node_stmts), made)}
+        api_statements, api_rpc = statements.split_rpc(api_tally)
+        agent_statements, agents_collector_us = statements.split_collector(
+            statements.difference(_node_statements(hosts), node_stmts))
+        per_create = {"api": statements.per_unit(api_statements, made),
+                      "agents": statements.per_unit(agent_statements, made)}
+        collector = {"api": round(api_collector_us / 1000 / max(made, 1), 3),
+                     "nodes": round(agents_collector_us / 1000 / max(made, 1), 3)}
         agent_threads = threads.per_unit(statements.merged(
             [threads.spent_by_kind(b, a)
              for b, a in zip(threads_before, _node_threads(hosts), strict=True)]), made)
@@ -255,6 +260,7 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
             "statements_per_create": per_create,
             "api_rpc_per_create": statements.per_unit(api_rpc, made),
             "agents_cpu_ms_per_create_by_thread": agent_threads,
+            "collector_cpu_ms_per_container": collector,
             "database_per_create": {
                 key: round((database_after[key] - database_before[key]) / max(made, 1), 3)
                 for key in database_after},
@@ -344,6 +350,8 @@ def main(argv: list[str] | None = None) -> int:
             figures["api_rpc_per_create"], indent=1))
         print("the agents' CPU ms per create by kind of thread:", json.dumps(
             figures["agents_cpu_ms_per_create_by_thread"], indent=1))
+        print("of which in the garbage collector (CPU ms per container):",
+              figures["collector_cpu_ms_per_container"])
         print("PostgreSQL's connections and transactions per create:",
               figures["database_per_create"])
         if figures["idle"]:

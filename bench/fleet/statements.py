@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+from bench.fleet.collector import CollectorClock
+
 _SKIPPED = ("berth.db", "berth.common.retry")
 #: A tally's values: statements (int) or milliseconds (float).
 N = TypeVar("N", int, float)
@@ -45,16 +47,19 @@ class StatementTally:
     """Statements run in this process by caller (cumulative; see the module), and the
     rows of the SELECTs run on a thread while it counts them (``rows_read``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, collector: CollectorClock | None = None) -> None:
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
         self._rows = threading.local()
+        self._collector = collector
 
     @classmethod
     def install(cls) -> StatementTally:
+        """Count this process's statements from now on, and the CPU of its garbage
+        collector (``COLLECTOR``)."""
         from sqlalchemy.engine.default import DefaultDialect
 
-        tally = cls()
+        tally = cls(CollectorClock.install())
         for name in ("do_execute", "do_executemany", "do_execute_no_params"):
             setattr(DefaultDialect, name, tally._counted(getattr(DefaultDialect, name)))
         return tally
@@ -88,7 +93,10 @@ class StatementTally:
 
     def snapshot(self) -> dict[str, int]:
         with self._lock:
-            return dict(self._counts)
+            counts = dict(self._counts)
+        if self._collector is not None:
+            counts[COLLECTOR] = self._collector.microseconds()
+        return counts
 
     def dump(self, path: Path) -> None:
         """Write the snapshot to ``path`` (whole: written aside, then renamed)."""
@@ -100,6 +108,15 @@ class StatementTally:
 #: The tally's keys that count the API's casts and calls to agents (``rpc call
 #: image_search``), not statements: ``api_host.py`` counts them in its tally.
 RPC_PREFIX = "rpc "
+#: The tally's key that holds the CPU microseconds of the process's garbage collector
+#: (``collector.CollectorClock``), not statements.
+COLLECTOR = "gc cpu us"
+
+
+def split_collector(tally: dict[str, int]) -> tuple[dict[str, int], int]:
+    """``tally`` as (the rest, the collector's CPU microseconds)."""
+    rest = dict(tally)
+    return rest, rest.pop(COLLECTOR, 0)
 
 
 def split_rpc(tally: dict[str, int]) -> tuple[dict[str, int], dict[str, int]]:
