@@ -49,8 +49,8 @@ def freeze_started() -> int:
     collector never walks them again; ``gc.freeze``). Call once the process has built
     what it keeps until it stops, before it serves. Returns the objects frozen.
 
-    A fleet run's API workers and agent hosts spent 5-8 % of their CPU in the
-    collector, most of it in full collections walking start-up's objects (bench P15,
+    A fleet run's API workers spent 8 % of their CPU in the collector and its agent
+    hosts 4 %, half or more in full collections walking start-up's objects (bench P15,
     docs/benchmarks.md runs AA)."""
     gc.collect()
     gc.freeze()
