@@ -192,7 +192,8 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
             idle = measure_idle(spec, meter, hosts, api)
         load_idle = _load_average()
         load_before = _load_average()
-        node_stmts, api_stmts = _node_statements(hosts), api.statements()
+        node_stmts, api_tallies = _node_statements(hosts), api.tallies()
+        api_stmts = statements.merged(api_tallies.values())
         threads_before = _node_threads(hosts)
         database_before = _database_counts(pg_url)
         meter.start()
@@ -212,8 +213,9 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
         cpu = meter.per_container(made)
         blocks = meter.block_costs()
         database_after = _database_counts(pg_url)      # (and its own few: the bench's)
+        api_tallies_after = api.tallies()
         api_tally, api_collector_us = statements.split_collector(
-            statements.difference(api.statements(), api_stmts))
+            statements.difference(statements.merged(api_tallies_after.values()), api_stmts))
         api_statements, api_rpc = statements.split_rpc(api_tally)
         agent_statements, agents_collector_us = statements.split_collector(
             statements.difference(_node_statements(hosts), node_stmts))
@@ -261,6 +263,7 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
             "api_rpc_per_create": statements.per_unit(api_rpc, made),
             "agents_cpu_ms_per_create_by_thread": agent_threads,
             "collector_cpu_ms_per_container": collector,
+            "api_workers_cpu_shares": statements.cpu_shares(api_tallies, api_tallies_after),
             "database_per_create": {
                 key: round((database_after[key] - database_before[key]) / max(made, 1), 3)
                 for key in database_after},
@@ -352,6 +355,7 @@ def main(argv: list[str] | None = None) -> int:
             figures["agents_cpu_ms_per_create_by_thread"], indent=1))
         print("of which in the garbage collector (CPU ms per container):",
               figures["collector_cpu_ms_per_container"])
+        print("each API worker's share of the API's CPU:", figures["api_workers_cpu_shares"])
         print("PostgreSQL's connections and transactions per create:",
               figures["database_per_create"])
         if figures["idle"]:

@@ -195,6 +195,14 @@ class Api:
     def statements(self, settle: float = 0.5) -> dict[str, int]:
         """Every worker's statements by caller so far (summed): each is asked to write
         its tally (SIGUSR1), then the files are read ``settle`` seconds later."""
+        total: dict[str, int] = {}
+        for tally in self.tallies(settle).values():
+            for caller, n in tally.items():
+                total[caller] = total.get(caller, 0) + n
+        return total
+
+    def tallies(self, settle: float = 0.5) -> dict[int, dict[str, int]]:
+        """Each worker's tally so far, by its pid (see ``statements``)."""
         files = list(self._tallies.glob("api-*.json"))
         for f in files:
             try:
@@ -202,11 +210,8 @@ class Api:
             except (ProcessLookupError, ValueError):
                 pass
         time.sleep(settle)
-        total: dict[str, int] = {}
-        for f in self._tallies.glob("api-*.json"):
-            for caller, n in json.loads(f.read_text()).items():
-                total[caller] = total.get(caller, 0) + n
-        return total
+        return {int(f.stem.split("-")[1]): json.loads(f.read_text())
+                for f in self._tallies.glob("api-*.json")}
 
     def wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout

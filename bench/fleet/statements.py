@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -96,6 +97,7 @@ class StatementTally:
             counts = dict(self._counts)
         if self._collector is not None:
             counts[COLLECTOR] = self._collector.microseconds()
+        counts[PROCESS_CPU] = time.process_time_ns() // 1000
         return counts
 
     def dump(self, path: Path) -> None:
@@ -111,12 +113,28 @@ RPC_PREFIX = "rpc "
 #: The tally's key that holds the CPU microseconds of the process's garbage collector
 #: (``collector.CollectorClock``), not statements.
 COLLECTOR = "gc cpu us"
+#: The tally's key that holds the process's whole CPU in microseconds, not statements
+#: (which of the API's workers the work went to).
+PROCESS_CPU = "process cpu us"
 
 
 def split_collector(tally: dict[str, int]) -> tuple[dict[str, int], int]:
-    """``tally`` as (the rest, the collector's CPU microseconds)."""
+    """``tally`` as (its statements, the collector's CPU microseconds); the process's
+    own CPU (``PROCESS_CPU``) left out."""
     rest = dict(tally)
+    rest.pop(PROCESS_CPU, None)
     return rest, rest.pop(COLLECTOR, 0)
+
+
+def cpu_shares(before: Mapping[int, Mapping[str, int]], after: Mapping[int, Mapping[str, int]]
+               ) -> list[float]:
+    """Each process's share of the CPU the processes spent between two readings of
+    their tallies (by pid; one that started between them counts from 0), largest
+    first."""
+    spent = [tally.get(PROCESS_CPU, 0) - before.get(pid, {}).get(PROCESS_CPU, 0)
+             for pid, tally in after.items()]
+    total = sum(spent)
+    return sorted((round(x / total, 3) for x in spent), reverse=True) if total > 0 else []
 
 
 def split_rpc(tally: dict[str, int]) -> tuple[dict[str, int], dict[str, int]]:

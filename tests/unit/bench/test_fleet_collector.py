@@ -38,3 +38,15 @@ def test_the_tally_carries_the_collectors_figure_apart() -> None:
     assert rest == {"berth.compute.flows.common:hand_over": 1}
     assert us == clock.microseconds() >= 0
     assert statements.split_collector({"x": 2}) == ({"x": 2}, 0)
+
+
+def test_the_tally_carries_the_process_cpu_and_the_workers_shares_come_from_it() -> None:
+    tally = statements.StatementTally()
+    snapshot = tally.snapshot()
+    assert snapshot[statements.PROCESS_CPU] > 0
+    assert statements.split_collector(snapshot) == ({}, 0)
+    before = {10: {statements.PROCESS_CPU: 1_000}, 11: {statements.PROCESS_CPU: 5_000}}
+    after = {10: {statements.PROCESS_CPU: 4_000}, 11: {statements.PROCESS_CPU: 6_000},
+             12: {statements.PROCESS_CPU: 1_000}}     # a worker started between them
+    assert statements.cpu_shares(before, after) == [0.6, 0.2, 0.2]
+    assert statements.cpu_shares(after, after) == []
