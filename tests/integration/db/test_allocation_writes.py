@@ -5,10 +5,8 @@ database berth runs on."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from sqlalchemy import event
+from support.statements import Statements
 
 from berth.db.engine import Database
 from berth.placement.base import DISK_GB, MEMORY_MB, VCPU, AllocationFailed, Inventory
@@ -28,28 +26,21 @@ def placement(any_db: Database) -> EmbeddedPlacement:
     return p
 
 
-def _allocation_inserts(db: Database) -> list[bool]:
-    """The INSERTs into ``allocation`` sent from now on: whether each one's compiled
-    form came from SQLAlchemy's cache. SQLite writes on an engine of its own (``BEGIN
-    IMMEDIATE``); elsewhere the writes' engine shares the engine's listeners."""
-    sent: list[bool] = []
-
-    def seen(conn: object, cursor: object, statement: str, parameters: object,
-             context: Any, executemany: bool) -> None:
-        if statement.split()[:3] == ["INSERT", "INTO", "allocation"]:
-            sent.append(context.cache_hit is context.dialect.CACHE_HIT)
-    event.listen(db._write_engine if db.is_sqlite else db.engine, "before_cursor_execute",
-                 seen)
-    return sent
+def _allocation_inserts(seen: Statements) -> list[bool]:
+    """The INSERTs into ``allocation`` ``seen`` heard: whether each one's compiled form
+    came from SQLAlchemy's cache."""
+    return [cached for statement, cached in seen.compiled
+            if statement.split()[:3] == ["INSERT", "INTO", "allocation"]]
 
 
 def test_every_class_in_one_insert(any_db: Database, placement: EmbeddedPlacement) -> None:
-    inserts = _allocation_inserts(any_db)
+    seen = Statements(any_db)
     placement.allocate("c1", RP, {VCPU: 2, MEMORY_MB: 512, DISK_GB: 10}, "p", "u")
-    assert len(inserts) == 1, inserts
+    assert len(_allocation_inserts(seen)) == 1, seen.compiled
     assert placement.get_allocation("c1") == {RP: {VCPU: 2, MEMORY_MB: 512, DISK_GB: 10}}
     # A consumer's new allocation replaces its old one, again in one INSERT.
     placement.allocate("c1", RP, {VCPU: 1, MEMORY_MB: 256}, "p", "u")
+    inserts = _allocation_inserts(seen)
     assert len(inserts) == 2
     assert inserts[1], "the second allocation's INSERT was compiled again"
     assert placement.get_allocation("c1") == {RP: {VCPU: 1, MEMORY_MB: 256}}
@@ -58,10 +49,10 @@ def test_every_class_in_one_insert(any_db: Database, placement: EmbeddedPlacemen
 
 
 def test_a_refusal_writes_nothing(any_db: Database, placement: EmbeddedPlacement) -> None:
-    inserts = _allocation_inserts(any_db)
+    seen = Statements(any_db)
     placement.allocate("c1", RP, {VCPU: 3}, "p", "u")
     with pytest.raises(AllocationFailed, match="VCPU"):
         placement.allocate("c2", RP, {VCPU: 2, MEMORY_MB: 64}, "p", "u")
-    assert len(inserts) == 1
+    assert len(_allocation_inserts(seen)) == 1
     assert placement.get_allocation("c2") == {}
     assert placement.usages(RP) == {VCPU: 3, MEMORY_MB: 0, DISK_GB: 0}
