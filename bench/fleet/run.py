@@ -132,9 +132,9 @@ def measure_idle(spec: FleetSpec, meter: CpuMeter, hosts: list[NodeHost], api: A
     time.sleep(spec.idle_seconds)
     seconds = time.monotonic() - began
     cpu = per_unit(cpu_before, meter.sample(), seconds * spec.nodes)
-    agents, _ = statements.split_collector(
+    agents, _ = statements.statements_and_collector(
         statements.difference(_node_statements(hosts), stmts_before))
-    api_idle, _ = statements.split_rpc(statements.split_collector(
+    api_idle, _ = statements.split_rpc(statements.statements_and_collector(
         statements.difference(api.statements(), api_before))[0])
     node_minutes = seconds / 60 * spec.nodes
     return {"seconds": round(seconds, 1),
@@ -214,10 +214,10 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
         blocks = meter.block_costs()
         database_after = _database_counts(pg_url)      # (and its own few: the bench's)
         api_tallies_after = api.tallies()
-        api_tally, api_collector_us = statements.split_collector(
+        api_tally, api_collector_us = statements.statements_and_collector(
             statements.difference(statements.merged(api_tallies_after.values()), api_stmts))
         api_statements, api_rpc = statements.split_rpc(api_tally)
-        agent_statements, agents_collector_us = statements.split_collector(
+        agent_statements, agents_collector_us = statements.statements_and_collector(
             statements.difference(_node_statements(hosts), node_stmts))
         per_create = {"api": statements.per_unit(api_statements, made),
                       "agents": statements.per_unit(agent_statements, made)}

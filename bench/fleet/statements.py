@@ -118,7 +118,7 @@ COLLECTOR = "gc cpu us"
 PROCESS_CPU = "process cpu us"
 
 
-def split_collector(tally: dict[str, int]) -> tuple[dict[str, int], int]:
+def statements_and_collector(tally: dict[str, int]) -> tuple[dict[str, int], int]:
     """``tally`` as (its statements, the collector's CPU microseconds); the process's
     own CPU (``PROCESS_CPU``) left out."""
     rest = dict(tally)

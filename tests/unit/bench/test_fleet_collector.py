@@ -34,17 +34,17 @@ def test_the_tally_carries_the_collectors_figure_apart() -> None:
     tally.count("berth.compute.flows.common:hand_over")
     clock._on_collection("start", {})
     clock._on_collection("stop", {})
-    rest, us = statements.split_collector(tally.snapshot())
+    rest, us = statements.statements_and_collector(tally.snapshot())
     assert rest == {"berth.compute.flows.common:hand_over": 1}
     assert us == clock.microseconds() >= 0
-    assert statements.split_collector({"x": 2}) == ({"x": 2}, 0)
+    assert statements.statements_and_collector({"x": 2}) == ({"x": 2}, 0)
 
 
 def test_the_tally_carries_the_process_cpu_and_the_workers_shares_come_from_it() -> None:
     tally = statements.StatementTally()
     snapshot = tally.snapshot()
     assert snapshot[statements.PROCESS_CPU] > 0
-    assert statements.split_collector(snapshot) == ({}, 0)
+    assert statements.statements_and_collector(snapshot) == ({}, 0)
     before = {10: {statements.PROCESS_CPU: 1_000}, 11: {statements.PROCESS_CPU: 5_000}}
     after = {10: {statements.PROCESS_CPU: 4_000}, 11: {statements.PROCESS_CPU: 6_000},
              12: {statements.PROCESS_CPU: 1_000}}     # a worker started between them
