@@ -15,13 +15,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Row, Table, bindparam, case, false, func, select, update
+from sqlalchemy import Connection, Row, Table, bindparam, func, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Select
 
 from berth.common import exceptions as exc
 from berth.common.units import memory_mib
-from berth.db import actions, rows
+from berth.db import actions, container_pages, rows
 from berth.db.base import utcnow
 from berth.db.engine import Database
 from berth.db.inline_lists import inline_in, inline_not_in
@@ -152,7 +152,7 @@ def get_columns_on_loop(db: Database, ident: str, columns: tuple[str, ...],
                                params).first()
             if row is not None:
                 return row
-        stmt = _scoped(select(*(_column(name) for name in columns)).where(
+        stmt = _scoped(select(*(container_pages.column(name) for name in columns)).where(
             Container.container_type == container_type, Container.name == ident), project_id)
         rows = conn.execute(stmt.limit(2)).all()
     return _the_one(ident, rows)
@@ -160,7 +160,7 @@ def get_columns_on_loop(db: Database, ident: str, columns: tuple[str, ...],
 
 @functools.lru_cache(maxsize=8)
 def _columns_by_uuid(columns: tuple[str, ...], in_project: bool) -> Select:
-    stmt = select(*(_column(name) for name in columns)).where(
+    stmt = select(*(container_pages.column(name) for name in columns)).where(
         Container.uuid == bindparam("uuid"), Container.container_type == bindparam("ctype"))
     return stmt.where(Container.project_id == bindparam("project")) if in_project else stmt
 
@@ -198,9 +198,6 @@ def name_taken(db: Database, name: str, project_id: str | None) -> bool:
         return s.execute(stmt.limit(1)).first() is not None
 
 
-SORTABLE = frozenset(c.name for c in Container.__table__.columns)
-
-
 def list_columns(db: Database, columns: Sequence[str], *, project_id: str | None,
                  filters: Mapping[str, Any], limit: int, marker: str | None = None,
                  sort_key: str = "id", sort_dir: str = "asc",
@@ -210,13 +207,12 @@ def list_columns(db: Database, columns: Sequence[str], *, project_id: str | None
     building an ORM object per row (a page of 1,000 spent most of its time there).
     ``marker`` is the uuid of the last row of the previous page (ContainerNotFound if
     unknown); ``sort_key`` must be a column."""
-    with db.reader() as s:
-        base = select(*(_column(name) for name in columns))
-        stmt = _page(s, base, project_id, filters, limit, marker, sort_key, sort_dir,
-                     container_type)
-        # On the connection: plain rows, without the ORM's loading of each one
-        # (a page of 1,000 rows: about a fifth less time).
-        return list(s.connection().execute(stmt).all())
+    with db.connection() as conn:
+        stmt, params = container_pages.page_query(
+            conn, tuple(columns), project_id=project_id, filters=filters, limit=limit,
+            marker=marker, sort_key=sort_key, sort_dir=sort_dir,
+            container_type=container_type)
+        return list(conn.execute(stmt, params).all())
 
 
 def list_rows(db: Database, *, project_id: str | None, limit: int,
@@ -225,51 +221,10 @@ def list_rows(db: Database, *, project_id: str | None, limit: int,
     """``list_columns`` as whole rows (for the few lists that show more than columns:
     capsules with their members)."""
     with db.reader() as s:
-        stmt = _page(s, select(Container), project_id, {}, limit, marker, sort_key,
-                     sort_dir, container_type)
-        return list(s.scalars(stmt))
-
-
-def _column(name: str) -> Any:
-    if name == "registry_uuid":
-        return Container.registry_uuid.expression.label("registry_uuid")  # type: ignore[attr-defined]
-    return Container.__table__.c[name]
-
-
-def _page(s: Session, stmt: Select, project_id: str | None, filters: Mapping[str, Any],
-          limit: int, marker: str | None, sort_key: str, sort_dir: str,
-          container_type: int) -> Select:
-    if sort_key not in SORTABLE:
-        raise exc.InvalidParameterValue(
-            err=f"Invalid sort_key {sort_key!r}: use one of the container's fields "
-                f"(e.g. id, name, created_at, status).")
-    col = getattr(Container, sort_key)
-    # NULLs sort first ascending on every backend (PostgreSQL alone would put them
-    # last), so the page order and the marker arithmetic agree everywhere.
-    has_value = case((col.is_(None), 0), else_=1)
-    desc = sort_dir == "desc"
-    stmt = _scoped(stmt.where(Container.container_type == container_type), project_id)
-    for key, value in filters.items():
-        stmt = stmt.where(getattr(Container, key) == value)
-    if marker is not None:
-        mrow = s.scalars(select(Container).where(Container.uuid == marker)).first()
-        if mrow is None:
-            raise exc.ContainerNotFound(container=marker)
-        stmt = stmt.where(_after(col, has_value, mrow, getattr(mrow, sort_key), desc))
-    keys = (has_value, col, Container.id)
-    return stmt.order_by(*(k.desc() if desc else k.asc() for k in keys)).limit(limit)
-
-
-def _after(col, has_value, marker: Container, mval: Any, desc: bool):  # type: ignore[no-untyped-def]
-    """Rows strictly after ``marker`` in (has_value, col, id) order."""
-    mhas = 0 if mval is None else 1
-    if desc:
-        same_rank = (col == mval) if mval is not None else col.is_(None)
-        inner = (col < mval) if mval is not None else false()
-        return (has_value < mhas) | ((has_value == mhas) & (inner | (same_rank & (Container.id < marker.id))))
-    same_rank = (col == mval) if mval is not None else col.is_(None)
-    inner = (col > mval) if mval is not None else false()
-    return (has_value > mhas) | ((has_value == mhas) & (inner | (same_rank & (Container.id > marker.id))))
+        stmt, params = container_pages.page_query(
+            s, None, project_id=project_id, filters={}, limit=limit, marker=marker,
+            sort_key=sort_key, sort_dir=sort_dir, container_type=container_type)
+        return list(s.scalars(stmt, params))
 
 
 def list_by_host(db: Database, host: str, container_type: int | None = CONTAINER
@@ -509,7 +464,7 @@ def list_columns_of(db: Database, columns: Sequence[str], uuids: Iterable[str]
     """The rows of ``uuids`` (any project) as rows of ``columns``, as ``list_columns``;
     uuids without a row are left out."""
     wanted = sorted(set(uuids))
-    base = select(*(_column(name) for name in columns))
+    base = select(*(container_pages.column(name) for name in columns))
     found: list[Row[Any]] = []
     with db.reader() as s:
         for i in range(0, len(wanted), 500):   # as find_by_uuids: bounded IN lists

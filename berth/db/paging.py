@@ -50,14 +50,16 @@ def page(db: Database, model: Any, *, where: Iterable[ColumnElement[bool]] = (),
             mtie = getattr(mrow, tie.key)
             mval = s.scalar(select(col).where(tie == mtie)) if sort_key in computed \
                 else getattr(mrow, sort_key)
-            stmt = stmt.where(_after(col, has_value, tie, mval, mtie, desc))
+            stmt = stmt.where(after_marker(col, has_value, tie, mval, mtie, desc))
         keys = (has_value, col, tie)
         stmt = stmt.order_by(*(k.desc() if desc else k.asc() for k in keys)).limit(limit)
         return list(s.scalars(stmt).all())
 
 
-def _after(col, has_value, tie, mval: Any, mtie: Any, desc: bool):  # type: ignore[no-untyped-def]
-    """Rows strictly after the marker in (has_value, col, tie) order."""
+def after_marker(col, has_value, tie, mval: Any, mtie: Any, desc: bool):  # type: ignore[no-untyped-def]
+    """Rows strictly after the marker in (has_value, col, tie) order. ``mval`` is the
+    marker's value in ``col`` (None: NULL), ``mtie`` its tie-breaker's; either may be
+    a bound parameter (``berth.db.container_pages``), ``mval`` only when not NULL."""
     mhas = 0 if mval is None else 1
     same = (col == mval) if mval is not None else col.is_(None)
     if desc:
