@@ -17,11 +17,13 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Connection, Integer, bindparam, case, select
+from sqlalchemy import JSON, Connection, Dialect, Integer, bindparam, case, select, type_coerce
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Select
+from sqlalchemy.types import UserDefinedType
 
 from berth.common import exceptions as exc
+from berth.db.engine import read_json
 from berth.db.models import Container
 from berth.db.paging import after_marker
 
@@ -32,11 +34,37 @@ SORTABLE = frozenset(c.name for c in Container.__table__.columns)
 NO_MARKER, NULL_MARKER, VALUE_MARKER = "none", "null", "value"
 
 
+class _JsonRead(UserDefinedType[Any]):
+    """A JSON column as a read selects it: where the driver hands over text (SQLite,
+    MariaDB), each value is read by one call of ``engine.read_json``, where
+    SQLAlchemy's JSON type wraps the same reader in two calls of its own (SQLite's,
+    then JSON's), which cost a list of 1,000 rows a third of its time. Where the
+    driver reads JSON itself (psycopg, with berth's reader), the value is left as it
+    comes, as SQLAlchemy's JSON type leaves it there."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return "JSON"
+
+    def result_processor(self, dialect: Dialect, coltype: object) -> Any:
+        if JSON().dialect_impl(dialect).result_processor(dialect, coltype) is None:
+            return None
+        return read_json
+
+
+JSON_READ = _JsonRead()
+
+
 def column(name: str) -> Any:
-    """The column (or ``registry_uuid``, the registry's uuid) a list may read."""
+    """The column (or ``registry_uuid``, the registry's uuid) a read of columns
+    selects, under its name; a JSON column read through ``JSON_READ``."""
     if name == "registry_uuid":
         return Container.registry_uuid.expression.label("registry_uuid")  # type: ignore[attr-defined]
-    return Container.__table__.c[name]
+    col = Container.__table__.c[name]
+    if isinstance(col.type, JSON):
+        return type_coerce(col, JSON_READ).label(name)
+    return col
 
 
 def page_query(reader: Session | Connection, columns: tuple[str, ...] | None, *,
@@ -90,7 +118,7 @@ def _page_statement(columns: tuple[str, ...] | None, sort_key: str, desc: bool,
     col = getattr(Container, sort_key)
     has_value = case((col.is_(None), 0), else_=1)
     if marker != NO_MARKER:
-        value = bindparam("marker_value") if marker == VALUE_MARKER else None
+        value: Any = bindparam("marker_value") if marker == VALUE_MARKER else None
         stmt = stmt.where(after_marker(col, has_value, Container.id, value,
                                        bindparam("marker_id"), desc))
     keys = (has_value, col, Container.id)

@@ -65,6 +65,12 @@ def _json_loads(text: str | bytes) -> Any:
     return json.loads(text)
 
 
+def read_json(value: str | bytes | None) -> Any:
+    """A JSON column's value as ``_json_loads`` reads it, None for NULL: the whole of
+    a column's reading in one call (``berth.db.container_pages.JSON_READ``)."""
+    return None if value is None else _json_loads(value)
+
+
 def _sqlite_engine(url: str, immediate: bool, echo: bool, per_thread: bool = False
                    ) -> Engine:
     """The writers' engine holds one connection: SQLite runs one write transaction at a

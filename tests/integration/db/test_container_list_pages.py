@@ -47,3 +47,27 @@ def test_pages_over_nulls_and_ties_with_filters_and_scope(any_db: Database,
     assert sorted(walk(any_db, 4, project_id=None, filters={},
                        sort_key="hostname", sort_dir=sort_dir)) == \
         sorted(expected + ["s", "o"])
+
+
+def test_json_columns_read_by_columns_as_the_orm_reads_them(any_db: Database) -> None:
+    # ``container_pages.JSON_READ``: the list's and the show's reads of JSON columns
+    # give what SQLAlchemy's JSON type gives, NULL, empty, nested, a number beyond 64
+    # bits and text outside ASCII included.
+    values = {"name": "j", "project_id": "p1", "status": "Running",
+              "command": ["sh", "-c", "echo é"], "environment": {},
+              "labels": {"k": "v", "n": {"deep": [1, 2.5, None, True]}},
+              "ports": [], "addresses": None, "security_groups": ["default"],
+              "restart_policy": {"Name": "no", "MaximumRetryCount": "0"},
+              "healthcheck": {"big": 12345678901234567890123}}
+    made = containers.create(any_db, values)
+    json_keys = ("command", "entrypoint", "environment", "labels", "ports", "addresses",
+                 "security_groups", "restart_policy", "healthcheck")
+    [listed] = containers.list_columns(any_db, ("uuid",) + json_keys, project_id="p1",
+                                       filters={}, limit=10)
+    whole = containers.find_by_uuid(any_db, made.uuid)
+    assert whole is not None
+    for key in json_keys:
+        assert getattr(listed, key) == getattr(whole, key), key
+    assert listed.healthcheck == {"big": 12345678901234567890123}
+    assert listed.labels["n"] == {"deep": [1, 2.5, None, True]}
+    assert listed.addresses is None and listed.entrypoint is None

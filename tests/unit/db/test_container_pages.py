@@ -69,3 +69,17 @@ def test_unknown_sort_keys_and_markers_are_refused(db: Database) -> None:
         query(db, sort_key="nope")
     with pytest.raises(exc.ContainerNotFound):
         query(db, marker="6a0f1b0e-0000-4000-8000-000000000000")
+
+
+def test_json_columns_are_read_in_one_call_where_the_driver_hands_text() -> None:
+    from sqlalchemy.dialects import mysql, postgresql, sqlite
+
+    from berth.db.engine import read_json
+    assert container_pages.JSON_READ.result_processor(sqlite.dialect(), None) is read_json
+    assert container_pages.JSON_READ.result_processor(mysql.dialect(), None) is read_json
+    # psycopg reads JSON itself (with berth's reader): nothing more on top.
+    assert container_pages.JSON_READ.result_processor(
+        postgresql.psycopg.dialect(), None) is None
+    assert read_json(None) is None
+    assert read_json('{"a": [1]}') == {"a": [1]}
+    assert read_json(b"[]") == []
