@@ -43,6 +43,10 @@ def test_pages_over_nulls_and_ties_with_filters_and_scope(any_db: Database,
     for limit in (1, 2, 3):
         assert walk(any_db, limit, project_id="p1", filters={"status": "Running"},
                     sort_key="hostname", sort_dir=sort_dir) == expected
+    # A marker's value of another type: the creation time (ties broken by the id).
+    by_time = walk(any_db, 2, project_id="p1", filters={}, sort_key="created_at",
+                   sort_dir=sort_dir)
+    assert sorted(by_time) == sorted(expected + ["s"])
     # Without the scope and the filter, the same shapes' statements with other values.
     assert sorted(walk(any_db, 4, project_id=None, filters={},
                        sort_key="hostname", sort_dir=sort_dir)) == \
