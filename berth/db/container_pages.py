@@ -38,7 +38,7 @@ class _JsonRead(UserDefinedType[Any]):
     """A JSON column as a read selects it: where the driver hands over text (SQLite,
     MariaDB), each value is read by one call of ``engine.read_json``, where
     SQLAlchemy's JSON type wraps the same reader in two calls of its own (SQLite's,
-    then JSON's), which cost a list of 1,000 rows a third of its time. Where the
+    then JSON's): without them a list of 1,000 rows takes 0.79 of the time. Where the
     driver reads JSON itself (psycopg, with berth's reader), the value is left as it
     comes, as SQLAlchemy's JSON type leaves it there."""
 
@@ -116,6 +116,8 @@ def _page_statement(columns: tuple[str, ...] | None, sort_key: str, desc: bool,
     for key in filter_keys:
         stmt = stmt.where(getattr(Container, key) == bindparam(f"filter_{key}"))
     col = getattr(Container, sort_key)
+    # NULLs sort first ascending on every backend (PostgreSQL alone would put them
+    # last), so the page order and the marker arithmetic agree everywhere.
     has_value = case((col.is_(None), 0), else_=1)
     if marker != NO_MARKER:
         value: Any = bindparam("marker_value") if marker == VALUE_MARKER else None
