@@ -13,6 +13,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import datetime as dt
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -33,6 +34,7 @@ from bench.common import (
     settle,
     wait,
 )
+from bench.fleet.cpu import cpu_of
 
 
 def p1(berth: Berth, runs: int = 30, poll: float = 0.05) -> Result:
@@ -146,19 +148,28 @@ def p2(berth: Berth, n: int = 50, rounds: int = 5) -> Result:
     each phase starting on a settled machine: removing 50 containers leaves the kernel
     tearing down their network namespaces for seconds after ``docker rm`` returns, and
     without the wait that work landed on whichever phase came second. The result is the
-    median of each side."""
+    median of each side. The detail carries, per round, the CPU seconds berth serve and
+    dockerd spent over each phase's timed part: berth's CPU per create moves far less
+    between rounds than the ratio does."""
     client = docker_client()
     docker_walls: list[float] = []
     berth_walls: list[float] = []
+    cpu: dict[str, list[float]] = {"berth_in_berth_phase": [], "dockerd_in_berth_phase": [],
+                                   "dockerd_in_docker_phase": []}
+    engines = dockerd_pids()
     try:
-        for r in range(rounds):
-            phases = [("docker", _p2_docker), ("berth", _p2_berth)]
-            for side, phase in phases if r % 2 == 0 else phases[::-1]:
+        for trial in range(rounds):
+            for side in ("docker", "berth") if trial % 2 == 0 else ("berth", "docker"):
                 settle()
                 if side == "docker":
-                    docker_walls.append(phase(client, n))
+                    wall, spent = _p2_docker(client, n, engines)
+                    docker_walls.append(wall)
+                    cpu["dockerd_in_docker_phase"].append(sum(spent))
                 else:
-                    berth_walls.append(phase(berth, n))
+                    wall, spent = _p2_berth(berth, n, (berth.proc.proc.pid, *engines))
+                    berth_walls.append(wall)
+                    cpu["berth_in_berth_phase"].append(spent[0])
+                    cpu["dockerd_in_berth_phase"].append(sum(spent[1:]))
     finally:
         client.close()
         berth.delete_all(300)
@@ -168,22 +179,52 @@ def p2(berth: Berth, n: int = 50, rounds: int = 5) -> Result:
                         f"(median of {rounds})", b, d, "s", "ratio ≤ 1.10",
                   r is not None and r <= 1.10, r,
                   {"berth_all": berth_walls, "docker_all": docker_walls,
-                   "ratios": [x / y for x, y in zip(berth_walls, docker_walls)]})
+                   "ratios": [x / y for x, y in zip(berth_walls, docker_walls)],
+                   "cpu_s": cpu,
+                   "berth_cpu_ms_per_create": median(cpu["berth_in_berth_phase"]) * 1000 / n})
 
 
-def _p2_docker(client: docker.DockerClient, n: int) -> float:
+def dockerd_pids() -> tuple[int, ...]:
+    """The Docker engines' processes (``dockerd``: one on a bench machine, more where
+    a fleet's nodes run their own), whose CPU each phase reads together."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/comm") as f:
+                    if f.read().strip() == "dockerd":
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return tuple(found)
+
+
+def _spent(pids: tuple[int, ...]) -> list[float]:
+    return [cpu_of(pid) for pid in pids]
+
+
+def _p2_docker(client: docker.DockerClient, n: int,
+               pids: tuple[int, ...] = ()) -> tuple[float, list[float]]:
+    """The wall time of ``n`` concurrent ``docker run -d``, and the CPU seconds
+    ``pids`` spent meanwhile; the containers are removed after."""
+    before = _spent(pids)
     t0 = time.perf_counter()
     with cf.ThreadPoolExecutor(n) as pool:
         made = list(pool.map(lambda i: run_detached(
             client, IMAGE, COMMAND, name=name("p2d"), mem_limit="64m",
             labels={"bench": "1"}), range(n)))
     wall = time.perf_counter() - t0
+    spent = [after - was for after, was in zip(_spent(pids), before)]
     with cf.ThreadPoolExecutor(16) as pool:
         list(pool.map(lambda c: c.remove(force=True), made))
-    return wall
+    return wall, spent
 
 
-def _p2_berth(berth: Berth, n: int) -> float:
+def _p2_berth(berth: Berth, n: int,
+               pids: tuple[int, ...] = ()) -> tuple[float, list[float]]:
+    """The wall time of ``n`` concurrent creates until the list shows all Running,
+    and the CPU seconds ``pids`` spent meanwhile; the containers are deleted after."""
+    before = _spent(pids)
     t0 = time.perf_counter()
     with cf.ThreadPoolExecutor(n) as pool:
         uuids = list(pool.map(lambda i: berth.run(name("p2b")), range(n)))
@@ -193,5 +234,6 @@ def _p2_berth(berth: Berth, n: int) -> float:
     # the engine and the agent for the machine's two cores.
     wait(lambda: all(berth.list_status().get(u) == "Running" for u in wanted), 300, 0.1)
     wall = time.perf_counter() - t0
+    spent = [after - was for after, was in zip(_spent(pids), before)]
     berth.delete_all(300)
-    return wall
+    return wall, spent
