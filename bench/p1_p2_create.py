@@ -13,7 +13,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import datetime as dt
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -34,7 +33,7 @@ from bench.common import (
     settle,
     wait,
 )
-from bench.fleet.cpu import cpu_of
+from bench.fleet.cpu import cpu_of, pids_of_command
 
 
 def p1(berth: Berth, runs: int = 30, poll: float = 0.05) -> Result:
@@ -189,34 +188,30 @@ def p2(berth: Berth, n: int = 50, rounds: int = 5) -> Result:
 def dockerd_pids() -> tuple[int, ...]:
     """The Docker engines' processes (``dockerd``: one on a bench machine, more where
     a fleet's nodes run their own), whose CPU each phase reads together."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/comm") as f:
-                    if f.read().strip() == "dockerd":
-                        found.append(int(entry))
-            except OSError:
-                continue
-    return tuple(found)
+    return tuple(pids_of_command("dockerd"))
 
 
-def _spent(pids: tuple[int, ...]) -> list[float]:
+def _cpu_now(pids: tuple[int, ...]) -> list[float]:
     return [cpu_of(pid) for pid in pids]
+
+
+def _cpu_since(before: list[float], pids: tuple[int, ...]) -> list[float]:
+    """The CPU seconds each of ``pids`` spent since ``before`` (``_cpu_now``)."""
+    return [after - was for after, was in zip(_cpu_now(pids), before)]
 
 
 def _p2_docker(client: docker.DockerClient, n: int,
                pids: tuple[int, ...] = ()) -> tuple[float, list[float]]:
     """The wall time of ``n`` concurrent ``docker run -d``, and the CPU seconds
     ``pids`` spent meanwhile; the containers are removed after."""
-    before = _spent(pids)
+    before = _cpu_now(pids)
     t0 = time.perf_counter()
     with cf.ThreadPoolExecutor(n) as pool:
         made = list(pool.map(lambda i: run_detached(
             client, IMAGE, COMMAND, name=name("p2d"), mem_limit="64m",
             labels={"bench": "1"}), range(n)))
     wall = time.perf_counter() - t0
-    spent = [after - was for after, was in zip(_spent(pids), before)]
+    spent = _cpu_since(before, pids)
     with cf.ThreadPoolExecutor(16) as pool:
         list(pool.map(lambda c: c.remove(force=True), made))
     return wall, spent
@@ -226,7 +221,7 @@ def _p2_berth(berth: Berth, n: int,
                pids: tuple[int, ...] = ()) -> tuple[float, list[float]]:
     """The wall time of ``n`` concurrent creates until the list shows all Running,
     and the CPU seconds ``pids`` spent meanwhile; the containers are deleted after."""
-    before = _spent(pids)
+    before = _cpu_now(pids)
     t0 = time.perf_counter()
     with cf.ThreadPoolExecutor(n) as pool:
         uuids = list(pool.map(lambda i: berth.run(name("p2b")), range(n)))
@@ -236,6 +231,6 @@ def _p2_berth(berth: Berth, n: int,
     # the engine and the agent for the machine's two cores.
     wait(lambda: all(berth.list_status().get(u) == "Running" for u in wanted), 300, 0.1)
     wall = time.perf_counter() - t0
-    spent = [after - was for after, was in zip(_spent(pids), before)]
+    spent = _cpu_since(before, pids)
     berth.delete_all(300)
     return wall, spent

@@ -73,6 +73,18 @@ def _pids() -> list[int]:
     return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()]
 
 
+def pids_of_command(name: str) -> list[int]:
+    """The processes whose command name (``/proc/<pid>/comm``) is ``name``."""
+    found = []
+    for pid in _pids():
+        try:
+            if Path(f"/proc/{pid}/comm").read_text().strip() == name:
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
 class CpuMeter:
     """``start()`` before the fill, ``per_container(n)`` after it; ``mark(n)`` on the
     way, when ``n`` containers are Running, for the cost of each block
