@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, func, insert, literal, select, union_all
-from sqlalchemy.dialects import mysql, postgresql
 from sqlalchemy.orm import Session
 
 from berth.common.units import memory_mib
@@ -161,11 +160,15 @@ def lock_project(conn: Connection, project_id: str) -> None:
     if dialect == "sqlite":
         return
     values = {"project_id": project_id}
+    # Each dialect's package is imported where it is used: on SQLite and PostgreSQL,
+    # MySQL's costs a process memory for nothing, and the other way round.
     if dialect == "postgresql":
+        from sqlalchemy.dialects import postgresql
         pg = postgresql.insert(ProjectQuotaLock).values(values)
         conn.execute(pg.on_conflict_do_update(index_elements=["project_id"],
                                               set_={"project_id": pg.excluded.project_id}))
     elif dialect in ("mysql", "mariadb"):
+        from sqlalchemy.dialects import mysql
         my = mysql.insert(ProjectQuotaLock).values(values)
         conn.execute(my.on_duplicate_key_update(project_id=my.inserted.project_id))
     else:   # another database: an insert that may lose the race, then the lock
