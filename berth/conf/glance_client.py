@@ -8,7 +8,7 @@ an agent's own work) berth's own identity, from
 keystoneauth's options in this group (``auth_type`` and its plugin's options, e.g.
 ``auth_type = password`` with ``auth_url``, ``username``, ``password``,
 ``project_name``, ``user_domain_name``, ``project_domain_name``), registered when the
-glance driver starts (``register_auth_opts``).
+glance driver first needs that identity (``register_auth_opts``).
 
 Where Glance is: ``endpoint_override`` when set; otherwise the Keystone catalog
 (service type ``image``, interface ``endpoint_type``, region ``region_name``).

@@ -142,7 +142,9 @@ class GlanceSessions:
     """Makes a :class:`GlanceAPI` for a caller (thread-safe; one per driver)."""
 
     def __init__(self, conf: cfg.ConfigOpts) -> None:
-        glance_conf.register_auth_opts(conf)
+        # keystoneauth's options are registered by the first call that needs berth's
+        # own identity (_own_identity): every agent builds this driver, most never
+        # call Glance, and keystoneauth1 costs a process about 1 MiB.
         self._conf = conf
         g = conf[glance_conf.GROUP]
         self._override: str | None = g.endpoint_override
@@ -156,6 +158,7 @@ class GlanceSessions:
         # identity then calls Glance for everyone.
         self._callers_tokens = conf.api.auth_strategy == "keystone"
         self._lock = threading.Lock()
+        self._auth_opts_lock = threading.Lock()   # _own_identity runs under _lock too
         self._own: Any = None
 
     def api(self, ctx: RequestContext | None) -> GlanceAPI:
@@ -191,6 +194,8 @@ class GlanceSessions:
     def _own_identity(self, why: str) -> Any:
         from keystoneauth1 import loading
 
+        with self._auth_opts_lock:
+            glance_conf.register_auth_opts(self._conf)
         auth = loading.load_auth_from_conf_options(self._conf, glance_conf.GROUP)
         if auth is None:
             raise ImageStoreError(reason=(
