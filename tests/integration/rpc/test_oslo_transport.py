@@ -162,3 +162,33 @@ def test_a_process_using_the_transport_has_no_eventlet(rabbit_services: None) ->
                            code], check=False, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+def test_kombu_loads_no_yaml_nor_msgpack_and_refuses_both(rabbit_services: None) -> None:
+    """They are never used (the messages are JSON) and cost an agent 1.1 MiB; hidden
+    from kombu only while it registers its serializers: the process can import them."""
+    code = (
+        "import sys\n"
+        "from berth.rpc.oslo import OsloTransport\n"
+        f"t = OsloTransport({RABBIT_URL!r}, 'berth-it-serializers')\n"
+        "import oslo_messaging._drivers.impl_rabbit\n"
+        "from kombu import serialization\n"
+        "from kombu.exceptions import SerializerNotInstalled\n"
+        "t.cleanup()\n"
+        "assert 'yaml' not in sys.modules and 'msgpack' not in sys.modules, 'loaded'\n"
+        "for body, kind in ((b'a: 1', 'application/x-yaml'),\n"
+        "                   (b'\\x81\\xa1a\\x01', 'application/x-msgpack')):\n"
+        "    try:\n"
+        "        serialization.loads(body, kind, 'utf-8', accept=[kind])\n"
+        "    except SerializerNotInstalled:\n"
+        "        pass\n"
+        "    else:\n"
+        "        raise AssertionError(kind + ' was decoded')\n"
+        "assert serialization.loads(b'{\"a\": 1}', 'application/json', 'utf-8') == {'a': 1}\n"
+        "import yaml, msgpack\n"
+        "assert yaml.safe_load('a: 1') == {'a': 1}\n"
+        "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
