@@ -197,13 +197,12 @@ def _check_disk_quota(state: ApiState) -> None:
 def _check_image(state: ApiState, ctx: RequestContext, host: str, ref: str,
                  driver: str | None, registry: dict[str, Any] | None = None) -> None:
     key = (host, ref, driver or "docker", registry["uuid"] if registry else None)
-    if state.image_checks.known(key):
-        return
-    found = state.compute.image_search(ctx, host, ref, driver or "docker", exact_match=True,
-                                       registry=registry)
-    if found:
-        state.image_checks.found(key)
-    else:
+
+    def ask() -> bool:
+        return bool(state.compute.image_search(ctx, host, ref, driver or "docker",
+                                               exact_match=True, registry=registry))
+
+    if not state.image_checks.check(key, ask):
         raise exc.ImageNotFound(
             f"Image {ref} could not be found: host {host} does not have it and its "
             f"registry has no such repository or tag. Check the name and the tag.")
