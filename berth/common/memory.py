@@ -14,6 +14,11 @@ collection, and a started process holds a few hundred thousand that live as long
 it does (modules, configuration, SQLAlchemy's tables and compiled statements, the
 agent's threads). :func:`freeze_started` moves them out of the collector's sight once
 the process has started, so a full collection walks only what came after.
+
+glibc keeps what a burst of work freed inside its heaps: only the top of the main heap
+goes back to the system by itself. :class:`FreedMemory` asks it to give back every
+whole free page (``malloc_trim``) when enough is free to be worth it; an agent runs it
+as a periodic task (``return_freed_memory``).
 """
 
 from __future__ import annotations
@@ -30,15 +35,32 @@ LOG = logging.getLogger(__name__)
 _M_ARENA_MAX = -8
 
 
+class _MallInfo2(ctypes.Structure):
+    """glibc's ``struct mallinfo2`` (malloc.h, glibc 2.33 and newer): sizes in bytes."""
+
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
+        "uordblks", "fordblks", "keepcost")]
+
+
+def _libc() -> ctypes.CDLL | None:
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:
+        return None
+
+
+_LIBC = _libc()
+
+
 def limit_malloc_arenas(arenas: int = 2) -> bool:
     """Cap glibc's malloc arenas; call before the process starts its threads. True
     when set; False with MALLOC_ARENA_MAX in the environment or without glibc."""
     if "MALLOC_ARENA_MAX" in os.environ:
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
+        mallopt = _LIBC.mallopt   # type: ignore[union-attr]
+    except AttributeError:
         LOG.debug("no glibc mallopt here; malloc arenas left as they are")
         return False
     return bool(mallopt(_M_ARENA_MAX, arenas))
@@ -57,3 +79,42 @@ def freeze_started() -> int:
     frozen = gc.get_freeze_count()
     LOG.debug("%d objects of the start-up frozen out of the garbage collector", frozen)
     return frozen
+
+
+#: Free bytes inside glibc's heaps below which :class:`FreedMemory` does nothing: an
+#: idle process's heaps hold about that much between two small allocations anyway.
+FREED_WORTH_RETURNING = 1 << 20
+
+
+def freed_in_heaps() -> int | None:
+    """Bytes glibc holds free inside its heaps (``mallinfo2``'s ``fordblks``); None
+    without glibc 2.33 or newer."""
+    mallinfo2 = getattr(_LIBC, "mallinfo2", None)
+    if mallinfo2 is None:
+        return None
+    mallinfo2.restype = _MallInfo2
+    return int(mallinfo2().fordblks)
+
+
+class FreedMemory:
+    """Gives the system back the whole free pages inside glibc's heaps
+    (``malloc_trim(0)``) once at least ``at_least`` more bytes are free in them than
+    after the last time (pages given back stay counted as free chunks). After a burst
+    of 100 creates, an agent's resident memory settled about 0.5 MiB lower with it
+    (bench P6a); a process whose heaps have not freed that much since pays one
+    ``mallinfo2`` call. Not thread-safe: one periodic task calls ``return_freed``."""
+
+    def __init__(self, at_least: int = FREED_WORTH_RETURNING) -> None:
+        self.at_least = at_least
+        self._after_last = 0
+
+    def return_freed(self) -> bool:
+        """True when glibc gave pages back."""
+        free = freed_in_heaps()
+        if free is None or free - self._after_last < self.at_least:
+            return False
+        released = bool(_LIBC.malloc_trim(0))   # type: ignore[union-attr]
+        self._after_last = freed_in_heaps() or 0
+        LOG.debug("%d bytes were free in malloc's heaps; whole pages %sreturned", free,
+                  "" if released else "none ")
+        return released

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from berth.common.exceptions import RPCError
+from berth.common.memory import FreedMemory
 from berth.compute.capsules.docker.engine import DockerCapsules
 from berth.compute.claims import ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings, CapsuleEngine
@@ -238,6 +239,9 @@ class ComputeAgent:
         if self.deps.placement is not None:
             self.periodic.add("audit_allocations", self.audit_allocations_when_due,
                               interval, run_immediately=False)
+        # What a burst of work freed goes back to the system once it is over.
+        self.periodic.add("return_freed_memory", FreedMemory().return_freed, interval,
+                          run_immediately=False)
         self.periodic.start()
         LOG.info("compute agent %s is up", self.host)
 

@@ -1,5 +1,6 @@
-"""berth.common.memory.freeze_started: start-up's objects out of the collector's walks,
-its garbage collected first."""
+"""berth.common.memory: start-up's objects out of the collector's walks, its garbage
+collected first (freeze_started); what glibc's heaps hold free given back once enough
+is (FreedMemory)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from berth.common.memory import freeze_started
+from berth.common.memory import FreedMemory, freed_in_heaps, freeze_started
 
 
 class _Node:
@@ -51,3 +52,36 @@ def test_start_up_garbage_is_collected_not_frozen(unfrozen: None) -> None:
         assert gone() is None
     finally:
         gc.enable()
+
+
+needs_mallinfo2 = pytest.mark.skipif(freed_in_heaps() is None,
+                                     reason="needs glibc 2.33 or newer (mallinfo2)")
+
+
+def _free_a_burst(blocks: int = 2000, size: int = 8192) -> None:
+    """Allocate ``blocks`` malloc-sized buffers (under the mmap threshold, so in the
+    heap) and free all of them but the last, which keeps the free run off the heap's
+    top: glibc does not give that back by itself."""
+    burst = [bytearray(size) for _ in range(blocks)]
+    last = burst[-1]
+    del burst
+    _free_a_burst.kept = last   # type: ignore[attr-defined]
+
+
+@needs_mallinfo2
+def test_a_burst_freed_is_given_back_once() -> None:
+    freed = FreedMemory(at_least=1 << 20)
+    freed.return_freed()                    # what the test process held before
+    before = freed_in_heaps()
+    _free_a_burst()
+    assert (freed_in_heaps() or 0) - (before or 0) >= 8 << 20
+    assert freed.return_freed() is True
+    # Pages given back still count as free chunks: not given back again and again.
+    assert freed.return_freed() is False
+
+
+@needs_mallinfo2
+def test_less_than_the_threshold_free_is_left_alone() -> None:
+    freed = FreedMemory(at_least=1 << 40)
+    _free_a_burst()
+    assert freed.return_freed() is False
