@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from berth.common.exceptions import RPCError
-from berth.common.memory import FreedMemory
+from berth.common.memory import PROCESS_HEAPS
 from berth.compute.capsules.docker.engine import DockerCapsules
 from berth.compute.claims import ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings, CapsuleEngine
@@ -240,7 +240,7 @@ class ComputeAgent:
             self.periodic.add("audit_allocations", self.audit_allocations_when_due,
                               interval, run_immediately=False)
         # What a burst of work freed goes back to the system once it is over.
-        self.periodic.add("return_freed_memory", FreedMemory().return_freed, interval,
+        self.periodic.add("return_freed_memory", PROCESS_HEAPS.return_freed, interval,
                           run_immediately=False)
         self.periodic.start()
         LOG.info("compute agent %s is up", self.host)
