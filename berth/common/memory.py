@@ -54,6 +54,10 @@ def _libc() -> ctypes.CDLL | None:
 
 
 _LIBC = _libc()
+_MALLINFO2 = getattr(_LIBC, "mallinfo2", None)   # glibc 2.33 and newer
+if _MALLINFO2 is not None:
+    _MALLINFO2.restype = _MallInfo2
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
 
 def limit_malloc_arenas(arenas: int = 2) -> bool:
@@ -92,11 +96,9 @@ FREED_WORTH_RETURNING = 1 << 20
 def freed_in_heaps() -> int | None:
     """Bytes glibc holds free inside its heaps (``mallinfo2``'s ``fordblks``); None
     without glibc 2.33 or newer."""
-    mallinfo2 = getattr(_LIBC, "mallinfo2", None)
-    if mallinfo2 is None:
+    if _MALLINFO2 is None:
         return None
-    mallinfo2.restype = _MallInfo2
-    return int(mallinfo2().fordblks)
+    return int(_MALLINFO2().fordblks)
 
 
 class FreedMemory:
@@ -147,9 +149,6 @@ def resident_bytes() -> int | None:
             return int(statm.read().split()[1]) * _PAGE_SIZE
     except (OSError, ValueError, IndexError):
         return None
-
-
-_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
 
 #: The process's heaps' trimmer.

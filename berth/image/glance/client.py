@@ -144,7 +144,7 @@ class GlanceSessions:
     def __init__(self, conf: cfg.ConfigOpts) -> None:
         # keystoneauth's options are registered by the first call that needs berth's
         # own identity (_own_identity): every agent builds this driver, most never
-        # call Glance, and keystoneauth1 costs a process about 1 MiB.
+        # call Glance, and keystoneauth1 costs a process about 0.8 MiB.
         self._conf = conf
         g = conf[glance_conf.GROUP]
         self._override: str | None = g.endpoint_override
