@@ -41,6 +41,11 @@ def test_capsule_from_a_template_with_refusals_shown_at_their_path(page: Any, be
     create.click()
     expect(alert).to_contain_text("neither JSON nor YAML")
     expect(page.get_by_test_id("refused-at")).to_contain_text("(line ")
+    # The console selects the refused line on the next animation frame and focuses the
+    # text again (the click left the focus on the button): a fill before that frame
+    # would see its select-all replaced by the line's selection, and only the line
+    # replaced (a CI run on 2026-12-07 sent both templates in one).
+    expect(template).to_be_focused()
 
     template.fill(json.dumps({"kind": "capsule", "metadata": {"name": name}, "spec": {
         "containers": [{"image": TEST_IMAGE, "name": "only", "command": ["sleep", "600"]}]}},
