@@ -10,7 +10,8 @@ An attach is one netlink request on the host (the pair, made with its container 
 already in the namespace under its final name; the bridge's index is remembered) and
 six inside the namespace (the lookup of the new end, address, up, loopback up, route,
 and the read of its state that stands for the readiness check); a request costs
-about half a millisecond through pyroute2, so the count matters. On a dual-stack
+about half a millisecond through pyroute2, so the count matters, and so does opening
+a session (as much again): the host's are kept open (``netns.host_iproute``). On a dual-stack
 network the interface gets its IPv6 address and route too (two more requests), after
 IPv6 is enabled on it (Docker disables IPv6 in a container without a network); the
 addresses skip duplicate address detection (``nodad``): berth's IPAM hands out each
@@ -97,7 +98,7 @@ class BridgeDriver:
         self._seen_up: set[tuple[str, str, str]] = set()
 
     def ensure_network(self, spec: NetworkSpec) -> None:
-        with translate_errors(f"setting up bridge {spec.bridge}"), IPRoute() as ipr:
+        with translate_errors(f"setting up bridge {spec.bridge}"), ns.host_iproute() as ipr:
             index = _index(ipr, spec.bridge)
             if index is None:
                 try:
@@ -139,7 +140,7 @@ class BridgeDriver:
 
     def delete_network(self, spec: NetworkSpec) -> None:
         self._bridges.pop(spec.bridge, None)
-        with translate_errors(f"removing bridge {spec.bridge}"), IPRoute() as ipr:
+        with translate_errors(f"removing bridge {spec.bridge}"), ns.host_iproute() as ipr:
             if delete_link(ipr, spec.bridge):
                 LOG.info("removed bridge %s of network %s", spec.bridge, spec.name)
 
@@ -149,7 +150,7 @@ class BridgeDriver:
         host = key.host_ifname
         fd = ns.open_fd(netns)  # NetnsNotFound before anything is made
         try:
-            with translate_errors(f"plugging {key} into {spec.bridge}"), IPRoute() as ipr:
+            with translate_errors(f"plugging {key} into {spec.bridge}"), ns.host_iproute() as ipr:
                 self._add_pair(ipr, spec, key, fd, mac)
             with translate_errors(f"configuring {key.ifname} in {netns}"):
                 if spec.cidr6 is not None:
@@ -258,14 +259,14 @@ class BridgeDriver:
         self._forget(ifname)
 
     def _forget(self, *ifnames: str) -> None:
-        with translate_errors(f"removing {', '.join(ifnames)}"), IPRoute() as ipr:
+        with translate_errors(f"removing {', '.join(ifnames)}"), ns.host_iproute() as ipr:
             for name in ifnames:
                 if delete_link(ipr, name):
                     LOG.info("removed veth %s", name)
 
     def check(self, vif: VIF) -> None:
         key = str(vif.key)
-        with translate_errors(f"checking {key}"), IPRoute() as ipr:
+        with translate_errors(f"checking {key}"), ns.host_iproute() as ipr:
             host = _index(ipr, vif.host_ifname)
             bridge = _index(ipr, vif.bridge)
             if host is None:
@@ -309,7 +310,7 @@ class BridgeDriver:
             return inner.get_links(index)[0].get("IFLA_OPERSTATE") == "UP"
 
     def host_interfaces(self, bridges: Collection[str]) -> set[str]:
-        with translate_errors("listing veths"), IPRoute() as ipr:
+        with translate_errors("listing veths"), ns.host_iproute() as ipr:
             links = ipr.get_links()
             index_of = {link.get("IFLA_IFNAME"): link["index"] for link in links}
             mine = {index_of[b] for b in bridges if b in index_of}

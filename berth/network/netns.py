@@ -9,6 +9,11 @@ threaded daemon should not do on every request.
 
 A namespace is named by a path: ``/proc/<pid>/ns/net`` or ``/var/run/netns/<name>``
 (a bare name means the latter, as ``ip netns`` does).
+
+The process's own namespace is talked to through ``host_iproute()``: sessions kept
+open between requests (``HostSessions``), because opening one costs pyroute2 its own
+event loop and socket, about as much CPU as the two or three requests an attach or a
+detach makes on the host.
 """
 
 from __future__ import annotations
@@ -16,11 +21,13 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 
 from pyroute2 import IPRoute
+from pyroute2.netlink.exceptions import NetlinkError
 
 from berth.network.base import NetnsNotFound, NetworkDriverError
 
@@ -124,3 +131,61 @@ def write_sysctl_in(fd: int, key: str, value: str) -> None:
         os.write(target, value.encode())
     finally:
         os.close(target)
+
+
+class HostSessions:
+    """Netlink sessions in the process's own namespace, each used by one thread at a
+    time and kept for the next request (at most ``idle_at_most`` of them idle). A
+    session that leaves with an error other than the kernel's answer (a
+    ``NetlinkError``: the socket is sound) is closed, not kept: a request cut short may
+    have left its answer unread. pyroute2's ``IPRoute`` joins no multicast group, so an
+    idle session gathers nothing. A forked child starts with none (the parent's
+    sockets stay the parent's)."""
+
+    def __init__(self, idle_at_most: int = 4) -> None:
+        self._idle: list[IPRoute] = []
+        self._lock = threading.Lock()
+        self._idle_at_most = idle_at_most
+        os.register_at_fork(after_in_child=self._idle.clear)
+
+    @contextmanager
+    def session(self) -> Iterator[IPRoute]:
+        with self._lock:
+            ipr = self._idle.pop() if self._idle else None
+        if ipr is None:
+            ipr = IPRoute()
+        try:
+            yield ipr
+        except NetlinkError:
+            self._keep(ipr)
+            raise
+        except BaseException:
+            ipr.close()
+            raise
+        self._keep(ipr)
+
+    def _keep(self, ipr: IPRoute) -> None:
+        with self._lock:
+            if len(self._idle) < self._idle_at_most:
+                self._idle.append(ipr)
+                return
+        ipr.close()
+
+    def close(self) -> None:
+        """Close the idle sessions (the process keeps working: the next request opens
+        one)."""
+        with self._lock:
+            idle = self._idle[:]
+            self._idle.clear()
+        for ipr in idle:
+            ipr.close()
+
+
+_HOST = HostSessions()
+
+
+def host_iproute() -> AbstractContextManager[IPRoute]:
+    """A netlink session in the process's own namespace for the block (kept for the
+    next block afterwards). Not for a thread inside another namespace (``_entered``):
+    a session it opened would live there."""
+    return _HOST.session()

@@ -118,7 +118,7 @@ class OvsPlugger:
         fd = ns.open_fd(vif.netns)   # NetnsNotFound before anything is made
         try:
             replaced = self._remove_stale_port(vif.bridge, host)
-            with translate_errors(f"plugging port {vif.port_id}"), IPRoute() as ipr:
+            with translate_errors(f"plugging port {vif.port_id}"), ns.host_iproute() as ipr:
                 delete_link(ipr, host)   # an interrupted attempt's leftover
                 try:
                     ipr.link("add", ifname=host, kind="veth", mtu=vif.mtu, state="up",
@@ -177,7 +177,7 @@ class OvsPlugger:
         """The OVS port and the veth pair are gone; nothing to do when absent."""
         host = tap_name(port_id)
         _vsctl("--if-exists", "del-port", bridge, host)
-        with translate_errors(f"removing {host}"), IPRoute() as ipr:
+        with translate_errors(f"removing {host}"), ns.host_iproute() as ipr:
             if delete_link(ipr, host):
                 LOG.info("unplugged port %s (%s)", port_id, host)
 

@@ -73,7 +73,7 @@ def plugger(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[OvsPlugger, list[
     monkeypatch.setattr(ovs.ns, "open_fd", lambda netns: 99)
     monkeypatch.setattr(ovs.ns, "iproute_in", iproute_in)
     monkeypatch.setattr(ovs.os, "close", lambda fd: None)
-    monkeypatch.setattr(ovs, "IPRoute", lambda: FakeIPRoute(steps))
+    monkeypatch.setattr(ovs.ns, "host_iproute", lambda: FakeIPRoute(steps))
     monkeypatch.setattr(ovs, "delete_link", lambda ipr, name: steps.append(f"delete-link {name}"))
     monkeypatch.setattr(ovs, "_tune_inside", lambda v: None)
     monkeypatch.setattr(ovs, "_configure_inside", lambda ipr, v: None)
