@@ -183,7 +183,7 @@ def p2(berth: Berth, n: int = 50, rounds: int = 5) -> Result:
                   r is not None and r <= 1.10, r,
                   {"berth_all": berth_walls, "docker_all": docker_walls,
                    "ratios": [x / y for x, y in zip(berth_walls, docker_walls)],
-                   "berth_seen_all": berth_seen,
+                   "list_seen_all": berth_seen,
                    "cpu_s": cpu,
                    "cpu_ms_per_create": {key: median(spent) * 1000 / n
                                          for key, spent in cpu.items()}})
