@@ -11,11 +11,12 @@ already in the namespace under its final name; the bridge's index is remembered)
 six inside the namespace (the lookup of the new end, address, up, loopback up, route,
 and the read of its state that stands for the readiness check); a request costs
 about half a millisecond through pyroute2, so the count matters, and so does opening
-a session (as much again): the host's are kept open (``netns.host_iproute``). On a dual-stack
-network the interface gets its IPv6 address and route too (two more requests), after
-IPv6 is enabled on it (Docker disables IPv6 in a container without a network); the
-addresses skip duplicate address detection (``nodad``): berth's IPAM hands out each
-one once, and DAD would keep a new address unusable for a second or more.
+a session (as much again): the host's are kept open (``netns.host_iproute``). On a
+dual-stack network the interface gets its IPv6 address and route too (two more
+requests), after IPv6 is enabled on it (Docker disables IPv6 in a container without
+a network); the addresses skip duplicate address detection (``nodad``): berth's IPAM
+hands out each one once, and DAD would keep a new address unusable for a second or
+more.
 
 Names derive from the network name and the attachment key (``berth.network.base``),
 so a restarted process finds what an earlier one made. Every method converges: an
