@@ -18,10 +18,20 @@ import threading
 import time
 from typing import Any
 
-import uvicorn
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-
+from berth.common.imports import shallow_package
 from berth.conf.api import HEADER_TIMEOUT
+
+# uvicorn's own __init__ imports its command line (click, multiprocessing's
+# supervisors), which berth does not use (berth.common.imports); its lifespan modules
+# import Config from the package.
+shallow_package("uvicorn", {"Config": "uvicorn.config"})
+
+# After the package is registered: these load their own modules only.
+from uvicorn.config import Config
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.server import Server
+
+__all__ = ["Config", "HeadTimeoutProtocol", "Server", "config"]
 
 LOG = logging.getLogger(__name__)
 
@@ -103,14 +113,14 @@ KEEP_ALIVE_TIMEOUT = 75
 
 
 def config(app: Any, host: str, port: int, head_timeout: float,
-           tls: ssl.SSLContext | None = None) -> uvicorn.Config:
+           tls: ssl.SSLContext | None = None) -> Config:
     """uvicorn's configuration for the API (``berth-api`` and ``berth serve``); with
     ``tls``, HTTPS only (``[api]enable_ssl_api``: a plain HTTP request fails its TLS
     handshake and is closed)."""
     protocol = type("HeadTimeoutProtocol", (HeadTimeoutProtocol,),
                     {"head_timeout": float(head_timeout)})
     factory = None if tls is None else (lambda _config, _default: tls)
-    return uvicorn.Config(app, host=host, port=port, http=protocol, log_config=None,
+    return Config(app, host=host, port=port, http=protocol, log_config=None,
                           access_log=False, timeout_graceful_shutdown=5,
                           timeout_keep_alive=KEEP_ALIVE_TIMEOUT,
                           ssl_context_factory=factory)

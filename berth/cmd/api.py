@@ -21,8 +21,6 @@ import ssl
 import sys
 from collections.abc import Sequence
 
-import uvicorn
-
 from berth.api import evacuation, workers
 from berth.api import server as api_server
 from berth.api.app import create_app
@@ -99,7 +97,7 @@ def _serve(address: str, sock: socket.socket | None, context: ssl.SSLContext | N
     LOG.info("berth-api: API on %s://%s:%s/v1 (database %s, RPC topic %s)",
              tls.scheme(context), address, CONF.api.port, db.url.split("@")[-1],
              CONF.compute.topic)
-    server = uvicorn.Server(api_server.config(app, address, CONF.api.port,
+    server = api_server.Server(api_server.config(app, address, CONF.api.port,
                                               CONF.api.header_timeout, context))
     evacuator = None
     if CONF.compute.evacuate_on_host_down:

@@ -11,7 +11,6 @@ import threading
 from collections.abc import Iterator
 from typing import Literal
 
-import uvicorn
 from oslo_config import cfg
 
 from berth.api import server as api_server
@@ -25,7 +24,7 @@ from berth.metrics.health import Readiness
 LOG = logging.getLogger(__name__)
 
 
-class _Server(uvicorn.Server):
+class _Server(api_server.Server):
     """uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown, which would kill
     the process before the agent, the console proxy and the database are stopped;
     berth stops them itself, then exits normally."""

@@ -36,10 +36,6 @@ import os
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 
-from pyroute2 import IPRoute
-from pyroute2.netlink.exceptions import NetlinkError
-from pyroute2.netlink.rtnl.ifaddrmsg import IFA_F_NODAD
-
 from berth.network import netns as ns
 from berth.network.base import (
     VETH_PREFIX,
@@ -51,6 +47,7 @@ from berth.network.base import (
     NetworkSpec,
     stable_mac,
 )
+from berth.network.netlink import IFA_F_NODAD, IPRoute, NetlinkError
 
 LOG = logging.getLogger(__name__)
 

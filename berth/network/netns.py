@@ -26,10 +26,8 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 
-from pyroute2 import IPRoute
-from pyroute2.netlink.exceptions import NetlinkError
-
 from berth.network.base import NetnsNotFound, NetworkDriverError
+from berth.network.netlink import IPRoute, NetlinkError
 
 CLONE_NEWNET = 0x40000000
 NETNS_RUN_DIR = "/var/run/netns"

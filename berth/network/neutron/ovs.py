@@ -36,12 +36,10 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from pyroute2 import IPRoute
-from pyroute2.netlink.exceptions import NetlinkError
-
 from berth.network import netns as ns
 from berth.network.base import NetworkDriverError
 from berth.network.bridge import LOOPBACK_INDEX, delete_link, translate_errors
+from berth.network.netlink import IPRoute, NetlinkError
 
 LOG = logging.getLogger(__name__)
 

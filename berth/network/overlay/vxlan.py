@@ -19,12 +19,9 @@ import logging
 import socket
 from collections.abc import Callable
 
-from pyroute2 import IPRoute
-from pyroute2.netlink.exceptions import NetlinkError
-from pyroute2.netlink.rtnl import ndmsg
-
 from berth.network.base import NetworkDriverError, NetworkSpec
 from berth.network.bridge import delete_link, translate_errors
+from berth.network.netlink import IPRoute, NetlinkError, ndmsg
 from berth.network.overlay.plan import VXLAN_PORT, Changes, Tables, check_vni, device_name
 
 LOG = logging.getLogger(__name__)
