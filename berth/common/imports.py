@@ -28,9 +28,10 @@ _lock = threading.RLock()
 def shallow_package(name: str, defined_in: Mapping[str, str] | None = None) -> ModuleType:
     """The package ``name`` as ``sys.modules`` has it, registered first (see the module's
     docstring) when it is not imported yet. ImportError when it is not installed.
-    ``defined_in``: top-level names of the package that its own modules import from it
-    (uvicorn's lifespan modules: ``from uvicorn import Config``), each with the module
-    that defines it, which is imported for it instead of the whole package."""
+    ``defined_in``: top-level names of the package that its own modules or other
+    libraries import from it (uvicorn's lifespan modules: ``from uvicorn import
+    Config``; requests: ``charset_normalizer.__version__``), each with the module that
+    defines it, which is imported for it instead of the whole package."""
     defined_in = dict(defined_in or {})
     with _lock:
         found = sys.modules.get(name)
@@ -46,12 +47,12 @@ def shallow_package(name: str, defined_in: Mapping[str, str] | None = None) -> M
             # PEP 562: called only for a name the module does not have (yet), among
             # them a submodule not imported yet (``from pyroute2 import config`` asks
             # for the attribute first): that is imported, not the whole package.
-            if attr.startswith("__"):
-                raise AttributeError(f"module {name!r} has no attribute {attr!r}")
             if attr in defined_in:
                 value = getattr(importlib.import_module(defined_in[attr]), attr)
                 setattr(module, attr, value)
                 return value
+            if attr.startswith("__"):
+                raise AttributeError(f"module {name!r} has no attribute {attr!r}")
             if importlib.util.find_spec(f"{name}.{attr}") is not None:
                 return importlib.import_module(f"{name}.{attr}")
             with _lock:

@@ -112,3 +112,21 @@ def test_berth_loads_only_the_parts_it_uses(module: str, absent: list[str]) -> N
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=60)
     assert out.stdout.strip() == ""
+
+
+def test_requests_guesses_an_encoding_with_the_whole_charset_normalizer() -> None:
+    """berth's commands register charset_normalizer shallow: requests imports it (and
+    reads its __version__) without its modules, and loads them the first time it
+    guesses a body's encoding."""
+    code = textwrap.dedent("""
+        import sys, warnings
+        warnings.simplefilter("error")      # requests warns of a version it cannot read
+        import berth.cmd, requests
+        before = "charset_normalizer.api" in sys.modules
+        r = requests.models.Response()
+        r._content, r.encoding = "Grüße aus Zürich, schöne Tage".encode("utf-8"), None
+        print(before, r.apparent_encoding, "charset_normalizer.api" in sys.modules)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60)
+    assert out.stdout.split() == ["False", "utf-8", "True"]
