@@ -31,7 +31,8 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import Server
 
-__all__ = ["Config", "HeadTimeoutProtocol", "Server", "config"]
+#: Server: uvicorn's, which berth-api and berth serve run.
+__all__ = ["KEEP_ALIVE_TIMEOUT", "Config", "HeadTimeoutProtocol", "Server", "config"]
 
 LOG = logging.getLogger(__name__)
 
@@ -121,6 +122,5 @@ def config(app: Any, host: str, port: int, head_timeout: float,
                     {"head_timeout": float(head_timeout)})
     factory = None if tls is None else (lambda _config, _default: tls)
     return Config(app, host=host, port=port, http=protocol, log_config=None,
-                          access_log=False, timeout_graceful_shutdown=5,
-                          timeout_keep_alive=KEEP_ALIVE_TIMEOUT,
-                          ssl_context_factory=factory)
+                  access_log=False, timeout_graceful_shutdown=5,
+                  timeout_keep_alive=KEEP_ALIVE_TIMEOUT, ssl_context_factory=factory)

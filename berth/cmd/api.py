@@ -98,7 +98,7 @@ def _serve(address: str, sock: socket.socket | None, context: ssl.SSLContext | N
              tls.scheme(context), address, CONF.api.port, db.url.split("@")[-1],
              CONF.compute.topic)
     server = api_server.Server(api_server.config(app, address, CONF.api.port,
-                                              CONF.api.header_timeout, context))
+                                                 CONF.api.header_timeout, context))
     evacuator = None
     if CONF.compute.evacuate_on_host_down:
         evacuator = evacuation.Evacuator(state, float(CONF.periodic_interval_max))
