@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import httpx
-from support.berth_proc import TEST_IMAGE
+from support.berth_proc import TEST_IMAGE, wait_for
 
 
 @contextmanager
@@ -39,12 +39,17 @@ def stream(berth: Any, token: str, all_projects: bool = False
 
 
 def make(berth: Any, token: str) -> str:
+    """A container of ``token``'s project, once its create is over (Created): an
+    update while it is still Creating is refused (409), as in Zun."""
     with berth.http(token) as http:
         made = http.post("/v1/containers", json={
             "name": f"stream-{uuid.uuid4().hex[:8]}", "image": TEST_IMAGE,
             "command": ["sleep", "600"]})
         assert made.status_code == 202, made.text
-        return str(made.json()["uuid"])
+        ident = str(made.json()["uuid"])
+        wait_for(lambda: http.get(f"/v1/containers/{ident}").json()["status"] == "Created",
+                 timeout=60, what=f"container {ident} to be Created")
+        return ident
 
 
 def rename(berth: Any, token: str, ident: str) -> None:
