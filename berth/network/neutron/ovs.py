@@ -39,11 +39,9 @@ from dataclasses import dataclass
 from berth.network import netns as ns
 from berth.network.base import NetworkDriverError
 from berth.network.bridge import LOOPBACK_INDEX, delete_link, translate_errors
-from berth.network.netlink import IPRoute, NetlinkError
+from berth.network.netlink import IFA_F_NODAD, IPRoute, NetlinkError
 
 LOG = logging.getLogger(__name__)
-
-IFA_F_NODAD = 0x02
 
 #: The host end's prefix (os-vif's and Nova's ``tap``).
 TAP_PREFIX = "tap"
