@@ -133,9 +133,11 @@ UNDECLARABLE: dict[str, tuple[str, ...]] = {
     # Not yet: the declaration of 'nets' does not follow [network]driver (a 'port'
     # needs Neutron; this world runs local networks).
     # Not yet declared: rules across nested items (a mount names a declared volume, a
-    # host port published once), a bind mount's base64 source (its type decides).
+    # host port published once, each volume's and member's name used once), a bind
+    # mount's base64 source (its type decides).
     "POST /v1/capsules": (_NO_PORTS,
-                          "publishes it already", "must name a volume declared in"),
+                          "publishes it already", "must name a volume declared in",
+                          "must be unique within the capsule"),
     "POST /v1/containers": (_NO_PORTS,
                             "must be base64-encoded"),
 }
