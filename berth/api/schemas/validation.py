@@ -5,7 +5,10 @@ A :class:`RequestSchema` holds one declaration (a JSON Schema 2020-12 object bui
 :mod:`berth.api.schemas.fields`), compiled once, twice over: ``fastjsonschema`` turns it
 into Python code that accepts a good body in a tenth of the time ``jsonschema`` takes
 (about 40 µs for a create, against 400), and ``jsonschema``, the reference validator,
-words a refusal. The declarations use only keywords the two share (draft 7's, which
+words a refusal. ``jsonschema`` is imported the first time a body is refused: with what
+it brings (referencing, rpds, attrs: 64 modules) it is 3.5 MiB of every API process,
+and most never refuse a body. (That every declaration is a valid JSON Schema is
+checked by the unit tests, not at each start.) The declarations use only keywords the two share (draft 7's, which
 2020-12 keeps). :meth:`RequestSchema.check` raises
 :class:`~berth.common.exceptions.SchemaValidationError` (400, code
 ``schema-validation-error`` as Zun's jsonschema layer answers) for the first problem, in
@@ -23,13 +26,13 @@ request body, so ``/openapi.json`` documents exactly what is checked.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import fastjsonschema
-from jsonschema import Draft202012Validator, ValidationError, validators
 
 from berth.api.microversions import APIVersion
 from berth.api.schemas.fields import Schema
@@ -39,6 +42,9 @@ from berth.common.exceptions import (
     InvalidParamInVersion,
     SchemaValidationError,
 )
+
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
 
 
 @lru_cache(maxsize=256)
@@ -52,11 +58,18 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Schema
              ) -> Iterator[ValidationError]:
+    from jsonschema import ValidationError
+
     if validator.is_type(instance, "string") and not _compiled(pattern).search(instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-_Validator = validators.extend(Draft202012Validator, {"pattern": _pattern})
+@functools.cache
+def _refusing_validator() -> Any:
+    """jsonschema's 2020-12 validator with ``_pattern``, imported on the first refusal."""
+    from jsonschema import Draft202012Validator, validators
+
+    return validators.extend(Draft202012Validator, {"pattern": _pattern})
 
 
 def _python_dialect(node: Any) -> Any:
@@ -78,7 +91,6 @@ class RequestSchema:
 
     def __init__(self, schema: Schema, *, what: str, shape: str, hint: str = "",
                  full_paths: bool = False) -> None:
-        Draft202012Validator.check_schema(schema)
         self.schema = schema
         self.what = what
         self.shape = shape
@@ -86,11 +98,15 @@ class RequestSchema:
         #: Name a refused value by its whole path (``spec.containers[0].image``), not
         #: by its top-level field: for deep bodies such as a capsule template.
         self.full_paths = full_paths
-        self._validator = _Validator(schema,
-                                     format_checker=Draft202012Validator.FORMAT_CHECKER)
         self._accepts = fastjsonschema.compile(
             {**_python_dialect(schema), "$schema": "http://json-schema.org/draft-07/schema#"})
         self._order = {name: i for i, name in enumerate(schema.get("properties", {}))}
+
+    @functools.cached_property
+    def _validator(self) -> Any:
+        """The reference validator that words a refusal (built on the first one)."""
+        validator = _refusing_validator()
+        return validator(self.schema, format_checker=validator.FORMAT_CHECKER)
 
     def check(self, body: object) -> dict[str, Any]:
         """``body`` itself when it satisfies the declaration; else the 400 for its first

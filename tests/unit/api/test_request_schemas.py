@@ -1,0 +1,77 @@
+"""Unit tests for berth.api.schemas.validation: every declaration the API reads is a
+valid JSON Schema (checked here, no longer at each start), and ``jsonschema`` is
+imported only when a body is refused."""
+
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from berth.api.app import create_app
+from berth.api.schemas.container import CreateLimits
+from berth.api.schemas.validation import RequestSchema
+from berth.api.state import ApiSettings, ApiState
+
+#: Declarations every build of the API makes (``what``), at the least.
+EXPECTED = {"container create", "container update", "capsule create", "image pull",
+            "network", "network attach", "network detach", "quota", "registry",
+            "registry update"}
+
+
+def declared(monkeypatch: pytest.MonkeyPatch) -> list[RequestSchema]:
+    """Every RequestSchema alive once the app and its document are built: those its
+    modules declare, and those its routes build from the settings."""
+    made: list[RequestSchema] = []
+    original = RequestSchema.__init__
+
+    def recording(self: RequestSchema, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(RequestSchema, "__init__", recording)
+    state = ApiState(db=None, compute=None, scheduler=None,  # type: ignore[arg-type]
+                     settings=ApiSettings(create_limits=CreateLimits()),
+                     up_hosts=object())  # type: ignore[arg-type]
+    create_app(state).openapi()
+    live = [o for o in gc.get_objects() if isinstance(o, RequestSchema)]
+    return list({id(s): s for s in made + live}.values())
+
+
+def test_every_declaration_is_a_valid_json_schema(monkeypatch: pytest.MonkeyPatch) -> None:
+    schemas = declared(monkeypatch)
+    assert EXPECTED <= {s.what for s in schemas}
+    for schema in schemas:
+        Draft202012Validator.check_schema(schema.schema)
+
+
+def test_the_check_refuses_a_declaration_that_is_not_a_schema() -> None:
+    with pytest.raises(SchemaError):
+        Draft202012Validator.check_schema(
+            {"type": "object", "properties": {"cpu": {"type": "a number"}}})
+
+
+def test_jsonschema_is_imported_on_the_first_refusal_only() -> None:
+    script = textwrap.dedent("""
+        import sys
+        from berth.api.schemas.resources import REGISTRY_CREATE
+        from berth.common.exceptions import SchemaValidationError
+        REGISTRY_CREATE.check({"domain": "127.0.0.1:5000", "username": "u"})
+        print("after a good body:", any(m.split(".")[0] == "jsonschema" for m in sys.modules))
+        try:
+            REGISTRY_CREATE.check({"domain": 5})
+        except SchemaValidationError as err:
+            print("refused:", err)
+        print("after a refusal:", "jsonschema" in sys.modules)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True).stdout
+    assert "after a good body: False" in out
+    assert "refused: Invalid input for field 'domain'. Value: '5'. A registry host" in out
+    assert "after a refusal: True" in out
