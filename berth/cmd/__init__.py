@@ -14,3 +14,8 @@ try:
     shallow_package("charset_normalizer", {"__version__": "charset_normalizer.version"})
 except ImportError:     # not installed: requests goes without it
     pass
+
+# oslo.policy imports PyYAML at its top to read a policy file, and berth reads YAML
+# only in a capsule's template: a process that does neither does not load it (0.7
+# MiB); the first ``yaml.safe_load`` runs the package's ``__init__``.
+shallow_package("yaml")

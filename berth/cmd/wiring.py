@@ -28,7 +28,6 @@ from berth.db import registries
 from berth.db.engine import Database, default_url
 from berth.db.networks import SubnetPool
 from berth.image.base import ImageStoreDriver
-from berth.image.glance.driver import GlanceImageDriver
 from berth.metrics.health import Readiness
 from berth.placement.base import Placement
 from berth.placement.requests import NodeReservations, unset_ratios
@@ -211,9 +210,15 @@ def build_agent(conf: cfg.ConfigOpts, db: Database, transport: Transport,
 
 def build_image_stores(conf: cfg.ConfigOpts) -> dict[str, ImageStoreDriver]:
     """The image stores ``[DEFAULT]image_driver_list`` names (glance); docker is the
-    engine's own pull. Nothing is asked of Glance before a container needs it."""
+    engine's own pull. Nothing is asked of Glance before a container needs it, and
+    a node without Glance does not load its driver (nor tarfile, which it reads
+    images with)."""
     names = {d.lower() for d in conf.image_driver_list}
-    return {"glance": GlanceImageDriver.from_conf(conf)} if "glance" in names else {}
+    if "glance" not in names:
+        return {}
+    from berth.image.glance.driver import GlanceImageDriver
+
+    return {"glance": GlanceImageDriver.from_conf(conf)}
 
 
 def build_capsule_engine(conf: cfg.ConfigOpts) -> CapsuleEngine:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import io
 import logging
 import struct
-import tarfile
 from pathlib import Path
 
 from berth.common import exceptions as exc
@@ -77,7 +76,10 @@ def make_default_image(runtime: rt.Runtime, ref: str, busybox: Path = BUSYBOX) -
 
 
 def rootfs_tar(busybox: bytes) -> bytes:
-    """A file system holding ``/bin/busybox`` (pure)."""
+    """A file system holding ``/bin/busybox`` (pure). (tarfile is imported here: made
+    once per node, the image does not need it in every agent's memory.)"""
+    import tarfile
+
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w") as tar:
         directory = tarfile.TarInfo("bin")

@@ -101,8 +101,10 @@ def test_not_a_package(package: list[str], tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("module", "absent"), [
-    # pyroute2's __init__ imports NDB (with SQLite), IPDB, psutil's users, ...
-    ("berth.network.bridge", ["pyroute2.ndb", "pyroute2.ipdb", "psutil", "sqlite3"]),
+    # pyroute2's __init__ imports NDB (with SQLite), IPDB, psutil's users, ...; its
+    # netlink socket imports unittest.mock, not unittest's test runner
+    ("berth.network.bridge", ["pyroute2.ndb", "pyroute2.ipdb", "psutil", "sqlite3",
+                              "unittest.case", "unittest.main"]),
     # uvicorn's imports its command line
     ("berth.api.server", ["uvicorn.main", "click"]),
 ])
