@@ -289,7 +289,7 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
     from berth.scheduler import filters, weighers
     from berth.scheduler.filter_scheduler import FilterScheduler
     from berth.scheduler.host_cache import HostStateCache
-    from berth.scheduler.host_state import HostStateReads
+    from berth.scheduler.host_state import STATIC_MAX_AGE, HostStateReads
 
     down_time = conf.service_down_time
     settings = ApiSettings(
@@ -322,7 +322,10 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
     elsewhere = reported_inventories(conf, db)
     scheduler = FilterScheduler(
         HostStateCache(HostStateReads(db, reservations, down_time,
-                                      conf.default_availability_zone, elsewhere),
+                                      conf.default_availability_zone, elsewhere,
+                                      # 0: every create reads all of it
+                                      STATIC_MAX_AGE if conf.scheduler.host_state_max_age
+                                      else 0.0),
                        conf.scheduler.host_state_max_age),
         filters.by_name(list(conf.scheduler.enabled_filters), conf.default_schedule_zone),
         weighers.by_name(list(conf.scheduler.enabled_weighers), {

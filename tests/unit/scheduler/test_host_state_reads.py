@@ -89,3 +89,68 @@ def test_a_node_gone_from_the_database_is_gone_from_the_read(db: Database) -> No
     with db.write_connection() as conn:
         conn.exec_driver_sql("DELETE FROM compute_node WHERE hostname = 'n2'")
     assert list(by_name(reads())) == ["n1"]
+
+
+INVENTORY = {VCPU: Inventory(total=4, reserved=0, max_unit=4, allocation_ratio=8.0),
+             MEMORY_MB: Inventory(total=4096, reserved=0, max_unit=4096, allocation_ratio=1.0)}
+
+
+def reported_fleet(db: Database, report_inventory: Callable[[str, dict[str, Inventory]], None],
+                   names: tuple[str, ...] = ("n1", "n2")) -> None:
+    fleet(db, names)
+    for name in names:
+        report_inventory(name, INVENTORY)
+
+
+def test_a_known_nodes_new_inventory_is_read_once_the_static_part_aged(
+        db: Database, report_inventory: Callable[[str, dict[str, Inventory]], None],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    reported_fleet(db, report_inventory)
+    clock = [1000.0]
+    monkeypatch.setattr(host_state.time, "monotonic", lambda: clock[0])
+    reads = HostStateReads(db, NodeReservations(), 60, "nova", static_max_age=10)
+    assert by_name(reads())["n1"].cpus == 32.0
+    report_inventory("n1", {**INVENTORY, VCPU: Inventory(total=4, reserved=0, max_unit=4,
+                                                         allocation_ratio=2.0)})
+    containers.create(db, {"host": "n1", "status": "Running", "cpu": 0.5, "memory": "256"})
+    clock[0] += 9
+    kept = by_name(reads())["n1"]
+    assert kept.cpus == 32.0 and kept.cpu_used == 1.5      # usage is read every time
+    clock[0] += 1
+    assert by_name(reads())["n1"].cpus == 8.0
+    assert by_name(reads()) == by_name(load_host_states(db, NodeReservations(), 60, "nova"))
+
+
+def test_a_node_registered_or_deleted_is_read_at_once(
+        db: Database, report_inventory: Callable[[str, dict[str, Inventory]], None],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    reported_fleet(db, report_inventory)
+    monkeypatch.setattr(host_state.time, "monotonic", lambda: 1000.0)
+    reads = HostStateReads(db, NodeReservations(), 60, "nova", static_max_age=10)
+    assert set(by_name(reads())) == {"n1", "n2"}
+    fleet(db, ("n3",))
+    # Registered, not reported yet: read again at each read until it has reported.
+    assert by_name(reads())["n3"].cpus == by_name(
+        load_host_states(db, NodeReservations(), 60, "nova"))["n3"].cpus
+    report_inventory("n3", INVENTORY)
+    assert by_name(reads())["n3"].cpus == 32.0
+    nodes.delete_service(db, "n2", nodes.COMPUTE_BINARY)
+    with db.write_connection() as conn:
+        conn.exec_driver_sql("DELETE FROM compute_node WHERE hostname = 'n2'")
+    assert set(by_name(reads())) == {"n1", "n3"}
+
+
+def test_with_placement_elsewhere_every_read_reads_the_nodes(
+        db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    fleet(db, ("n1",))
+    monkeypatch.setattr(host_state.time, "monotonic", lambda: 1000.0)
+    asked: list[str] = []
+
+    def elsewhere(rp: str) -> dict[str, Inventory]:
+        asked.append(rp)
+        return INVENTORY
+
+    reads = HostStateReads(db, NodeReservations(), 60, "nova", elsewhere, static_max_age=10)
+    reads()
+    reads()
+    assert len(asked) == 2
