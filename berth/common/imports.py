@@ -23,6 +23,15 @@ from types import ModuleType
 from typing import Any
 
 _lock = threading.RLock()
+#: Packages registered by ``shallow_package`` whose ``__init__`` has not run yet.
+_pending: set[str] = set()
+
+
+def pending(name: str) -> bool:
+    """Whether ``sys.modules`` holds the package ``name`` as ``shallow_package``
+    registered it, its ``__init__`` not run yet: code that would hide a library from
+    another one's import (``berth.rpc.oslo``) may still hide it."""
+    return name in _pending and sys.modules.get(name) is not None
 
 
 def shallow_package(name: str, defined_in: Mapping[str, str] | None = None) -> ModuleType:
@@ -57,6 +66,7 @@ def shallow_package(name: str, defined_in: Mapping[str, str] | None = None) -> M
                 return importlib.import_module(f"{name}.{attr}")
             with _lock:
                 if module.__dict__.pop("__getattr__", None) is not None:
+                    _pending.discard(name)
                     loader.exec_module(module)     # the package's own __init__, in place
             try:
                 return module.__dict__[attr]
@@ -65,4 +75,5 @@ def shallow_package(name: str, defined_in: Mapping[str, str] | None = None) -> M
 
         module.__getattr__ = complete  # type: ignore[method-assign]
         sys.modules[name] = module
+        _pending.add(name)
         return module

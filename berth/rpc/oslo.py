@@ -31,6 +31,7 @@ from typing import Any
 from oslo_config import cfg
 
 from berth.common import exceptions as exc
+from berth.common import imports
 from berth.common.threads import ElasticThreadPool
 from berth.rpc.base import Endpoint
 
@@ -77,8 +78,11 @@ def _import_kombu_serialization() -> None:
     registers them as not installed (a message in either is refused). Called at the
     process's start, before it runs threads of its own, so that no other import of
     either library can meet the ``None`` entry meanwhile; a library already imported
-    is not hidden, and an entry is removed as soon as kombu is loaded."""
-    hidden = [name for name in UNUSED_SERIALIZERS if name not in sys.modules]
+    is not hidden (but one ``berth.common.imports`` registered without running its
+    ``__init__`` is, and is put back), and an entry is removed as soon as kombu is
+    loaded."""
+    hidden = {name: sys.modules.get(name) for name in UNUSED_SERIALIZERS
+              if name not in sys.modules or imports.pending(name)}
     for name in hidden:
         sys.modules[name] = None  # type: ignore[assignment]
     try:
@@ -86,9 +90,12 @@ def _import_kombu_serialization() -> None:
     except ImportError:
         LOG.debug("kombu is not installed; oslo.messaging's rabbit driver will say so")
     finally:
-        for name in hidden:
+        for name, module in hidden.items():
             if name in sys.modules and sys.modules[name] is None:
-                del sys.modules[name]
+                if module is None:
+                    del sys.modules[name]
+                else:
+                    sys.modules[name] = module
 
 
 def _use_elastic_executor(server: Any) -> None:
