@@ -129,9 +129,9 @@ class HostStateReads:
     or inventory is seen up to ``static_max_age`` seconds later (the embedded
     Placement's allocation, in the placing transaction, checks the inventory as it
     is; the room check under the node's lock reads its usage again, not its size).
-    With Placement elsewhere (``reported_elsewhere``) they
-    are read every time. At 1,000 nodes they are 4,000 of a read's 6,000 rows (bench
-    P15). Not thread-safe: the cache calls it from one thread at a time."""
+    With Placement elsewhere (``reported_elsewhere``) they are read every time. At
+    1,000 nodes they are 4,000 of a read's 6,000 rows (bench P15). Not thread-safe:
+    the cache calls it from one thread at a time."""
 
     def __init__(self, db: Database, api_options: NodeReservations, down_time: int,
                  default_zone: str,

@@ -8,8 +8,8 @@ into Python code that accepts a good body in a tenth of the time ``jsonschema`` 
 words a refusal. ``jsonschema`` is imported the first time a body is refused: with what
 it brings (referencing, rpds, attrs: 64 modules) it is 3.5 MiB of every API process,
 and most never refuse a body. (That every declaration is a valid JSON Schema is
-checked by the unit tests, not at each start.) The declarations use only keywords the two share (draft 7's, which
-2020-12 keeps). :meth:`RequestSchema.check` raises
+checked by the unit tests, not at each start.) The declarations use only keywords the
+two share (draft 7's, which 2020-12 keeps). :meth:`RequestSchema.check` raises
 :class:`~berth.common.exceptions.SchemaValidationError` (400, code
 ``schema-validation-error`` as Zun's jsonschema layer answers) for the first problem, in
 the order a person fixes them: a body that is not an object, unknown keys, missing
