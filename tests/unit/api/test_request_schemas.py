@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 
 from berth.api.app import create_app
 from berth.api.schemas.container import CreateLimits
@@ -51,12 +50,6 @@ def test_every_declaration_is_a_valid_json_schema(monkeypatch: pytest.MonkeyPatc
         Draft202012Validator.check_schema(schema.schema)
 
 
-def test_the_check_refuses_a_declaration_that_is_not_a_schema() -> None:
-    with pytest.raises(SchemaError):
-        Draft202012Validator.check_schema(
-            {"type": "object", "properties": {"cpu": {"type": "a number"}}})
-
-
 def test_jsonschema_is_imported_on_the_first_refusal_only() -> None:
     script = textwrap.dedent("""
         import sys
@@ -71,7 +64,7 @@ def test_jsonschema_is_imported_on_the_first_refusal_only() -> None:
         print("after a refusal:", "jsonschema" in sys.modules)
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         check=True).stdout
+                         check=True, timeout=120).stdout
     assert "after a good body: False" in out
     assert "refused: Invalid input for field 'domain'. Value: '5'. A registry host" in out
     assert "after a refusal: True" in out
