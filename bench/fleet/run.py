@@ -127,11 +127,16 @@ def measure_idle(spec: FleetSpec, meter: CpuMeter, hosts: list[NodeHost], api: A
     per node, by caller), over ``spec.idle_seconds`` with every agent up and no
     create."""
     cpu_before, stmts_before = meter.sample(), _node_statements(hosts)
-    api_before = api.statements()
+    api_before, threads_before = api.statements(), _node_threads(hosts)
     began = time.monotonic()
     time.sleep(spec.idle_seconds)
     seconds = time.monotonic() - began
     cpu = per_unit(cpu_before, meter.sample(), seconds * spec.nodes)
+    # Microseconds (not ms: most kinds cost less than a thousandth of one) a second per node
+    by_thread = threads.per_unit({kind: ms * 1000 for kind, ms in statements.merged(
+        [threads.spent_by_kind(b, a) for b, a in zip(threads_before, _node_threads(hosts),
+                                                     strict=True)]).items()},
+        round(seconds * spec.nodes))
     agents, _ = statements.statements_and_collector(
         statements.difference(_node_statements(hosts), stmts_before))
     api_idle, _ = statements.split_rpc(statements.statements_and_collector(
@@ -139,6 +144,7 @@ def measure_idle(spec: FleetSpec, meter: CpuMeter, hosts: list[NodeHost], api: A
     node_minutes = seconds / 60 * spec.nodes
     return {"seconds": round(seconds, 1),
             "cpu_ms_per_s_per_node": cpu,
+            "agents_cpu_us_per_s_per_node_by_thread": by_thread,
             "agent_statements_per_min_per_node": statements.per_unit(agents, node_minutes),
             "api_statements_per_min": statements.per_unit(api_idle, seconds / 60)}
 
@@ -361,6 +367,8 @@ def main(argv: list[str] | None = None) -> int:
         if figures["idle"]:
             print("idle statements a minute per node by caller:", json.dumps(
                 figures["idle"]["agent_statements_per_min_per_node"], indent=1))
+            print("an idle node's agent CPU, µs a second, by kind of thread:", json.dumps(
+                figures["idle"]["agents_cpu_us_per_s_per_node_by_thread"], indent=1))
         for problem in figures["problems"][:20]:
             print(f"PROBLEM: {problem}", file=sys.stderr)
         if figures["problems"]:
