@@ -166,7 +166,7 @@ _NO_HOST_PORT: F.Schema = {"properties": {"ports": {"items": {"not": {
 @built_once(maxsize=8)
 def template_schema(limits: CreateLimits) -> RequestSchema:
     return RequestSchema(_template(limits), what="capsule template", full_paths=True,
-                         shape="with 'kind', 'metadata' and 'spec'",
+                         eager=False, shape="with 'kind', 'metadata' and 'spec'",
                          hint="a template has kind: capsule, metadata: {name: ...} and "
                               "spec: {containers: [{image: ...}]}.")
 
@@ -186,7 +186,7 @@ def create_schema(limits: CreateLimits) -> RequestSchema:
                                 {"type": "array", "items": NET})},
             required=("template",), description="A capsule to create."),
         what="capsule create", shape="such as {\"template\": {\"kind\": \"capsule\", ...}}",
-        hint="send {\"template\": <the capsule template>}.")
+        hint="send {\"template\": <the capsule template>}.", eager=False)
 
 
 @dataclass

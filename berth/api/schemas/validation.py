@@ -28,8 +28,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Sequence
-from functools import lru_cache
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import fastjsonschema
@@ -47,7 +46,7 @@ if TYPE_CHECKING:
     from jsonschema import ValidationError
 
 
-@lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=256)
 def _compiled(pattern: str) -> re.Pattern[str]:
     # ECMA-262's "$" (OpenAPI's regex dialect) matches only at the very end; Python's
     # also before a final newline, which would let "name\n" through.
@@ -90,7 +89,7 @@ class RequestSchema:
     """
 
     def __init__(self, schema: Schema, *, what: str, shape: str, hint: str = "",
-                 full_paths: bool = False) -> None:
+                 full_paths: bool = False, eager: bool = True) -> None:
         self.schema = schema
         self.what = what
         self.shape = shape
@@ -98,9 +97,24 @@ class RequestSchema:
         #: Name a refused value by its whole path (``spec.containers[0].image``), not
         #: by its top-level field: for deep bodies such as a capsule template.
         self.full_paths = full_paths
-        self._accepts = fastjsonschema.compile(
-            {**_python_dialect(schema), "$schema": "http://json-schema.org/draft-07/schema#"})
         self._order = {name: i for i, name in enumerate(schema.get("properties", {}))}
+        if eager:
+            self._accepts  # noqa: B018 - compiled now (see ``_accepts``)
+
+    @functools.cached_property
+    def _accepts(self) -> Callable[[Any], Any]:
+        """The fast validator of the good bodies: compiled as the declaration is made,
+        or, with ``eager=False``, on its first check. The module fastjsonschema writes
+        stays in memory (a container's create: 2.8 MiB resident, a capsule's template
+        and create 3.7 more: bench P6) and takes tens of ms to build: a declaration few
+        processes are ever sent (a capsule's) is compiled when one is. Compiled in a
+        burst of requests, its garbage is left scattered between theirs: a declaration
+        every API gets (a container's create) is compiled at start, where
+        ``berth.common.memory.freeze_started`` then gives that garbage back. A unit test
+        compiles every declaration (``test_request_schemas``)."""
+        return fastjsonschema.compile(
+            {**_python_dialect(self.schema),
+             "$schema": "http://json-schema.org/draft-07/schema#"})
 
     @functools.cached_property
     def _validator(self) -> Any:

@@ -1,5 +1,6 @@
 """Unit tests for berth.api.schemas.validation: every declaration the API reads is a
-valid JSON Schema (checked here, no longer at each start), and ``jsonschema`` is
+valid JSON Schema that fastjsonschema compiles (checked here, no longer at each start),
+the fast validator is compiled on a declaration's first check, and ``jsonschema`` is
 imported only when a body is refused."""
 
 from __future__ import annotations
@@ -48,6 +49,29 @@ def test_every_declaration_is_a_valid_json_schema(monkeypatch: pytest.MonkeyPatc
     assert EXPECTED <= {s.what for s in schemas}
     for schema in schemas:
         Draft202012Validator.check_schema(schema.schema)
+        assert callable(schema._accepts)    # fastjsonschema compiles it too
+
+
+def test_a_declaration_is_compiled_at_once_or_on_its_first_check() -> None:
+    declaration: dict[str, Any] = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    eager = RequestSchema(declaration, what="eager", shape="")
+    assert "_accepts" in eager.__dict__
+    late = RequestSchema(declaration, what="late", shape="", eager=False)
+    assert "_accepts" not in late.__dict__
+    assert late.check({"n": 1}) == {"n": 1}
+    compiled = late.__dict__["_accepts"]
+    assert late.check({"n": 2}) == {"n": 2}
+    assert late.__dict__["_accepts"] is compiled    # once
+
+
+def test_a_capsules_declarations_wait_for_a_capsule() -> None:
+    from berth.api.schemas import capsule
+
+    limits = CreateLimits(max_cpu=3.0)     # not the other tests' limits: built anew here
+    assert "_accepts" not in capsule.create_schema(limits).__dict__
+    assert "_accepts" not in capsule.template_schema(limits).__dict__
+    from berth.api.schemas import container
+    assert "_accepts" in container.create_schema(limits).__dict__
 
 
 def test_jsonschema_is_imported_on_the_first_refusal_only() -> None:
