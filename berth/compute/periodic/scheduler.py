@@ -73,9 +73,12 @@ class PeriodicScheduler:
         task = self._tasks[name]
         return task.spacing * (1 + self._rng.uniform(0, task.jitter))
 
-    def _push(self, at: float, name: str) -> None:
+    def _push(self, at: float, name: str) -> bool:
+        """Queue ``name``'s run at ``at``; True when it is now the first run due (the
+        scheduler's thread, waiting for the one due before, must look again)."""
         self._seq += 1
         heapq.heappush(self._heap, (at, self._seq, name))
+        return self._heap[0][1] == self._seq
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="periodic-scheduler",
@@ -144,8 +147,11 @@ class PeriodicScheduler:
             with self._cond:
                 task.running = False
                 task.runs += 1
-                if not self._stopping:
-                    self._push(self._clock() + self._next_delay(task.name), task.name)
+                # The scheduler's thread is woken only when this run comes before the
+                # one it waits for: an agent's tasks run a minute apart, so mostly not
+                # (each wake of it cost an idle agent about 0.1 ms, bench P15).
+                if not self._stopping and self._push(
+                        self._clock() + self._next_delay(task.name), task.name):
                     self._cond.notify()
 
     def status(self) -> dict[str, dict[str, object]]:

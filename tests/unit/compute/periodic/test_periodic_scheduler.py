@@ -82,3 +82,26 @@ def test_runs_and_failures_are_counted_per_task() -> None:
     assert sample("berth_periodic_task_runs_total", task="t_flaky") == runs + done
     assert sample("berth_periodic_task_failures_total", task="t_flaky") == failures + done // 2
     assert sample("berth_periodic_task_duration_seconds_count", task="t_flaky") == timed + done
+
+
+def test_only_a_run_due_first_wakes_the_scheduler() -> None:
+    """A run queued after the one the scheduler's thread waits for need not wake it."""
+    scheduler = PeriodicScheduler(clock=lambda: 100.0)
+    assert scheduler._push(160.0, "inventory") is True      # alone: first due
+    assert scheduler._push(190.0, "sync") is False           # after it
+    assert scheduler._push(130.0, "expire") is True          # before it
+    assert scheduler._push(130.0, "again") is False          # due with it, queued after
+
+
+def test_a_task_run_sooner_than_the_waited_one_still_runs_on_time() -> None:
+    """The scheduler waits for a task due in a minute; another, quick, task's next
+    run comes first and must wake it."""
+    scheduler = PeriodicScheduler()
+    runs: list[float] = []
+    scheduler.add("slow", lambda: None, 60.0, run_immediately=False)
+    scheduler.add("quick", lambda: runs.append(time.monotonic()), 0.02, jitter=0.0)
+    scheduler.start()
+    try:
+        wait_for(lambda: len(runs) >= 5, 5, 0.005, what="five quick runs")
+    finally:
+        scheduler.stop()
