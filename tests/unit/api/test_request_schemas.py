@@ -1,7 +1,7 @@
 """Unit tests for berth.api.schemas.validation: every declaration the API reads is a
 valid JSON Schema that fastjsonschema compiles (checked here, no longer at each start),
-the fast validator is compiled on a declaration's first check, and ``jsonschema`` is
-imported only when a body is refused."""
+the fast validator is compiled at start but for a capsule's declarations (on their
+first check), and ``jsonschema`` is imported only when a body is refused."""
 
 from __future__ import annotations
 
