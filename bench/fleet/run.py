@@ -121,6 +121,14 @@ def _node_threads(hosts: list[NodeHost]) -> list[dict[str, float]]:
     return [h.ask("threads") for h in hosts]
 
 
+def _threads_spent(before: list[dict[str, float]], hosts: list[NodeHost]
+                   ) -> dict[str, float]:
+    """CPU ms the agents' hosts spent since ``before`` (``_node_threads``), by kind of
+    thread, summed over the hosts."""
+    return statements.merged([threads.spent_by_kind(b, a) for b, a in
+                              zip(before, _node_threads(hosts), strict=True)])
+
+
 def measure_idle(spec: FleetSpec, meter: CpuMeter, hosts: list[NodeHost], api: Api
                  ) -> dict[str, Any]:
     """CPU (ms a second, per node) of each part, and the agents' statements (a minute,
@@ -133,10 +141,9 @@ def measure_idle(spec: FleetSpec, meter: CpuMeter, hosts: list[NodeHost], api: A
     seconds = time.monotonic() - began
     cpu = per_unit(cpu_before, meter.sample(), seconds * spec.nodes)
     # Microseconds (not ms: most kinds cost less than a thousandth of one) a second per node
-    by_thread = threads.per_unit({kind: ms * 1000 for kind, ms in statements.merged(
-        [threads.spent_by_kind(b, a) for b, a in zip(threads_before, _node_threads(hosts),
-                                                     strict=True)]).items()},
-        round(seconds * spec.nodes))
+    by_thread = threads.per_unit({kind: ms * 1000 for kind, ms in
+                                  _threads_spent(threads_before, hosts).items()},
+                                 round(seconds * spec.nodes))
     agents, _ = statements.statements_and_collector(
         statements.difference(_node_statements(hosts), stmts_before))
     api_idle, _ = statements.split_rpc(statements.statements_and_collector(
@@ -229,9 +236,7 @@ def run(spec: FleetSpec, workdir: Path, out: Path | None = RESULTS) -> dict[str,
                       "agents": statements.per_unit(agent_statements, made)}
         collector = {"api": round(api_collector_us / 1000 / max(made, 1), 3),
                      "nodes": round(agents_collector_us / 1000 / max(made, 1), 3)}
-        agent_threads = threads.per_unit(statements.merged(
-            [threads.spent_by_kind(b, a)
-             for b, a in zip(threads_before, _node_threads(hosts), strict=True)]), made)
+        agent_threads = threads.per_unit(_threads_spent(threads_before, hosts), made)
         engines: dict[str, list[list[Any]]] = {}
         rows: dict[str, dict[str, int]] = {}
         for h in hosts:
