@@ -15,6 +15,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from berth.api.app import create_app
+from berth.api.schemas import capsule, container
 from berth.api.schemas.container import CreateLimits
 from berth.api.schemas.validation import RequestSchema
 from berth.api.state import ApiSettings, ApiState
@@ -65,12 +66,9 @@ def test_a_declaration_is_compiled_at_once_or_on_its_first_check() -> None:
 
 
 def test_a_capsules_declarations_wait_for_a_capsule() -> None:
-    from berth.api.schemas import capsule
-
     limits = CreateLimits(max_cpu=3.0)     # not the other tests' limits: built anew here
     assert "_accepts" not in capsule.create_schema(limits).__dict__
     assert "_accepts" not in capsule.template_schema(limits).__dict__
-    from berth.api.schemas import container
     assert "_accepts" in container.create_schema(limits).__dict__
 
 
