@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -100,6 +100,11 @@ class Selection:
 class Filter(Protocol):
     name: str
 
+    def skips(self, spec: RequestSpec) -> bool:
+        """True when the filter has nothing to check for this request (no zone, no
+        runtime asked, ...): the scheduler then asks it about no node, as
+        kube-scheduler skips a plugin whose PreFilter answers Skip."""
+
     def passes(self, host: HostState, spec: RequestSpec) -> str | None:
         """None when ``host`` can take the container, else why not (for the log and
         the user's error)."""
@@ -110,9 +115,10 @@ class Weigher(Protocol):
     #: Scales this weigher's 0..1 score; negative turns "more is better" around.
     multiplier: float
 
-    def score(self, host: HostState, spec: RequestSpec) -> float:
-        """How good ``host`` is for the container, on the weigher's own scale (more is
-        better); the scheduler rescales it over the candidates."""
+    def scores(self, hosts: Sequence[HostState], spec: RequestSpec) -> list[float]:
+        """How good each of ``hosts`` is for the container, in their order, on the
+        weigher's own scale (more is better); the scheduler rescales them over the
+        candidates. All at once: a create weighs hundreds of nodes (bench P15)."""
 
 
 class Scheduler(Protocol):

@@ -12,6 +12,7 @@ its lock (``node_claim``) and schedule again."""
 from __future__ import annotations
 
 import heapq
+import itertools
 import logging
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -206,11 +207,11 @@ class FilterScheduler:
             hosts = hosts[first:] + hosts[:first]
         refused: list[tuple[str, str]] = []
         candidates: list[HostState] = []
-        checks = [(f.name, f.passes) for f in self._filters]
+        checks = [(f.name, f.passes) for f in self._filters if not f.skips(spec)]
         examined = 0
         for host in hosts:
             examined += 1
-            if host.hostname in exclude:
+            if exclude and host.hostname in exclude:
                 refused.append((host.hostname, exclude[host.hostname]))
                 continue
             for name, passes in checks:
@@ -240,11 +241,16 @@ class FilterScheduler:
         # equal weights, with ``rng``, from a point chosen at random (other processes
         # reading the same view must not all fall back on the same few nodes).
         n = len(candidates)
-        start = self._rng.randrange(n) if self._rng is not None and n > 1 else 0
-        others = heapq.nsmallest(
-            ALTERNATIVES, (i for i in range(n) if i != best_at),
-            key=(lambda i: (-totals[i], (i - start) % n)) if start else
-                (lambda i: (-totals[i], candidates[i].hostname)))
+        if self._rng is not None:
+            # nlargest keeps the order it was given among equal keys: the ties in turn
+            # from ``start`` (one more taken, in case the choice is among them).
+            start = self._rng.randrange(n) if n > 1 else 0
+            others = [i for i in heapq.nlargest(
+                ALTERNATIVES + 1, itertools.chain(range(start, n), range(start)),
+                key=totals.__getitem__) if i != best_at][:ALTERNATIVES]
+        else:
+            others = heapq.nsmallest(ALTERNATIVES, (i for i in range(n) if i != best_at),
+                                     key=lambda i: (-totals[i], candidates[i].hostname))
         if others and LOG.isEnabledFor(logging.DEBUG):
             LOG.debug("weighed %d nodes; chose %s=%.3f over %s", len(candidates),
                       best.hostname, totals[best_at],

@@ -9,6 +9,9 @@ class AvailabilityZoneFilter:
     def __init__(self, default_schedule_zone: str | None = None) -> None:
         self._default = default_schedule_zone
 
+    def skips(self, spec: RequestSpec) -> bool:
+        return not (spec.availability_zone or self._default)
+
     def passes(self, host: HostState, spec: RequestSpec) -> str | None:
         wanted = spec.availability_zone or self._default
         if wanted and wanted != host.availability_zone:

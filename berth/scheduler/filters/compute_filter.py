@@ -6,6 +6,9 @@ class ComputeFilter:
 
     name = "ComputeFilter"
 
+    def skips(self, spec: RequestSpec) -> bool:
+        return False
+
     def passes(self, host: HostState, spec: RequestSpec) -> str | None:
         if host.service_disabled:
             return f"service disabled ({host.disabled_reason or 'no reason given'})"

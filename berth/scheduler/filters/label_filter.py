@@ -10,6 +10,9 @@ class LabelFilter:
 
     name = "LabelFilter"
 
+    def skips(self, spec: RequestSpec) -> bool:
+        return not any(key.startswith(PREFIX) for key in spec.hints)
+
     def passes(self, host: HostState, spec: RequestSpec) -> str | None:
         wanted = {key[len(PREFIX):]: str(value) for key, value in spec.hints.items()
                   if key.startswith(PREFIX)}

@@ -37,7 +37,7 @@ def by_name(names: Sequence[str], multipliers: Mapping[str, float]) -> list[Weig
 def _scaled(values: Sequence[float]) -> list[float]:
     """Each value over the largest in size (not min-max: with two nodes that would
     make every difference, however small, a whole point)."""
-    top = max(abs(v) for v in values)
+    top = max(max(values), -min(values)) if values else 0.0
     if top < 1e-12:
         return [0.0] * len(values)
     return [v / top for v in values]
@@ -50,7 +50,7 @@ def weights(hosts: Sequence[HostState], spec: RequestSpec, weighers: Sequence[We
     for weigher in weighers:
         if not weigher.multiplier:
             continue
-        scores = _scaled([weigher.score(h, spec) for h in hosts])
+        scores = _scaled(weigher.scores(hosts, spec))
         m = weigher.multiplier
         totals = [t + m * s for t, s in zip(totals, scores, strict=True)]
     return totals

@@ -1,3 +1,5 @@
+from collections.abc import Sequence
+
 from berth.scheduler.base import HostState, RequestSpec
 
 
@@ -9,5 +11,5 @@ class RAMWeigher:
     def __init__(self, multiplier: float = 1.0) -> None:
         self.multiplier = multiplier
 
-    def score(self, host: HostState, spec: RequestSpec) -> float:
-        return float(host.free_memory_mib)
+    def scores(self, hosts: Sequence[HostState], spec: RequestSpec) -> list[float]:
+        return [float(h.free_memory_mib) for h in hosts]

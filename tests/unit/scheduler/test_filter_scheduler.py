@@ -390,3 +390,66 @@ def test_with_a_random_source_each_share_begins_at_random() -> None:
         assert len(counting.asked) == 420 and chosen.host in counting.asked
         starts.add(counting.asked[0])
     assert len(starts) == 5
+
+
+# -- filters with nothing to check for a request --------------------------------------------
+
+@pytest.mark.parametrize("made,skipped,checked", [
+    (lambda: AvailabilityZoneFilter(), spec(), spec(availability_zone="az2")),
+    (lambda: RuntimeFilter(), spec(), spec(runtime="kata")),
+    (lambda: LabelFilter(), spec(hints={"other": "x"}), spec(hints={"label:ssd": "1"})),
+])
+def test_a_filter_with_nothing_to_check_for_the_request_is_asked_about_no_node(
+        made: Callable[[], object], skipped: RequestSpec, checked: RequestSpec) -> None:
+    asked: list[str] = []
+    inner = made()
+
+    class Asking:
+        name = "Asking"
+
+        def skips(self, s: RequestSpec) -> bool:
+            return inner.skips(s)  # type: ignore[attr-defined, no-any-return]
+
+        def passes(self, h: HostState, s: RequestSpec) -> str | None:
+            asked.append(h.hostname)
+            return None
+
+    sched = FilterScheduler(lambda: [host("a"), host("b")], [Asking()], SPREAD)
+    sched.select_destination(skipped)
+    assert asked == []
+    sched.select_destination(checked)
+    assert sorted(asked) == ["a", "b"]
+
+
+def test_a_default_zone_is_checked_when_the_request_names_none() -> None:
+    zoned = FilterScheduler(lambda: [host("a", zone="az1"), host("b", zone="az2")],
+                            [AvailabilityZoneFilter("az2")], SPREAD)
+    assert not AvailabilityZoneFilter("az2").skips(spec())
+    assert zoned.select_destination(spec()).host == "b"
+
+
+def test_compute_and_resource_filters_check_every_request() -> None:
+    assert not ComputeFilter().skips(spec()) and not ResourceFilter().skips(spec())
+    sched = FilterScheduler(lambda: [host("a", up=False), host("b", mem_used=4000)],
+                            [ComputeFilter(), ResourceFilter()], SPREAD)
+    with pytest.raises(exc.NoValidHost, match="agent is down.*memory 512 MiB > free 96"):
+        sched.select_destination(spec())
+
+
+def test_with_a_random_source_runners_up_are_best_first_their_ties_from_a_random_point(
+        ) -> None:
+    import random
+
+    from berth.scheduler.filter_scheduler import RUNNERS_UP_CHECKED
+
+    hosts = [host(f"n{i:02d}", mem_used=100 * (i // 10)) for i in range(30)]  # 3 tiers
+    sched = FilterScheduler(lambda: hosts, ALL_FILTERS, SPREAD, rng=random.Random(5))
+    firsts = set()
+    for _ in range(40):
+        chosen = sched.select_destination(spec())
+        names = [h.hostname for h in chosen.alternatives]
+        assert chosen.host < "n10" and len(names) == RUNNERS_UP_CHECKED
+        assert chosen.host not in names and len(set(names)) == len(names)
+        assert all(n < "n10" for n in names)         # the best tier before any other
+        firsts.add(names[0])
+    assert len(firsts) > 3                           # not the same runner-up every time

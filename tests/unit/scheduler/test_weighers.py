@@ -30,9 +30,9 @@ def ranked(hosts: list[HostState], ram: float = 1.0, cpu: float = 1.0) -> list[s
 
 
 def test_each_weigher_scores_what_the_node_has_free() -> None:
-    n = host("n", mem_used=1000, cpu_used=2.5)
-    assert RAMWeigher().score(n, SPEC) == 3096
-    assert CPUWeigher().score(n, SPEC) == 5.5
+    n, m = host("n", mem_used=1000, cpu_used=2.5), host("m", memory=8192, cpus=2.0)
+    assert RAMWeigher().scores([n, m], SPEC) == [3096.0, 8192.0]
+    assert CPUWeigher().scores([n, m], SPEC) == [5.5, 2.0]
 
 
 def test_spread_puts_the_emptiest_node_first() -> None:
