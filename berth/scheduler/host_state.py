@@ -55,6 +55,11 @@ _INVENTORIES = (
 
 
 
+#: What a node's HostState is built from that a read of the nodes fixes: its row's
+#: values and the inventories of its VCPU, MEMORY_MB and DISK_GB (None: not reported).
+_Fixed = tuple[tuple[Any, ...], Inventory | None, Inventory | None, Inventory | None]
+
+
 class _Usage(NamedTuple):
     cpu: float = 0.0
     memory_mib: int = 0
@@ -65,20 +70,21 @@ class _Usage(NamedTuple):
 def _usage_by_host(rows: Iterable[Any]) -> dict[str, _Usage]:
     """What the containers placed on each host hold, from rows of ``_USAGE`` (``n``
     containers of each size); each distinct size worked out once (a fleet's containers
-    come in a few sizes)."""
+    come in a few sizes, and many hosts hold as many of one: each such row too)."""
     usage: dict[str, _Usage] = {}
-    sizes: dict[tuple[Any, Any, Any], _Usage] = {}
-    nothing = _Usage()
+    held: dict[tuple[Any, Any, Any, int], _Usage] = {}
     for host, cpu, memory, disk, n in rows:
         if host is None:        # excluded by the query; for the type checker
             continue
-        one = sizes.get((cpu, memory, disk))
-        if one is None:
-            one = sizes[(cpu, memory, disk)] = _Usage(
-                cpu or 0.0, memory_mib(memory), vcpus_of(cpu), int(disk or 0))
-        u = usage.get(host, nothing)
-        usage[host] = _Usage(u.cpu + one.cpu * n, u.memory_mib + one.memory_mib * n,
-                             u.vcpus + one.vcpus * n, u.disk_gb + one.disk_gb * n)
+        part = held.get((cpu, memory, disk, n))
+        if part is None:
+            one = _Usage(cpu or 0.0, memory_mib(memory), vcpus_of(cpu), int(disk or 0))
+            part = held[(cpu, memory, disk, n)] = _Usage(
+                one.cpu * n, one.memory_mib * n, one.vcpus * n, one.disk_gb * n)
+        u = usage.get(host)
+        usage[host] = part if u is None else _Usage(
+            u.cpu + part.cpu, u.memory_mib + part.memory_mib, u.vcpus + part.vcpus,
+            u.disk_gb + part.disk_gb)
     return usage
 
 
@@ -151,8 +157,10 @@ class HostStateReads:
         #: The last read's Inventories by their figures (``_reported``)
         self._inventories: dict[tuple[Any, ...], Inventory] = {}
         self._static_max_age = static_max_age
-        #: The nodes' rows and their inventories as last read, and when (monotonic)
-        self._static: tuple[Sequence[Any], dict[tuple[str, str], Inventory]] | None = None
+        #: Each node as last read: its hostname, its row, and what of it a HostState is
+        #: built from (the row's values, its three inventories), worked out once a read
+        #: of the nodes, not once a second; and when that read was (monotonic)
+        self._static: list[tuple[str, Any, _Fixed]] | None = None
         self._static_at = 0.0
         #: Their hostnames, and whether every one of them had reported its inventory
         self._static_hosts: set[str] = set()
@@ -167,43 +175,35 @@ class HostStateReads:
             static = self._static_still(services)
             if static is None:
                 static = self._read_static(conn)
-        # (``reported`` gains what Placement elsewhere reported: that is read anew.)
-        compute_nodes, reported = static
         out = []
         last, kept = self._last, {}
-        now, nothing = utcnow(), _Usage()
-        for node in compute_nodes:
-            svc = services.get(node.hostname)
-            rp = node.rp_uuid
-            if self._reported_elsewhere is not None and rp and (rp, VCPU) not in reported \
-                    and (rp, MEMORY_MB) not in reported:
-                for rc, inv in self._reported_elsewhere(rp).items():
-                    reported[(rp, rc)] = inv
-            up = svc is not None and nodes.service_is_up(svc, self._down_time, now)
-            # Plain tuples: a Row compares itself in Python, a tuple in C; the same
-            # Inventory (``_inventories``) is compared by its identity.
-            source = (tuple(node), svc and tuple(svc), up, usage.get(node.hostname, nothing),
-                      reported.get((rp, VCPU)), reported.get((rp, MEMORY_MB)),
-                      reported.get((rp, DISK_GB)))
-            before = last.get(node.hostname)
+        now, nothing, down_time = utcnow(), _Usage(), self._down_time
+        for hostname, node, fixed in static:
+            svc = services.get(hostname)
+            # Of the service, what a HostState holds: not its heartbeat's time, which
+            # changes at every heartbeat and would build the node again for nothing.
+            up = svc is not None and nodes.service_is_up(svc, down_time, now)
+            live = svc and (svc.availability_zone, svc.disabled, svc.disabled_reason, up)
+            # Plain tuples: a Row compares itself in Python, a tuple in C; ``fixed`` is
+            # the same object from one read of the nodes to the next, compared at once.
+            source = (fixed, live, usage.get(hostname, nothing))
+            before = last.get(hostname)
             state = before[1] if before is not None and before[0] == source \
-                else self._built(node, svc, *source[2:])
-            kept[node.hostname] = (source, state)
+                else self._built(node, svc, up, source[2], *fixed[1:])
+            kept[hostname] = (source, state)
             out.append(state)
         self._last = kept
         return out
 
-    def _static_still(self, services: Mapping[str, Any]
-                      ) -> tuple[Sequence[Any], dict[tuple[str, str], Inventory]] | None:
-        """The nodes' rows and inventories as last read, if they may serve this read."""
+    def _static_still(self, services: Mapping[str, Any]) -> list[tuple[str, Any, _Fixed]] | None:
+        """The nodes as last read, if they may serve this read."""
         if self._static is None or not self._static_whole \
                 or time.monotonic() - self._static_at >= self._static_max_age \
                 or services.keys() != self._static_hosts:
             return None
         return self._static
 
-    def _read_static(self, conn: Connection
-                     ) -> tuple[Sequence[Any], dict[tuple[str, str], Inventory]]:
+    def _read_static(self, conn: Connection) -> list[tuple[str, Any, _Fixed]]:
         self._static_at = time.monotonic()
         compute_nodes = conn.execute(_NODES).all()
         inventories = dict(self._inventories)
@@ -211,14 +211,24 @@ class HostStateReads:
         # What this read did not meet is forgotten (figures changed leave none behind).
         met = {id(i) for i in reported.values()}
         self._inventories = {f: i for f, i in inventories.items() if id(i) in met}
-        self._static = (compute_nodes, reported)
         self._static_hosts = {node.hostname for node in compute_nodes}
         # Reused only when every node has reported, to this database's Placement.
         self._static_whole = self._reported_elsewhere is None \
             and len(self._static_hosts) == len(compute_nodes) \
             and all((node.rp_uuid, VCPU) in reported and (node.rp_uuid, MEMORY_MB) in reported
                     for node in compute_nodes)
-        return self._static
+        static = []
+        for node in compute_nodes:
+            rp = node.rp_uuid
+            if self._reported_elsewhere is not None and rp and (rp, VCPU) not in reported \
+                    and (rp, MEMORY_MB) not in reported:
+                for rc, inv in self._reported_elsewhere(rp).items():
+                    reported[(rp, rc)] = inv
+            static.append((node.hostname, node, (tuple(node), reported.get((rp, VCPU)),
+                                                 reported.get((rp, MEMORY_MB)),
+                                                 reported.get((rp, DISK_GB)))))
+        self._static = static
+        return static
 
     def _built(self, node: Any, svc: Any, up: bool, used: _Usage, vcpu: Inventory | None,
                memory: Inventory | None, disk: Inventory | None) -> HostState:

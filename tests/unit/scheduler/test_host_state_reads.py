@@ -53,6 +53,39 @@ def test_a_node_whose_usage_changed_is_built_again_and_only_it(db: Database) -> 
     assert second == by_name(load_host_states(db, NodeReservations(), 60, "nova"))
 
 
+def test_a_heartbeat_alone_builds_no_node_again(db: Database,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A HostState holds whether the service is up, not when it last reported: a
+    heartbeat (every node's, every half minute) changes nothing it holds."""
+    fleet(db, ("n1", "n2"))
+    reads = reads_of(db)
+    first = by_name(reads())
+    later = host_state.utcnow() + dt.timedelta(seconds=5)
+    monkeypatch.setattr(nodes, "utcnow", lambda: later, raising=False)
+    nodes.report_service_up(db, "n1", nodes.COMPUTE_BINARY, "z1")
+    second = by_name(reads())
+    assert second["n1"] is first["n1"] and second["n2"] is first["n2"]
+    nodes.update_service(db, "n1", nodes.COMPUTE_BINARY, {"disabled": True})
+    third = by_name(reads())
+    assert third["n1"].service_disabled and third["n2"] is first["n2"]
+
+
+def test_hosts_holding_the_same_containers_and_one_holding_several_sizes(
+        db: Database) -> None:
+    fleet(db, ("n1", "n2", "n3"))
+    for _ in range(2):
+        containers.create(db, {"host": "n3", "status": "Running", "cpu": 0.25,
+                               "memory": "128", "disk": 2})
+    states = by_name(reads_of(db)())
+    assert (states["n1"].cpu_used, states["n1"].memory_used_mib, states["n1"].vcpus_used) \
+        == (states["n2"].cpu_used, states["n2"].memory_used_mib, states["n2"].vcpus_used) \
+        == (1.0, 512, 1)
+    n3 = states["n3"]
+    assert (n3.cpu_used, n3.memory_used_mib, n3.vcpus_used, n3.disk_used_gb) == \
+        (1.5, 768, 3, 4)
+    assert states == by_name(load_host_states(db, NodeReservations(), 60, "nova"))
+
+
 def test_a_service_whose_heartbeat_aged_past_the_down_time_reads_down(
         db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     """Nothing in the rows changed, only the clock: the node must not stay up."""
