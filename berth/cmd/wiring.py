@@ -320,12 +320,13 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
         volume_delete_timeout=conf.volume.timeout_wait_volume_deleted)
     reservations = node_reservations(conf)
     elsewhere = reported_inventories(conf, db)
+    up_hosts = nodes.UpHosts(db, down_time)
     scheduler = FilterScheduler(
         HostStateCache(HostStateReads(db, reservations, down_time,
                                       conf.default_availability_zone, elsewhere,
                                       # 0: every create reads all of it
                                       STATIC_MAX_AGE if conf.scheduler.host_state_max_age
-                                      else 0.0),
+                                      else 0.0, services_seen=up_hosts.learn),
                        conf.scheduler.host_state_max_age),
         filters.by_name(list(conf.scheduler.enabled_filters), conf.default_schedule_zone),
         weighers.by_name(list(conf.scheduler.enabled_weighers), {
@@ -333,7 +334,6 @@ def build_api_state(conf: cfg.ConfigOpts, db: Database, transport: Transport) ->
             "CPUWeigher": conf.scheduler.cpu_weight_multiplier}),
         rng=random.Random(),
         weighed_percentage=conf.scheduler.percentage_of_nodes_to_score)
-    up_hosts = nodes.UpHosts(db, down_time)
     compute = ComputeAPI(transport, up_hosts, call_timeout=conf.compute.rpc_call_timeout)
     return ApiState(db=db, compute=compute, scheduler=scheduler, settings=settings,
                     up_hosts=up_hosts, volume_drivers=build_drivers(conf),

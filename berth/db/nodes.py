@@ -369,6 +369,7 @@ class UpHosts:
         self._seen: tuple[float, frozenset[str]] | None = None
         self._reading = threading.Lock()
         self._forgotten = 0     # forget()s so far: a read begun before one is not kept
+        self._forgotten_at = float("-inf")    # and when the last one was (monotonic)
 
     def __call__(self, host: str) -> bool:
         seen = self._seen
@@ -396,6 +397,16 @@ class UpHosts:
         finally:
             self._reading.release()
 
+    def learn(self, up: frozenset[str], began: float) -> None:
+        """The up hosts as another read of the services found them, begun at ``began``
+        (monotonic): the scheduler's read of the nodes, once a second while creates
+        come, which then spares this one its own read. Kept if newer than the read
+        it replaces and begun after the last ``forget``."""
+        seen = self._seen
+        if began >= self._forgotten_at and (seen is None or began > seen[0]):
+            self._seen = (began, up)
+
     def forget(self) -> None:
         self._forgotten += 1
+        self._forgotten_at = time.monotonic()
         self._seen = None

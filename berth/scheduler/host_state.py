@@ -142,12 +142,17 @@ class HostStateReads:
     def __init__(self, db: Database, api_options: NodeReservations, down_time: int,
                  default_zone: str,
                  reported_elsewhere: Callable[[str], Mapping[str, Inventory]] | None
-                 = None, static_max_age: float = STATIC_MAX_AGE) -> None:
+                 = None, static_max_age: float = STATIC_MAX_AGE,
+                 services_seen: Callable[[frozenset[str], float], None] | None = None
+                 ) -> None:
         """``api_options``: the API's own ``[compute]`` reservations and ratios, which
         stand in for a node that reported no inventory. ``reported_elsewhere(rp_uuid)``:
         the inventory a node reported to OpenStack Placement (``placement_inventories``),
-        asked for a node whose inventory is not in the database."""
+        asked for a node whose inventory is not in the database. ``services_seen(up,
+        began)``: told the hosts whose compute service each read found up, and when
+        (monotonic) that read began (``UpHosts.learn``)."""
         self._db = db
+        self._services_seen = services_seen
         self._api_options = api_options
         self._down_time = down_time
         self._default_zone = default_zone
@@ -169,20 +174,25 @@ class HostStateReads:
     def __call__(self) -> list[HostState]:
         # Core rows (no ORM result processing), each result fetched whole (iterating a
         # Core result fetches its rows one call at a time).
+        began = time.monotonic()
         with self._db.connection() as conn:
             services = {svc.host: svc for svc in conn.execute(_SERVICES).all()}
             usage = _usage_by_host(conn.execute(_USAGE).all())
             static = self._static_still(services)
             if static is None:
                 static = self._read_static(conn)
+        now, nothing, down_time = utcnow(), _Usage(), self._down_time
+        up_hosts = {host: nodes.service_is_up(svc, down_time, now)
+                    for host, svc in services.items()}
+        if self._services_seen is not None:
+            self._services_seen(frozenset(h for h, up in up_hosts.items() if up), began)
         out = []
         last, kept = self._last, {}
-        now, nothing, down_time = utcnow(), _Usage(), self._down_time
         for hostname, node, fixed in static:
             svc = services.get(hostname)
             # Of the service, what a HostState holds: not its heartbeat's time, which
             # changes at every heartbeat and would build the node again for nothing.
-            up = svc is not None and nodes.service_is_up(svc, down_time, now)
+            up = up_hosts.get(hostname, False)
             live = svc and (svc.availability_zone, svc.disabled, svc.disabled_reason, up)
             # Plain tuples: a Row compares itself in Python, a tuple in C; ``fixed`` is
             # the same object from one read of the nodes to the next, compared at once.

@@ -5,6 +5,7 @@ wait only when there is none to answer from."""
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -68,3 +69,27 @@ def test_a_read_begun_before_a_forget_is_not_kept(monkeypatch: pytest.MonkeyPatc
     release.set()
     slow.join(5)
     assert not up("n1")                 # read again: the first read was not kept
+
+
+def test_what_another_read_of_the_services_found_spares_a_read(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    reads: list[int] = []
+    monkeypatch.setattr(nodes, "up_compute_hosts",
+                        lambda db, down_time: reads.append(1) or {"n9"})
+    up = nodes.UpHosts(db=None, down_time=60, ttl=3600.0)   # type: ignore[arg-type]
+    up.learn(frozenset({"n1"}), time.monotonic())
+    assert up("n1") and not up("n2") and reads == []
+    up.learn(frozenset({"n2"}), time.monotonic() - 10)     # older than what it knows
+    assert up("n1") and not up("n2")
+    up.learn(frozenset({"n2"}), time.monotonic())          # newer
+    assert up("n2") and not up("n1") and reads == []
+
+
+def test_another_read_begun_before_a_forget_is_not_kept(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(nodes, "up_compute_hosts", lambda db, down_time: set())
+    up = nodes.UpHosts(db=None, down_time=60, ttl=3600.0)   # type: ignore[arg-type]
+    began = time.monotonic()
+    up.forget()                          # n1 forced down while that read was on its way
+    up.learn(frozenset({"n1"}), began)
+    assert not up("n1")                  # read again, not the learned set

@@ -187,3 +187,18 @@ def test_with_placement_elsewhere_every_read_reads_the_nodes(
     reads()
     reads()
     assert len(asked) == 2
+
+
+def test_each_read_tells_which_compute_services_it_found_up(
+        db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    fleet(db, ("n1", "n2"))
+    nodes.report_service_up(db, "lone", nodes.COMPUTE_BINARY, "z1")   # no node row yet
+    told: list[tuple[frozenset[str], float]] = []
+    reads = HostStateReads(db, NodeReservations(), 60, "nova",
+                           services_seen=lambda up, began: told.append((up, began)))
+    before = host_state.time.monotonic()
+    reads()
+    assert told[0][0] == {"n1", "n2", "lone"} and told[0][1] >= before
+    nodes.update_service(db, "n2", nodes.COMPUTE_BINARY, {"forced_down": True})
+    reads()
+    assert told[1][0] == {"n1", "lone"} and told[1][1] >= told[0][1]
