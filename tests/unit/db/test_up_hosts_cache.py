@@ -93,3 +93,21 @@ def test_another_read_begun_before_a_forget_is_not_kept(
     up.forget()                          # n1 forced down while that read was on its way
     up.learn(frozenset({"n1"}), began)
     assert not up("n1")                  # read again, not the learned set
+
+
+def test_another_read_serves_twice_the_ttl_an_own_read_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    reads: list[int] = []
+    monkeypatch.setattr(nodes, "up_compute_hosts",
+                        lambda db, down_time: reads.append(1) or {"own"})
+    up = nodes.UpHosts(db=None, down_time=60, ttl=1.0)   # type: ignore[arg-type]
+    up.learn(frozenset({"learned"}), time.monotonic() - 1.5)
+    assert up("learned") and reads == []          # 1.5 s old: still serves
+    up.forget()
+    up.learn(frozenset({"learned"}), time.monotonic())       # after the forget
+    up.learn(frozenset({"old"}), time.monotonic() - 2.5)     # older: not kept
+    assert up("learned") and reads == []
+    up = nodes.UpHosts(db=None, down_time=60, ttl=1.0)   # type: ignore[arg-type]
+    up.learn(frozenset({"learned"}), time.monotonic() - 2.5)
+    assert up("own") and reads == [1]             # 2.5 s old: read again
+    assert up("own") and reads == [1]             # an own read serves its ttl
