@@ -54,7 +54,6 @@ _INVENTORIES = (
 
 
 
-
 #: What a node's HostState is built from that a read of the nodes fixes: its row's
 #: values and the inventories of its VCPU, MEMORY_MB and DISK_GB (None: not reported).
 _Fixed = tuple[tuple[Any, ...], Inventory | None, Inventory | None, Inventory | None]

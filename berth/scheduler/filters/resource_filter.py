@@ -17,8 +17,7 @@ class ResourceFilter:
         return False
 
     def passes(self, host: HostState, spec: RequestSpec) -> str | None:
-        cpu, memory = _cpu(host, spec), _memory(host, spec)
-        disk = _disk(host, spec) if spec.disk_gb else None
+        cpu, memory, disk = _cpu(host, spec), _memory(host, spec), _disk(host, spec)
         if cpu is None and memory is None and disk is None:
             return None         # the common case, once per node and create: no list
         return "; ".join(why for why in (cpu, memory, disk) if why) or None

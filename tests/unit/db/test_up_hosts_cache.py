@@ -71,12 +71,20 @@ def test_a_read_begun_before_a_forget_is_not_kept(monkeypatch: pytest.MonkeyPatc
     assert not up("n1")                 # read again: the first read was not kept
 
 
-def test_what_another_read_of_the_services_found_spares_a_read(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+
+def counted(monkeypatch: pytest.MonkeyPatch, answer: set[str], ttl: float
+            ) -> tuple[nodes.UpHosts, list[int]]:
+    """UpHosts whose own reads of the services answer ``answer``, and the list that
+    counts them."""
     reads: list[int] = []
     monkeypatch.setattr(nodes, "up_compute_hosts",
-                        lambda db, down_time: reads.append(1) or {"n9"})
-    up = nodes.UpHosts(db=None, down_time=60, ttl=3600.0)   # type: ignore[arg-type]
+                        lambda db, down_time: reads.append(1) or answer)
+    return nodes.UpHosts(db=None, down_time=60, ttl=ttl), reads   # type: ignore[arg-type]
+
+
+def test_what_another_read_of_the_services_found_spares_a_read(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    up, reads = counted(monkeypatch, {"n9"}, 3600.0)
     up.learn(frozenset({"n1"}), time.monotonic())
     assert up("n1") and not up("n2") and reads == []
     up.learn(frozenset({"n2"}), time.monotonic() - 10)     # older than what it knows
@@ -87,20 +95,16 @@ def test_what_another_read_of_the_services_found_spares_a_read(
 
 def test_another_read_begun_before_a_forget_is_not_kept(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(nodes, "up_compute_hosts", lambda db, down_time: set())
-    up = nodes.UpHosts(db=None, down_time=60, ttl=3600.0)   # type: ignore[arg-type]
+    up, reads = counted(monkeypatch, set(), 3600.0)
     began = time.monotonic()
     up.forget()                          # n1 forced down while that read was on its way
     up.learn(frozenset({"n1"}), began)
-    assert not up("n1")                  # read again, not the learned set
+    assert not up("n1") and reads == [1]     # read again, not the learned set
 
 
 def test_another_read_serves_twice_the_ttl_an_own_read_once(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    reads: list[int] = []
-    monkeypatch.setattr(nodes, "up_compute_hosts",
-                        lambda db, down_time: reads.append(1) or {"own"})
-    up = nodes.UpHosts(db=None, down_time=60, ttl=1.0)   # type: ignore[arg-type]
+    up, reads = counted(monkeypatch, {"own"}, 1.0)
     up.learn(frozenset({"learned"}), time.monotonic() - 1.5)
     assert up("learned") and reads == []          # 1.5 s old: still serves
     up.forget()

@@ -61,7 +61,7 @@ def test_a_heartbeat_alone_builds_no_node_again(db: Database,
     reads = reads_of(db)
     first = by_name(reads())
     later = host_state.utcnow() + dt.timedelta(seconds=5)
-    monkeypatch.setattr(nodes, "utcnow", lambda: later, raising=False)
+    monkeypatch.setattr(nodes, "utcnow", lambda: later)
     nodes.report_service_up(db, "n1", nodes.COMPUTE_BINARY, "z1")
     second = by_name(reads())
     assert second["n1"] is first["n1"] and second["n2"] is first["n2"]
@@ -189,8 +189,7 @@ def test_with_placement_elsewhere_every_read_reads_the_nodes(
     assert len(asked) == 2
 
 
-def test_each_read_tells_which_compute_services_it_found_up(
-        db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_read_tells_which_compute_services_it_found_up(db: Database) -> None:
     fleet(db, ("n1", "n2"))
     nodes.report_service_up(db, "lone", nodes.COMPUTE_BINARY, "z1")   # no node row yet
     told: list[tuple[frozenset[str], float]] = []
