@@ -104,22 +104,36 @@ def allocate_in(s: Session | Connection, consumer_uuid: str, provider_uuid: str,
                 resources: Mapping[str, int], project_id: str | None,
                 user_id: str | None, *, new_consumer: bool = False) -> None:
     """``allocate``, inside the caller's transaction on ``s``: the provider row locked
-    first, the fit checked against its inventory and every other consumer's
-    allocation, the consumer's earlier allocation replaced. AllocationFailed when it
-    does not fit; ProviderNotFound. The API runs it in the transaction that writes a
-    container's row on the node the scheduler chose (``berth.api.operations.placing``),
-    with ``new_consumer`` (a uuid made for it: nothing to replace)."""
+    first (``lock_provider``), then ``allocate_locked``. The API runs it in the
+    transaction that writes a container's row on the node the scheduler chose
+    (``berth.api.operations.placing``), with ``new_consumer`` (a uuid made for it:
+    nothing to replace)."""
     if not resources:
         raise PlacementError(reason=f"nothing to allocate for consumer {consumer_uuid}")
     conn = s.connection() if isinstance(s, Session) else s
-    # Lock first: everything read below stays true until the commit. Where UPDATE
-    # has RETURNING, the generation's bump is the lock (a refusal rolls it back).
-    bumped = conn.dialect.update_returning
-    found = (conn.execute(_BUMP_PROVIDER, {"rp_uuid": provider_uuid}) if bumped else
+    allocate_locked(conn, lock_provider(conn, provider_uuid), provider_uuid, consumer_uuid,
+                    resources, project_id, user_id, new_consumer=new_consumer)
+
+
+def lock_provider(conn: Connection, provider_uuid: str) -> int:
+    """Lock the provider's row for the rest of ``conn``'s transaction: everything read
+    after it stays true until the commit. Where UPDATE has RETURNING, the bump of its
+    generation is the lock (a refusal rolls it back). Its id; ProviderNotFound."""
+    found = (conn.execute(_BUMP_PROVIDER, {"rp_uuid": provider_uuid})
+             if conn.dialect.update_returning else
              conn.execute(_PROVIDER_LOCKED, {"uuid": provider_uuid})).first()
     if found is None:
         raise ProviderNotFound(uuid=provider_uuid)
-    rp_id = found[0]
+    return int(found[0])
+
+
+def allocate_locked(conn: Connection, rp_id: int, provider_uuid: str, consumer_uuid: str,
+                    resources: Mapping[str, int], project_id: str | None,
+                    user_id: str | None, *, new_consumer: bool = False) -> None:
+    """The allocation on the provider ``lock_provider`` locked in this transaction (its
+    id ``rp_id``): the fit checked against its inventory and every other consumer's
+    allocation, the consumer's earlier allocation replaced. AllocationFailed when it
+    does not fit. ``resources`` is not empty (``allocate_in`` refuses that)."""
     problems = []
     held = {row.resource_class: row for row in conn.execute(
         _INVENTORIES_AND_USED, {"rp": rp_id, "consumer": consumer_uuid})}
@@ -145,7 +159,7 @@ def allocate_in(s: Session | Connection, consumer_uuid: str, provider_uuid: str,
         conn.execute(_INSERT_ALLOCATIONS, records)
     else:
         conn.execute(insert(ProviderAllocation).values(records))
-    if not bumped:
+    if not conn.dialect.update_returning:     # the lock was a SELECT ... FOR UPDATE
         conn.execute(_BUMP_GENERATIONS, {"ids": [rp_id]})
 
 

@@ -128,13 +128,15 @@ class Scheduler(Protocol):
         caller found full since it last asked, each with why); NoValidHost (saying why
         each node was refused) when none fits."""
 
-    def room_check(self, selection: Selection, spec: RequestSpec, *, best: bool = True
+    def room_check(self, selection: Selection, spec: RequestSpec, *, best: bool = True,
+                   lock: Callable[[Connection], bool] | None = None
                    ) -> Callable[[Connection], None]:
         """The check to run in the transaction that writes the placement: refuses it
         when the container no longer fits on the chosen node
         (``node_claim.NodeFilledMeanwhile``), or, with ``best``, when what was placed
         there meanwhile makes another candidate the better choice
-        (``node_claim.NodeNoLongerBest``)."""
+        (``node_claim.NodeNoLongerBest``). ``lock``: how the check locks the node
+        before it reads it, when it can (``node_claim.NodeLock``)."""
 
     def holding(self, selection: Selection, spec: RequestSpec
                 ) -> AbstractContextManager[None]:

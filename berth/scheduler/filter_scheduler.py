@@ -82,7 +82,8 @@ class FilterScheduler:
         self._weighers = list(weighers)
         self._counts_room = any(isinstance(f, ResourceFilter) for f in self._filters)
 
-    def room_check(self, selection: Selection, spec: RequestSpec, *, best: bool = True
+    def room_check(self, selection: Selection, spec: RequestSpec, *, best: bool = True,
+                   lock: node_claim.NodeLock | None = None
                    ) -> Callable[[Connection], None]:
         """ResourceFilter's check again, on the node's usage read under its lock
         (``node_claim``); nothing when ResourceFilter is not enabled (then the agent's
@@ -99,7 +100,7 @@ class FilterScheduler:
 
         def check(conn: Connection) -> None:
             try:
-                now = node_claim.fresh_fit(conn, chosen, spec)
+                now = node_claim.fresh_fit(conn, chosen, spec, lock)
             except node_claim.NodeFilledMeanwhile as err:
                 self._learn(err.now)
                 raise

@@ -74,11 +74,19 @@ class NodeNoLongerBest(Exception):
         self.instead = instead
 
 
-def fresh_fit(conn: Connection, host: HostState, spec: RequestSpec) -> HostState:
-    """Lock ``host``'s compute_node row for the rest of ``conn``'s transaction and read
-    its usage again; the node as it is now. NodeFilledMeanwhile when the container
-    no longer fits there."""
-    nodes.lock_compute_node(conn, host.node_uuid)
+#: Locks the chosen node in the caller's transaction another way than its compute_node
+#: row (the embedded Placement's provider row: ``berth.api.operations.placing``);
+#: True when it did.
+NodeLock = Callable[[Connection], bool]
+
+
+def fresh_fit(conn: Connection, host: HostState, spec: RequestSpec,
+              lock: NodeLock | None = None) -> HostState:
+    """Lock ``host`` for the rest of ``conn``'s transaction (``lock``, else its
+    compute_node row) and read its usage again; the node as it is now.
+    NodeFilledMeanwhile when the container no longer fits there."""
+    if lock is None or not lock(conn):
+        nodes.lock_compute_node(conn, host.node_uuid)
     now = usage_now(conn, host)
     why = _FITS.passes(now, spec)
     if why is not None:

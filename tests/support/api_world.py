@@ -47,7 +47,8 @@ class Scheduler:
                            ) -> Selection:
         return Selection(host=NODE)
 
-    def room_check(self, selection: Any, spec: Any, *, best: bool = True) -> Any:
+    def room_check(self, selection: Any, spec: Any, *, best: bool = True,
+                   lock: Any = None) -> Any:
         return lambda conn: None
 
     def holding(self, selection: Any, spec: Any) -> contextlib.AbstractContextManager[None]:

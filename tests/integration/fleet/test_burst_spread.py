@@ -8,7 +8,7 @@ Every request reads the same empty nodes and chooses the same one; without the
 node gets a third, give or take the requests in flight; the assertion leaves room for
 those (no node gets more than 40%) and checks that none is left out or overcommitted.
 Each API writes the container's allocation in the embedded Placement with its row
-(``placing.allocate``): every row's allocation is on its own node's provider."""
+(``placing.NodeAllocation``): every row's allocation is on its own node's provider."""
 
 from __future__ import annotations
 

@@ -45,8 +45,8 @@ class Scheduler:
                                   "(ResourceFilter: memory 512 MiB > free 0 MiB)")
         return Selection(host=self.host)
 
-    def room_check(self, selection: Selection, spec: RequestSpec, *, best: bool = True
-                   ) -> Callable[[Any], None]:
+    def room_check(self, selection: Selection, spec: RequestSpec, *, best: bool = True,
+                   lock: Callable[[Any], bool] | None = None) -> Callable[[Any], None]:
         return lambda conn: None
 
     def holding(self, selection: Selection, spec: RequestSpec

@@ -1,5 +1,5 @@
 """With the embedded Placement the API writes a container's allocation in the
-transaction that places its row (``placing.allocate``), on a real (SQLite) database:
+transaction that places its row (``placing.NodeAllocation``), on a real (SQLite) database:
 the allocation is there with the row, a node Placement refuses is passed over (the
 scheduler, counting container rows, would have chosen it), and the agent's create
 finds the allocation made instead of making it again (``EmbeddedPlacement.holds``)."""

@@ -1,5 +1,5 @@
 """A create whose allocation the API wrote with the row (embedded Placement,
-``berth.api.operations.placing.allocate``): the agent finds it and leaves it as it is
+``berth.api.operations.placing.NodeAllocation``): the agent finds it and leaves it as it is
 (no second allocation, no claim: the provider's generation does not move), and a
 create that fails on the node (the engine refuses it) releases it. A real SQLite database and the
 in-memory engine of tests/support/fake_runtime.py."""
