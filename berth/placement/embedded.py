@@ -108,8 +108,6 @@ def allocate_in(s: Session | Connection, consumer_uuid: str, provider_uuid: str,
     transaction that writes a container's row on the node the scheduler chose
     (``berth.api.operations.placing``), with ``new_consumer`` (a uuid made for it:
     nothing to replace)."""
-    if not resources:
-        raise PlacementError(reason=f"nothing to allocate for consumer {consumer_uuid}")
     conn = s.connection() if isinstance(s, Session) else s
     allocate_locked(conn, lock_provider(conn, provider_uuid), provider_uuid, consumer_uuid,
                     resources, project_id, user_id, new_consumer=new_consumer)
@@ -133,7 +131,9 @@ def allocate_locked(conn: Connection, rp_id: int, provider_uuid: str, consumer_u
     """The allocation on the provider ``lock_provider`` locked in this transaction (its
     id ``rp_id``): the fit checked against its inventory and every other consumer's
     allocation, the consumer's earlier allocation replaced. AllocationFailed when it
-    does not fit. ``resources`` is not empty (``allocate_in`` refuses that)."""
+    does not fit; PlacementError when ``resources`` is empty."""
+    if not resources:
+        raise PlacementError(reason=f"nothing to allocate for consumer {consumer_uuid}")
     problems = []
     held = {row.resource_class: row for row in conn.execute(
         _INVENTORIES_AND_USED, {"rp": rp_id, "consumer": consumer_uuid})}

@@ -121,6 +121,12 @@ class Weigher(Protocol):
         candidates. All at once: a create weighs hundreds of nodes (bench P15)."""
 
 
+#: Locks the chosen node in the caller's transaction another way than its compute_node
+#: row (the embedded Placement's provider row: ``berth.api.operations.placing``);
+#: True when it did.
+NodeLock = Callable[[Connection], bool]
+
+
 class Scheduler(Protocol):
     def select_destination(self, spec: RequestSpec, exclude: Mapping[str, str] | None = None
                            ) -> Selection:
@@ -129,14 +135,13 @@ class Scheduler(Protocol):
         each node was refused) when none fits."""
 
     def room_check(self, selection: Selection, spec: RequestSpec, *, best: bool = True,
-                   lock: Callable[[Connection], bool] | None = None
-                   ) -> Callable[[Connection], None]:
+                   lock: NodeLock | None = None) -> Callable[[Connection], None]:
         """The check to run in the transaction that writes the placement: refuses it
         when the container no longer fits on the chosen node
         (``node_claim.NodeFilledMeanwhile``), or, with ``best``, when what was placed
         there meanwhile makes another candidate the better choice
         (``node_claim.NodeNoLongerBest``). ``lock``: how the check locks the node
-        before it reads it, when it can (``node_claim.NodeLock``)."""
+        before it reads it, when it can."""
 
     def holding(self, selection: Selection, spec: RequestSpec
                 ) -> AbstractContextManager[None]:

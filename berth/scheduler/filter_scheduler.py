@@ -23,7 +23,7 @@ from sqlalchemy import Connection
 from berth.common import exceptions as exc
 from berth.scheduler import host_state, node_claim
 from berth.scheduler import weighers as weighing
-from berth.scheduler.base import Filter, HostState, RequestSpec, Selection, Weigher
+from berth.scheduler.base import Filter, HostState, NodeLock, RequestSpec, Selection, Weigher
 from berth.scheduler.filters.resource_filter import ResourceFilter
 from berth.scheduler.host_cache import HostStateCache
 
@@ -83,7 +83,7 @@ class FilterScheduler:
         self._counts_room = any(isinstance(f, ResourceFilter) for f in self._filters)
 
     def room_check(self, selection: Selection, spec: RequestSpec, *, best: bool = True,
-                   lock: node_claim.NodeLock | None = None
+                   lock: NodeLock | None = None
                    ) -> Callable[[Connection], None]:
         """ResourceFilter's check again, on the node's usage read under its lock
         (``node_claim``); nothing when ResourceFilter is not enabled (then the agent's

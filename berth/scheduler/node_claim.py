@@ -36,7 +36,7 @@ from collections.abc import Callable
 from sqlalchemy import Connection
 
 from berth.db import nodes
-from berth.scheduler.base import HostState, RequestSpec, Selection
+from berth.scheduler.base import HostState, NodeLock, RequestSpec, Selection
 from berth.scheduler.filters.resource_filter import ResourceFilter
 from berth.scheduler.host_state import usage_now
 
@@ -72,12 +72,6 @@ class NodeNoLongerBest(Exception):
         self.host = host
         self.better = better
         self.instead = instead
-
-
-#: Locks the chosen node in the caller's transaction another way than its compute_node
-#: row (the embedded Placement's provider row: ``berth.api.operations.placing``);
-#: True when it did.
-NodeLock = Callable[[Connection], bool]
 
 
 def fresh_fit(conn: Connection, host: HostState, spec: RequestSpec,

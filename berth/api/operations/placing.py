@@ -16,7 +16,7 @@ from sqlalchemy import Connection
 from berth.api.state import ApiState
 from berth.common import exceptions as exc
 from berth.placement.base import Allocation, AllocationFailed, ProviderNotFound
-from berth.placement.embedded import allocate_in, allocate_locked, lock_provider
+from berth.placement.embedded import allocate_locked, lock_provider
 from berth.scheduler.base import RequestSpec, Selection
 from berth.scheduler.node_claim import NodeFilledMeanwhile, NodeNoLongerBest
 
@@ -140,14 +140,10 @@ class NodeAllocation:
         if not self._provider or allocation is None or absent:
             return
         try:
-            if locked is None:
-                allocate_in(conn, allocation.consumer_uuid, self._provider,
+            rp_id = locked if locked is not None else lock_provider(conn, self._provider)
+            allocate_locked(conn, rp_id, self._provider, allocation.consumer_uuid,
                             allocation.resources, allocation.project_id,
                             allocation.user_id, new_consumer=True)
-            else:
-                allocate_locked(conn, locked, self._provider, allocation.consumer_uuid,
-                                allocation.resources, allocation.project_id,
-                                allocation.user_id, new_consumer=True)
         except AllocationFailed as err:
             raise NodeFilledMeanwhile(self._host, err.msg,
                                       summary=f"Placement refuses it: {err.msg}") from err
