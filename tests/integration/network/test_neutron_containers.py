@@ -158,6 +158,9 @@ def test_a_server_docker_restarted_is_reachable_over_tcp_again_on_the_same_port(
         return f" {address['addr']}/" in inside
     wait_for(replugged, 120, 0.5, what="berth to plug the restarted process's namespace")
     assert [p["id"] for p in ports_of(server)] == [port["id"]]    # the same port again
+    # The row says Restarting until the plug's port is ACTIVE again (seconds after the
+    # address is in the namespace): then Running, which a delete with stop needs.
+    assert settled(http, server)["status"] == "Running"
 
     client = run(http, ["sh", "-c", fetch(address["addr"], "hostname")],
                  nets=[{"network": net["id"]}])
