@@ -1,9 +1,10 @@
 """SyncWorkers: one state sync per container at a time, at most one waiting, the latest
 event wins (kubelet's pod workers, for state syncs).
 
-PLEG hands every event here. A sync re-reads the engine, so two queued events of one
-container are worth one sync: a newer event replaces the waiting one instead of
-queueing behind it. Timeline of one uuid::
+PLEG's events come here from the agent (``agent._on_event``), which drops those a
+recorded inspect already saw and holds back those of a running flow. A sync re-reads
+the engine, so two queued events of one container are worth one sync: a newer event
+replaces the waiting one instead of queueing behind it. Timeline of one uuid::
 
     submit(e1) ──► sync(e1) runs ─────────────────► done ─► sync(e3) ─► done ─► idle
     submit(e2) ──► e2 waits ─┐
