@@ -8,12 +8,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from berth.compute.agent import AgentConfig, ComputeAgent
 from berth.compute.capsules.docker.engine import DockerCapsules
 from berth.compute.claims import Capacity, ResourceTracker
 from berth.compute.deps import AgentDeps, AgentSettings
+from berth.compute.periodic.inventory import InventorySettings
 from berth.db import nodes
 from berth.db.engine import Database
 from berth.placement.base import Placement
+from berth.rpc.inproc import InProcessTransport
 from berth.runtime.base import Runtime
 from support.migrated_sqlite import migrated_url
 
@@ -43,3 +46,18 @@ def agent_deps(db: Database, runtime: Runtime, host: str = HOST, *,
     return AgentDeps(db=db, runtime=runtime, tracker=tracker,
                      settings=AgentSettings(host=host, **settings), placement=placement,
                      capsules=DockerCapsules())
+
+
+def unstarted_agent(db: Database, runtime: Runtime, host: str) -> Iterator[ComputeAgent]:
+    """For a fixture to ``yield from``: the whole ``ComputeAgent`` of node ``host`` over
+    the in-process transport, not started (no RPC server, PLEG or periodic tasks), its
+    pools shut down afterwards."""
+    transport = InProcessTransport(call_workers=1)
+    config = AgentConfig(settings=AgentSettings(host=host),
+                         inventory=InventorySettings(host=host))
+    agent = ComputeAgent(config, db, runtime, transport)
+    yield agent
+    agent.workers.stop(wait=True)
+    agent.sync_workers.stop(wait=True)
+    agent.deps.overlap.shutdown(wait=True)
+    transport.cleanup()

@@ -10,15 +10,13 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from support.agent_deps import unstarted_agent
 from support.fake_runtime import FakeRuntime
 
-from berth.compute.agent import AgentConfig, ComputeAgent
-from berth.compute.deps import AgentSettings
-from berth.compute.periodic.inventory import InventorySettings
+from berth.compute.agent import ComputeAgent
 from berth.compute.pleg import ContainerEvent, EventSource
 from berth.db import containers
 from berth.db.engine import Database
-from berth.rpc.inproc import InProcessTransport
 from berth.runtime.base import EventKind, RunState
 
 HOST = "n1"
@@ -31,15 +29,7 @@ def engine() -> FakeRuntime:
 
 @pytest.fixture
 def agent(db: Database, engine: FakeRuntime) -> Iterator[ComputeAgent]:
-    transport = InProcessTransport(call_workers=1)
-    config = AgentConfig(settings=AgentSettings(host=HOST),
-                         inventory=InventorySettings(host=HOST))
-    a = ComputeAgent(config, db, engine, transport)
-    yield a
-    a.workers.stop(wait=True)
-    a.sync_workers.stop(wait=True)
-    a.deps.overlap.shutdown(wait=True)
-    transport.cleanup()
+    yield from unstarted_agent(db, engine, HOST)
 
 
 def _stopped_behind_the_rows_back(db: Database, engine: FakeRuntime) -> tuple[str, str]:

@@ -9,19 +9,17 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from support.agent_deps import unstarted_agent
 from support.fake_runtime import FakeRuntime
 from support.metrics import sample
 
 from berth.common import exceptions as exc
-from berth.compute.agent import AgentConfig, ComputeAgent
-from berth.compute.deps import AgentSettings
-from berth.compute.periodic.inventory import InventorySettings
+from berth.compute.agent import ComputeAgent
 from berth.compute.pleg import ContainerEvent, EventSource
 from berth.db import containers
 from berth.db.engine import Database
 from berth.metrics.catalog import QUEUE_DEPTHS
 from berth.metrics.health import Readiness
-from berth.rpc.inproc import InProcessTransport
 from berth.runtime.base import EventKind, RunState
 
 HOST = "n1"
@@ -44,15 +42,7 @@ def engine() -> DownRuntime:
 
 @pytest.fixture
 def agent(db: Database, engine: DownRuntime) -> Iterator[ComputeAgent]:
-    transport = InProcessTransport(call_workers=1)
-    config = AgentConfig(settings=AgentSettings(host=HOST),
-                         inventory=InventorySettings(host=HOST))
-    a = ComputeAgent(config, db, engine, transport)
-    yield a
-    a.workers.stop(wait=True)
-    a.sync_workers.stop(wait=True)
-    a.deps.overlap.shutdown(wait=True)
-    transport.cleanup()
+    yield from unstarted_agent(db, engine, HOST)
 
 
 def test_readyz_names_rpc_until_the_agent_serves_and_docker_when_it_is_away(
