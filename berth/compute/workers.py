@@ -14,9 +14,9 @@ Timeline of one key::
 
 A job submitted with ``submit_flow`` owns the container's state while it runs (it
 holds a task_state and ends by writing what the engine says). The agent asks
-``defer_while_owned`` before it syncs an event: during such a job it would find the task and skip, and
-an event that came after the flow's own inspect would be lost, so the sync waits and
-runs when the job ends (the latest one per key).
+``defer_while_owned`` before it syncs an event: during such a job the sync would find
+the task and skip, and an event that came after the flow's own inspect would be lost,
+so the sync waits and runs when the job ends (the latest one per key).
 """
 
 from __future__ import annotations
