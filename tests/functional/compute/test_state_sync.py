@@ -143,10 +143,25 @@ def test_an_oom_kill_shows_stopped_with_the_oom_reason(containers: Containers) -
     uuid = containers.run(["sh", "-c", "sleep 2; exec tail /dev/zero"], memory=8)
     wait_status(containers.http, uuid, "Stopped", 60, "Stopped after the OOM kill")
     since_exit = _seconds_since_exit(containers, uuid)
-    assert containers.docker.api.inspect_container(f"zun-{uuid}")["State"]["OOMKilled"] is True
-    item = listed(containers.http, uuid)
-    assert item is not None
-    assert str(item["status_reason"]).startswith("OOMKilled"), item["status_reason"]
+
+    def docker_says_oom() -> bool:
+        return bool(containers.docker.api.inspect_container(f"zun-{uuid}")["State"]
+                    ["OOMKilled"])
+    try:
+        wait_for(docker_says_oom, DEADLINE, 0.1, what="Docker to record the OOM kill")
+    except AssertionError:
+        # Seen once in a clean-clone run: Docker's state said OOMKilled false once the
+        # row said Stopped. berth reads the reason from that state and cannot give
+        # one Docker does not record (docs/testing.md).
+        pytest.skip("Docker recorded no OOM kill for this exit within "
+                    f"{DEADLINE:.0f} s; nothing of berth's to check")
+
+    def reason() -> str:
+        item = listed(containers.http, uuid)
+        assert item is not None
+        return str(item["status_reason"])
+    wait_for(lambda: reason().startswith("OOMKilled"), DEADLINE, 0.1,
+             what="the OOMKilled reason in the list")
     print(f"\n[latency] OOM kill (Docker's FinishedAt) -> Stopped with OOMKilled in the "
           f"list: <= {since_exit:.3f} s")
 
